@@ -1,0 +1,1 @@
+"""The ceilings file: its model, loading, checking counts against it, rewriting it."""

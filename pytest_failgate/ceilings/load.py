@@ -1,0 +1,154 @@
+"""Reading ``ceilings.yaml`` and resolving which entry governs each (report, name).
+
+A report's ceiling for a name is its own override under ``reports:`` if there is
+one, else the default under ``ceilings:``; a category with neither has ceiling 0,
+so a new failure mode fails the gate until someone decides otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import FailgateError, closest, did_you_mean, display_path
+from ..taxonomy import Taxonomy
+from ..yamlsource import Loc, Span, YamlDoc, load_yaml
+from .model import CEILING_KEYS, TOP_KEYS, Ceiling, CeilingsModel
+
+TOTAL = "total"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One ceiling written in the file, with the spans a rewrite edits."""
+
+    loc: tuple[str, ...]  # ("ceilings", name) or ("reports", report, name)
+    name: str
+    ceiling: Ceiling
+    line: int
+    max_span: Span | None
+    rate_span: Span | None
+
+    @property
+    def label(self) -> str:
+        return ".".join(self.loc)
+
+
+@dataclass
+class Ceilings:
+    """A validated ceilings file bound to its taxonomy."""
+
+    path: Path
+    doc: YamlDoc
+    model: CeilingsModel
+    taxonomy: Taxonomy
+    entries: dict[tuple[str, ...], Entry]
+
+    def entry(self, report: str, name: str) -> Entry | None:
+        """The entry governing ``name`` in ``report``, or ``None`` (ceiling 0 / no total)."""
+        return self.entries.get(("reports", report, name)) or self.entries.get(("ceilings", name))
+
+    def check_report_names(self, names: Iterable[str]) -> list[str]:
+        """Overrides for reports that were not found: a typo is an error, others a warning.
+
+        An override close to a report that exists is almost surely a typo that would
+        silently leave the report on the defaults, so it stops the run. One that
+        resembles nothing belongs to reports this run was not given (another CI
+        job's), and is listed so a stale entry does not go unnoticed.
+        """
+        known = sorted(set(names))
+        warnings = []
+        for report in self.model.reports:
+            if report in known:
+                continue
+            guess = closest(report, known)
+            if guess is not None:
+                raise self.doc.error(
+                    f"reports: '{report}' matches no report; did you mean '{guess}'?",
+                    ("reports", report), at_key=True,
+                )
+            line = self.doc.keys[("reports", report)].line
+            warnings.append(
+                f"{display_path(self.path)}:{line}: reports: '{report}' matches no report "
+                "in this run; its ceilings were not used"
+            )
+        return warnings
+
+
+def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
+    """Parse and validate a ceilings file; every problem names its line."""
+    doc = load_yaml(path)
+    try:
+        model = CeilingsModel.model_validate(doc.data)
+    except ValidationError as exc:
+        raise _first_error(doc, exc) from None
+    taxonomy = taxonomies.get(model.taxonomy)
+    if taxonomy is None:
+        raise doc.error(
+            f"unknown taxonomy '{model.taxonomy}'" + did_you_mean(model.taxonomy, taxonomies),
+            ("taxonomy",),
+        )
+    valid = (*taxonomy.category_names, TOTAL)
+    entries: dict[tuple[str, ...], Entry] = {}
+    sections: list[tuple[tuple[str, ...], dict[str, Ceiling]]] = [
+        (("ceilings",), model.ceilings)
+    ] + [(("reports", report), names) for report, names in model.reports.items()]
+    for prefix, section in sections:
+        for name, ceiling in section.items():
+            loc = (*prefix, name)
+            if name not in valid:
+                raise doc.error(
+                    f"'{name}' is not a category of taxonomy {taxonomy.name} (nor 'total')"
+                    + did_you_mean(name, valid),
+                    loc, at_key=True,
+                )
+            entries[loc] = _entry(doc, loc, name, ceiling)
+    return Ceilings(path, doc, model, taxonomy, entries)
+
+
+def _entry(doc: YamlDoc, loc: tuple[str, ...], name: str, ceiling: Ceiling) -> Entry:
+    key = doc.keys[loc]
+    if isinstance(doc.data_at(loc), dict):
+        max_span = doc.values.get((*loc, "max"))
+        rate_span = doc.values.get((*loc, "max_rate"))
+    else:
+        max_span, rate_span = doc.values[loc], None
+    return Entry(loc, name, ceiling, key.line, max_span, rate_span)
+
+
+def _first_error(doc: YamlDoc, exc: ValidationError) -> FailgateError:
+    """The earliest problem in the file, as one message (with a count of the others)."""
+    problems: list[tuple[int, int, str, Loc]] = []
+    for error in exc.errors():
+        loc: Loc = tuple(error["loc"])
+        message = _message(error, loc)
+        span = doc.key_span(loc) if error["type"] == "extra_forbidden" else doc.where(loc)
+        line, col = (span.line, span.col) if span else (0, 0)
+        problems.append((line, col, message, loc))
+    problems.sort(key=lambda p: (p[0], p[1]))
+    line, col, message, loc = problems[0]
+    if problems[0][2].startswith("unknown key"):
+        loc = loc[:-1]
+    where = ".".join(str(part) for part in loc)
+    text = f"{where}: {message}" if where else message
+    if len(problems) > 1:
+        text += f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})"
+    return FailgateError(text, doc.path, line or None, col or None)
+
+
+def _message(error: Any, loc: Loc) -> str:
+    if error["type"] == "extra_forbidden":
+        key = str(loc[-1])
+        options = TOP_KEYS if len(loc) == 1 else CEILING_KEYS
+        return f"unknown key '{key}'" + did_you_mean(key, options)
+    if error["type"] == "value_error":
+        return str(error["ctx"]["error"])
+    if error["type"] == "dict_type":
+        return "expected a mapping of names to ceilings"
+    if error["type"] == "missing":
+        return "required"
+    return str(error["msg"])

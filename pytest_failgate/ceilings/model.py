@@ -1,0 +1,129 @@
+"""The shape of ``ceilings.yaml``, as pydantic models.
+
+The models are strict on purpose: ``64`` is a ceiling, ``"64"``, ``64.0`` and
+``true`` are mistakes, and a rate is an exact fraction read from the text the
+user wrote (``0.05`` is 1/20), so no verdict depends on float rounding.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from ..errors import did_you_mean
+
+CEILING_KEYS = ("max", "max_rate", "reason", "owner", "goal")
+TOP_KEYS = ("version", "taxonomy", "ceilings", "reports")
+
+
+def _whole(value: object, what: str) -> int:
+    if type(value) is not int:
+        raise ValueError(f"{what} must be a whole number of cases, got {_show(value)}")
+    if value < 0:
+        raise ValueError(f"{what} must be 0 or more, got {value}")
+    return value
+
+
+def _show(value: object) -> str:
+    if isinstance(value, Fraction):
+        return str(float(value))
+    if isinstance(value, str):
+        return f'"{value}" (text)'
+    return repr(value)
+
+
+class Ceiling(BaseModel):
+    """The most cases a category (or ``total``) may have: a count, a rate, or both."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    max: int | None = None
+    max_rate: Fraction | None = None
+    reason: str | None = None
+    owner: str | None = None
+    goal: int | str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_yaml(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            if "max" not in value and "max_rate" not in value:
+                unknown = [key for key in value if key not in CEILING_KEYS]
+                if unknown:
+                    raise ValueError(
+                        f"unknown key '{unknown[0]}'" + did_you_mean(unknown[0], CEILING_KEYS)
+                    )
+                raise ValueError("a ceiling mapping needs 'max' (a count) or 'max_rate'")
+            return value
+        return {"max": _whole(value, "a ceiling")}
+
+    @field_validator("max", mode="before")
+    @classmethod
+    def _max(cls, value: Any) -> int:
+        return _whole(value, "max")
+
+    @field_validator("max_rate", mode="before")
+    @classmethod
+    def _max_rate(cls, value: Any) -> Fraction:
+        if type(value) is int:
+            value = Fraction(value)
+        if not isinstance(value, Fraction):
+            raise ValueError(f"max_rate must be a number between 0 and 1, got {_show(value)}")
+        if not 0 <= value <= 1:
+            raise ValueError(f"max_rate must be between 0 and 1, got {_show(value)}")
+        return value
+
+    @field_validator("reason", "owner", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> str:
+        if not isinstance(value, str):
+            raise ValueError(f"must be text, got {_show(value)}")
+        return value
+
+
+class CeilingsModel(BaseModel):
+    """A whole ``ceilings.yaml``: defaults for every report, and per-report overrides."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: Literal[1]
+    taxonomy: str = "rag"
+    ceilings: dict[str, Ceiling] = {}
+    reports: dict[str, dict[str, Ceiling]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shape(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError("the file must be a mapping with version, taxonomy, ceilings")
+        if "version" not in value:
+            raise ValueError("'version: 1' is required (the format of this file)")
+        for key in ("ceilings", "reports"):
+            if value.get(key, {}) is None:
+                raise ValueError(f"'{key}' is empty; remove it or add entries")
+        return value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> int:
+        if value != 1 or type(value) is not int:
+            raise ValueError(f"version {_show(value)} is not supported; this failgate reads 1")
+        return 1
+
+    @field_validator("taxonomy", mode="before")
+    @classmethod
+    def _taxonomy(cls, value: Any) -> str:
+        if not isinstance(value, str) or not value:
+            raise ValueError("taxonomy must be a name such as 'rag'")
+        return value
+
+    @field_validator("reports", mode="before")
+    @classmethod
+    def _reports(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for name, entries in value.items():
+                if entries is None:
+                    raise ValueError(f"report '{name}' has no ceilings; remove it or add some")
+        return value

@@ -1,0 +1,183 @@
+"""Changing ``ceilings.yaml``: the ratchet plan, the text edits, a new file for init.
+
+A rewrite replaces only the characters of the numbers that change, so comments,
+key order, quoting and line endings survive and a reviewer's diff shows exactly
+the lowered numbers. Files are written to a temporary file beside the target and
+renamed over it, so a crash never leaves half a ceilings file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Literal
+
+from ..errors import FailgateError
+from ..reports.model import Report
+from ..yamlsource import Span
+from .check import Check
+from .load import TOTAL, Entry
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """One number in the file that a ratchet lowers."""
+
+    entry: Entry
+    key: Literal["max", "max_rate"]
+    old: int | Fraction
+    new: int | Fraction
+    span: Span
+
+    @property
+    def new_text(self) -> str:
+        return format_number(self.new)
+
+    def describe(self) -> str:
+        what = self.entry.label + (f".{self.key}" if self.entry.max_span != self.span
+                                   or self.key == "max_rate" else "")
+        return f"{what} {format_number(self.old)} -> {self.new_text} (line {self.span.line})"
+
+
+def format_number(value: int | Fraction) -> str:
+    """A count as an integer, a rate as the shortest exact decimal (rates we write are decimal)."""
+    if isinstance(value, int):
+        return str(value)
+    if value.denominator == 1:
+        return str(value.numerator)
+    digits = 0
+    while (value * 10**digits).denominator != 1:
+        digits += 1
+        if digits > 30:
+            return f"{float(value):.30g}"
+    scaled = value.numerator * 10**digits // value.denominator
+    whole, frac = divmod(scaled, 10**digits)
+    return f"{whole}.{frac:0{digits}d}"
+
+
+def ratchet_rate(needed: Fraction, largest_n: int) -> Fraction:
+    """The smallest decimal rate >= ``needed`` with one more digit than ``largest_n`` has.
+
+    With ``10**digits > n`` the decimal exceeds ``count / n`` by less than ``1 / n``,
+    so it allows exactly ``count`` cases: a ratcheted rate has no slack.
+    """
+    scale = 10 ** len(str(largest_n))
+    return Fraction(math.ceil(needed * scale), scale)
+
+
+def plan_ratchet(checks: Iterable[Check]) -> list[Lowering]:
+    """Every number that can come down to the highest count it governs; none ever goes up.
+
+    An entry under ``ceilings:`` governs that name in every report without an
+    override, so it can only fall to the largest of their counts. An entry with an
+    undecidable check (a rate over an aggregate without a case total) is left alone.
+    """
+    governed: dict[tuple[str, ...], list[Check]] = {}
+    for check in checks:
+        if check.entry is not None:
+            governed.setdefault(check.entry.loc, []).append(check)
+    plan: list[Lowering] = []
+    for group in governed.values():
+        if any(check.verdict == "error" for check in group):
+            continue
+        entry = group[0].entry
+        assert entry is not None
+        ceiling = entry.ceiling
+        if ceiling.max is not None and entry.max_span is not None:
+            highest = max(check.count for check in group)
+            if highest < ceiling.max:
+                plan.append(Lowering(entry, "max", ceiling.max, highest, entry.max_span))
+        if ceiling.max_rate is not None and entry.rate_span is not None:
+            needed = max(Fraction(c.count, c.report.n_cases or 1) for c in group)
+            largest_n = max(c.report.n_cases or 1 for c in group)
+            rate = ratchet_rate(needed, largest_n)
+            if rate < ceiling.max_rate:
+                plan.append(Lowering(entry, "max_rate", ceiling.max_rate, rate, entry.rate_span))
+    plan.sort(key=lambda lowering: lowering.span.start)
+    return plan
+
+
+def apply(text: str, lowerings: Sequence[Lowering]) -> str:
+    """The file text with each lowered number replaced in place."""
+    for lowering in sorted(lowerings, key=lambda item: item.span.start, reverse=True):
+        start, end = lowering.span.start, lowering.span.end
+        text = text[:start] + lowering.new_text + text[end:]
+    return text
+
+
+def write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
+    """Write via a temporary file and a rename; ``exclusive`` refuses to replace a file."""
+    directory = path.parent
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    temp = Path(temp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if path.exists():
+            os.chmod(temp, path.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temp, 0o666 & ~umask)
+        if exclusive:
+            try:
+                os.link(temp, path)
+            except FileExistsError:
+                raise FailgateError("already exists; --failgate-init never overwrites",
+                                    path) from None
+        else:
+            os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+INIT_HEADER = """\
+# Failure-category ceilings, enforced by `pytest --failgate=REPORTS`.
+# After a fix, lower them with `pytest --failgate=REPORTS --failgate-ratchet`.
+# Raising one is a reviewed change: write it as {{max: N, reason: "..."}}.
+version: 1
+taxonomy: {taxonomy}
+"""
+
+
+def init_text(taxonomy: str, categories: Sequence[str], reports: Sequence[Report]) -> str:
+    """A new ceilings file holding today's counts exactly.
+
+    Defaults are the highest count of each name across the reports; a report whose
+    count is lower gets an override, so every report is gated at its own count.
+    """
+    names = [*categories, TOTAL]
+
+    def count(report: Report, name: str) -> int:
+        return report.failed if name == TOTAL else report.counts[name]
+
+    defaults = {name: max(count(report, name) for report in reports) for name in names}
+    lines = [INIT_HEADER.format(taxonomy=taxonomy).rstrip("\n"), "ceilings:"]
+    lines += [f"  {name}: {defaults[name]}" for name in names]
+    overrides = []
+    for report in sorted(reports, key=lambda r: r.name):
+        lower = [(name, count(report, name)) for name in names
+                 if count(report, name) < defaults[name]]
+        if lower:
+            overrides.append(f"  {_yaml_key(report.name)}:")
+            overrides += [f"    {name}: {value}" for name, value in lower]
+    if overrides:
+        lines += ["reports:", *overrides]
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_key(name: str) -> str:
+    """A report name as a YAML key: plain when safe, else double-quoted (JSON is valid YAML)."""
+    return name if _PLAIN_KEY.fullmatch(name) else json.dumps(name)
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*")

@@ -1,0 +1,71 @@
+"""The one error type users see, and the helpers that give it a place.
+
+Every problem with user input (a report, a ceilings file, an option) becomes a
+``FailgateError`` carrying the file and the place in it, so the pytest plugin and
+the CLI can print one line a user can click on, instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+
+class FailgateError(Exception):
+    """A problem with the user's input, reported as ``file:line:col: message``."""
+
+    def __init__(
+        self,
+        message: str,
+        path: Path | None = None,
+        line: int | None = None,
+        col: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.col = col
+
+    def __str__(self) -> str:
+        if self.path is None:
+            return self.message
+        where = display_path(self.path)
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.col is not None:
+                where += f":{self.col}"
+        return f"{where}: {self.message}"
+
+
+def display_path(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def closest(name: str, options: Iterable[str]) -> str | None:
+    """The valid name a typo most likely meant, if any is close enough."""
+    matches = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def did_you_mean(name: str, options: Iterable[str]) -> str:
+    """A "; did you mean 'x'?" suffix, or a list of the valid names when none is close."""
+    options = sorted(options)
+    guess = closest(name, options)
+    if guess is not None:
+        return f"; did you mean '{guess}'?"
+    return "; valid: " + ", ".join(options) if options else ""
+
+
+def line_col(text: str, index: int) -> tuple[int, int]:
+    """1-based line and column of a character offset (computed only when reporting)."""
+    line = text.count("\n", 0, index) + 1
+    col = index - (text.rfind("\n", 0, index) + 1) + 1
+    return line, col

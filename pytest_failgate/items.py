@@ -1,0 +1,128 @@
+"""The gate's pytest nodes: the ceilings file, one collector per report, one item per check.
+
+Node ids read as ``ceilings.yaml::real100/eval_summary::retrieval_miss``. Items
+hold their verdict already (the gate ran at collection); running one only
+reports it, so items are cheap, deterministic and identical on every worker.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .errors import FailgateError
+from .result import ReportResult, Row
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from _pytest._code.code import ExceptionInfo, TerminalRepr
+    from _pytest.fixtures import TopRequest  # noqa: F401
+
+    from .session import GateSession
+
+MARKER = "failgate"
+
+
+class GateFailure(Exception):
+    """A gate item failed; its message is the whole report, no traceback needed."""
+
+
+class _ReportsError(Exception):
+    """A collector could not be built; the message names the file and place."""
+
+
+def _session(node: pytest.Collector) -> GateSession:
+    plugin = node.config.pluginmanager.get_plugin("failgate-session")
+    assert plugin is not None
+    return plugin  # type: ignore[no-any-return]
+
+
+def _short(excinfo: ExceptionInfo[BaseException], fallback: Any) -> str | TerminalRepr:
+    if isinstance(excinfo.value, FailgateError | GateFailure | _ReportsError):
+        return str(excinfo.value)
+    return fallback  # type: ignore[no-any-return]
+
+
+class GateFile(pytest.File):
+    """The ceilings file, collected as one child per report."""
+
+    def collect(self) -> Iterable[ReportNode]:
+        session = _session(self)
+        session.gate()
+        assert session.result is not None
+        for report in session.result.reports:
+            yield ReportNode.from_parent(self, name=report.name, report=report)
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException]) -> str | TerminalRepr:
+        return _short(excinfo, super().repr_failure(excinfo))
+
+
+class ReportNode(pytest.Collector):
+    """One report: an item per category, the total when it has a ceiling, and consistency."""
+
+    def __init__(self, *, report: ReportResult, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.report = report
+
+    def collect(self) -> Iterable[GateItem]:
+        if self.report.error is not None:
+            raise _ReportsError(self.report.error)
+        for row in self.report.rows:
+            yield GateItem.from_parent(self, name=row.name, row=row)
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException]) -> str | TerminalRepr:
+        return _short(excinfo, super().repr_failure(excinfo))
+
+
+class GateItem(pytest.Item):
+    """One count against its ceiling (or a report's recorded-versus-recomputed check)."""
+
+    def __init__(self, *, row: Row, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.row = row
+        self.add_marker(MARKER)
+        self.user_properties.extend(_properties(row, self.parent))
+
+    def runtest(self) -> None:
+        row = self.row
+        if row.verdict == "record":
+            pytest.skip(f"--failgate-init records {row.count} as the ceiling")
+        if row.verdict in ("fail", "error"):
+            raise GateFailure(row.message)
+
+    def repr_failure(
+        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        return _short(excinfo, super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        line = None
+        if self.row.source is not None:
+            line = int(self.row.source.rsplit(":", 1)[1]) - 1
+        return self.path, line, f"{self.row.report}::{self.row.name}"
+
+
+def _properties(row: Row, parent: Any) -> list[tuple[str, object]]:
+    """JUnit ``user_properties``: what the item measured, readable by CI tools."""
+    props: list[tuple[str, object]] = [
+        ("failgate_report", row.report),
+        ("failgate_item", row.name),
+    ]
+    if row.count is not None:
+        props.append(("count", row.count))
+    props.append(("ceiling", row.allowed if row.allowed is not None else row.ceiling))
+    n_cases = parent.report.n_cases if isinstance(parent, ReportNode) else None
+    if n_cases is not None:
+        props.append(("cases", n_cases))
+        if row.count is not None:
+            props.append(("rate", _decimal(Fraction(row.count, n_cases))))
+    props.append(("verdict", row.verdict))
+    return props
+
+
+def _decimal(value: Fraction, places: int = 6) -> str:
+    scaled = round(value * 10**places)
+    return f"{scaled // 10**places}.{scaled % 10**places:0{places}d}"

@@ -1,0 +1,89 @@
+"""The ``pytest11`` entry point: options, ini keys, the marker, and switching the gate on.
+
+This module is imported by every pytest run in an environment where failgate is
+installed, so it imports nothing beyond pytest. The gate itself (``session``,
+the core, pydantic, YAML) is imported only when ``--failgate`` (or the
+``failgate`` ini key) is given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from .gate import GateConfig
+
+_HELP = {
+    "failgate": "gate failure-category counts of the evaluation reports under PATH "
+    "(a file or directory; repeatable). Turns failgate on.",
+    "ceilings": "the ceilings file (default: ini failgate_ceilings, else ceilings.yaml "
+    "in the rootdir)",
+    "ratchet": "after the run, lower every ceiling whose count fell; never raises one",
+    "strict": "fail items whose ceiling is above the count, so gains must be committed",
+    "init": "write a new ceilings file from the current counts (never overwrites)",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("failgate", "failure-category ceilings for evaluation reports")
+    group.addoption("--failgate", action="append", default=[], metavar="PATH",
+                    dest="failgate", help=_HELP["failgate"])
+    group.addoption("--failgate-ceilings", metavar="FILE", dest="failgate_ceilings",
+                    help=_HELP["ceilings"])
+    for flag in ("ratchet", "strict", "init"):
+        group.addoption(f"--failgate-{flag}", action="store_true", default=None,
+                        dest=f"failgate_{flag}", help=_HELP[flag])
+    parser.addini("failgate", _HELP["failgate"], type="paths", default=[])
+    parser.addini("failgate_ceilings", _HELP["ceilings"], type="string", default="")
+    for flag in ("ratchet", "strict", "init"):
+        parser.addini(f"failgate_{flag}", _HELP[flag], type="bool", default=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "failgate: a failure-category ceiling check added by pytest-failgate"
+    )
+    settings = _settings(config)
+    if settings is None:
+        return
+    from .session import GateSession
+
+    config.pluginmanager.register(GateSession(config, settings), GateSession.NAME)
+
+
+def _settings(config: pytest.Config) -> GateConfig | None:
+    invocation = config.invocation_params.dir
+    given: list[str] = config.getoption("failgate")
+    paths = [invocation / p for p in given] if given else list(config.getini("failgate"))
+    if not paths:
+        return None
+    from .gate import GateConfig
+
+    ceilings_option = config.getoption("failgate_ceilings")
+    ini_dir = config.inipath.parent if config.inipath else config.rootpath
+    if ceilings_option:
+        ceilings = invocation / ceilings_option
+    elif config.getini("failgate_ceilings"):
+        ceilings = ini_dir / str(config.getini("failgate_ceilings"))
+    else:
+        ceilings = config.rootpath / "ceilings.yaml"
+
+    def flag(name: str) -> bool:
+        value = config.getoption(f"failgate_{name}")
+        return bool(config.getini(f"failgate_{name}")) if value is None else bool(value)
+
+    if flag("init") and flag("ratchet"):
+        raise pytest.UsageError(
+            "--failgate-init writes a new ceilings file and --failgate-ratchet lowers an "
+            "existing one; use one of them"
+        )
+    mode = "init" if flag("init") else "ratchet" if flag("ratchet") else (
+        "strict" if flag("strict") else "gate")
+    return GateConfig(
+        paths=tuple(Path(p).resolve() for p in paths),
+        ceilings_path=ceilings.resolve(),
+        mode=mode,
+    )

@@ -1,0 +1,62 @@
+"""Finding report files under the ``--failgate`` paths and naming them.
+
+A report's name is its path relative to the ``--failgate`` root without the last
+suffix (``real100/eval_summary``), so ceilings keep working when the reports
+folder moves. Files are visited in sorted order so every run, and every xdist
+worker, sees the same reports in the same order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import FailgateError, display_path
+from .model import ReportFile, SkippedFile
+
+REPORT_SUFFIXES = (".json", ".jsonl")
+
+
+def report_name(path: Path, root: Path) -> str:
+    relative = path.relative_to(root)
+    return relative.with_suffix("").as_posix()
+
+
+def discover(paths: Sequence[Path]) -> tuple[list[ReportFile], list[SkippedFile]]:
+    """Every candidate report under ``paths``, and the files that are not candidates."""
+    found: list[ReportFile] = []
+    skipped: list[SkippedFile] = []
+    for given in paths:
+        if given.is_file():
+            if given.suffix not in REPORT_SUFFIXES:
+                raise FailgateError(
+                    "not a report: failgate reads .json and .jsonl files", given
+                )
+            found.append(ReportFile(given, report_name(given, given.parent)))
+        elif given.is_dir():
+            _walk(given, found, skipped)
+        else:
+            raise FailgateError("no such file or directory", given)
+    by_name: dict[str, Path] = {}
+    for report in found:
+        other = by_name.setdefault(report.name, report.path)
+        if other != report.path:
+            raise FailgateError(
+                f"two reports are both named '{report.name}': {display_path(other)} and "
+                f"{display_path(report.path)}; pass them under one --failgate root or rename one"
+            )
+    return found, skipped
+
+
+def _walk(root: Path, found: list[ReportFile], skipped: list[SkippedFile]) -> None:
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+        for filename in sorted(files):
+            if filename.startswith("."):
+                continue
+            path = Path(directory, filename)
+            if path.suffix in REPORT_SUFFIXES:
+                found.append(ReportFile(path, report_name(path, root)))
+            else:
+                skipped.append(SkippedFile(path, "not .json or .jsonl"))

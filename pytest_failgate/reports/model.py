@@ -1,0 +1,57 @@
+"""What a loaded report is, independent of the file format it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..taxonomy import Tally
+
+ReportKind = Literal["cases", "aggregate"]
+
+
+@dataclass(frozen=True)
+class ReportFile:
+    """A file found under a ``--failgate`` path, and the name its ceilings are keyed by."""
+
+    path: Path
+    name: str
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file under a ``--failgate`` directory that no reader recognised."""
+
+    path: Path
+    reason: str
+
+
+@dataclass
+class Report:
+    """One evaluation run: counts per category, recomputed from cases or as recorded.
+
+    ``recorded`` keeps the report's own aggregates (``failure_category_counts``,
+    ``num_predictions``, ...) so they can be cross-checked against the cases.
+    """
+
+    name: str
+    path: Path
+    kind: ReportKind
+    counts: dict[str, int]
+    n_cases: int | None
+    tally: Tally | None = None
+    recorded: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> int:
+        return sum(self.counts.values())
+
+    def case_ids(self, category: str) -> list[str]:
+        """Ids of the cases in a category, in report order (none for aggregates)."""
+        return self.tally.ids[category] if self.tally is not None else []
+
+    @property
+    def recorded_counts(self) -> dict[str, int] | None:
+        counts = self.recorded.get("failure_category_counts")
+        return counts if isinstance(counts, dict) else None

@@ -1,0 +1,200 @@
+"""The hooks of an active gate: collection, outcomes, summary, and the session-end rewrite.
+
+Every process that collects (a plain run, or each xdist worker) runs the core
+gate once and builds items from its result. Only the process that prints the
+summary writes the ceilings file: the plain run, or the xdist controller, which
+receives the gate's result from a worker (``workeroutput``) and the items'
+outcomes from their reports, so a ratchet never depends on which worker ran what.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from . import render
+from .ceilings.rewrite import write_atomic
+from .errors import FailgateError
+from .gate import Gate, GateConfig, run_gate
+from .items import GateFile
+from .result import GateResult
+from .yamlsource import read_text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+_WORKER_KEY = "failgate"
+
+
+class GateSession:
+    """The gate of one pytest session."""
+
+    NAME = "failgate-session"
+
+    def __init__(self, config: pytest.Config, gate_config: GateConfig) -> None:
+        self.config = gate_config
+        self.pytest_config = config
+        self._gate: Gate | None = None
+        self._error: FailgateError | None = None
+        self.result: GateResult | None = None
+        self._file_collected = False
+        self._outcomes: dict[tuple[str, str], str] = {}
+        self._notes: list[str] = []
+
+    # -- the gate itself -------------------------------------------------------
+
+    def gate(self) -> Gate:
+        """Run the core gate once per process; its error, if any, is raised each time."""
+        if self._error is not None:
+            raise self._error
+        if self._gate is None:
+            try:
+                self._gate = run_gate(self.config)
+            except FailgateError as exc:
+                self._error = exc
+                self._send_to_controller(error=str(exc))
+                raise
+            self.result = self._gate.result()
+            self._send_to_controller(result=self.result)
+        return self._gate
+
+    def _send_to_controller(self, **payload: Any) -> None:
+        workeroutput = getattr(self.pytest_config, "workeroutput", None)
+        if workeroutput is not None:
+            if "result" in payload:
+                workeroutput[_WORKER_KEY] = payload["result"].model_dump_json()
+            else:
+                workeroutput[_WORKER_KEY + "_error"] = payload["error"]
+
+    # -- collection ---------------------------------------------------------------
+
+    @pytest.hookimpl
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> GateFile | None:
+        """Collect the ceilings file where pytest walks past it or is pointed at it."""
+        if file_path != self.config.ceilings_path:
+            return None
+        self._file_collected = True
+        return GateFile.from_parent(parent, path=file_path)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """Add the gate when collection did not pass the ceilings file (the usual case).
+
+        Running first means ``-k``, ``-m``, ``--deselect`` and ``--lf`` then filter
+        the gate items like any others.
+        """
+        if self._file_collected:
+            return
+        self._file_collected = True
+        items.extend(session.genitems(GateFile.from_parent(session, path=self.config.ceilings_path)))
+
+    # -- outcomes (recorded wherever reports arrive: a plain run or the controller) --
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        key = _gate_key(report.user_properties)
+        if key is None:
+            return
+        if report.when == "call" or report.outcome != "passed":
+            previous = self._outcomes.get(key)
+            if previous != "failed":
+                self._outcomes[key] = report.outcome
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """xdist controller: take the gate's result from the first worker that has one."""
+        output = getattr(node, "workeroutput", {}) or {}
+        if self.result is None and _WORKER_KEY in output:
+            self.result = GateResult.model_validate_json(output[_WORKER_KEY])
+        if self._error is None and _WORKER_KEY + "_error" in output:
+            self._error = FailgateError(output[_WORKER_KEY + "_error"])
+
+    # -- the end: rewrite, then summary ---------------------------------------------
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.pytest_config, "workerinput") or self.result is None:
+            return
+        if self.config.mode == "ratchet":
+            self._notes.extend(self._ratchet(self.result))
+        elif self.config.mode == "init":
+            self._notes.extend(self._init(self.result))
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.result is None:
+            return
+        terminalreporter.section("failgate")
+        for line in render.summary_lines(self.result, self._outcomes):
+            terminalreporter.write_line(line)
+        for line in self._closing_lines(self.result):
+            terminalreporter.write_line(line)
+
+    def _closing_lines(self, result: GateResult) -> Iterator[str]:
+        yield ""
+        if self._notes:
+            yield from self._notes
+        elif result.mode in ("gate", "strict") and result.lowerings:
+            yield (
+                f"ratchet: {render.plural(len(result.lowerings), 'ceiling')} can be lowered; "
+                f"run `{render.ratchet_command(self.config)}` and commit "
+                f"{result.ceilings_path}"
+            )
+        elif result.mode in ("gate", "strict"):
+            yield "ratchet: every ceiling is at its count"
+
+    def _ratchet(self, result: GateResult) -> list[str]:
+        refusal = self._incomplete(result)
+        if refusal:
+            return [f"ratchet: {result.ceilings_path} not written: {refusal}"]
+        if not result.lowerings:
+            return [f"ratchet: nothing to lower; {result.ceilings_path} unchanged"]
+        # A lowering's items passed by construction; one that did not (a crash) keeps its ceiling.
+        lowerings = [low for low in result.lowerings
+                     if all(self._outcomes.get((r, n)) == "passed" for r, n in low.governs)]
+        path = self.config.ceilings_path
+        text = read_text(path)
+        if hashlib.sha256(text.encode("utf-8")).hexdigest() != result.ceilings_sha256:
+            return [f"ratchet: {result.ceilings_path} changed during the run; not written"]
+        for lowering in sorted(lowerings, key=lambda low: low.start, reverse=True):
+            text = text[: lowering.start] + lowering.new_text + text[lowering.end:]
+        write_atomic(path, text)
+        lines = [f"ratchet: lowered {render.plural(len(lowerings), 'ceiling')} in "
+                 f"{result.ceilings_path}:"]
+        lines += [f"  {lowering.description}" for lowering in lowerings]
+        return [*lines, "commit it, so the gain cannot silently erode"]
+
+    def _init(self, result: GateResult) -> list[str]:
+        if result.load_errors or result.init_text is None:
+            return [f"init: {result.ceilings_path} not written: a report failed to load"]
+        try:
+            write_atomic(self.config.ceilings_path, result.init_text, exclusive=True)
+        except FailgateError as exc:
+            return [f"init: not written: {exc}"]
+        n = len(result.rows)
+        return [f"init: wrote {result.ceilings_path} from the current counts "
+                f"({render.plural(n, 'ceiling')} recorded); review and commit it"]
+
+    def _incomplete(self, result: GateResult) -> str | None:
+        """Why this run cannot ratchet, if it cannot."""
+        if result.load_errors:
+            return f"{render.plural(len(result.load_errors), 'report')} failed to load"
+        missing = [row for row in result.rows if (row.report, row.name) not in self._outcomes]
+        if missing:
+            return (f"{len(missing)} of {len(result.rows)} gate items did not run "
+                    "(deselected or stopped early); ratchet needs the whole gate")
+        return None
+
+
+def _gate_key(properties: list[tuple[str, object]]) -> tuple[str, str] | None:
+    found = dict(properties)
+    report, name = found.get("failgate_report"), found.get("failgate_item")
+    if isinstance(report, str) and isinstance(name, str):
+        return report, name
+    return None
+

@@ -1,0 +1,171 @@
+"""Safe YAML reading that remembers where every value came from.
+
+Ceilings (and later taxonomy) files are reviewed by people, so every error must
+point at a line, and rewrites must touch only the characters of one number. We
+therefore compose the YAML node tree with the safe loader (nothing is ever
+constructed from arbitrary tags) and convert it ourselves, keeping each node's
+span. Mapping keys stay the text the user wrote (``2024:`` is the name "2024",
+not an integer), floats become exact ``Fraction`` values (``0.05`` is 1/20, not
+the nearest binary float), and duplicate keys are an error instead of YAML's
+silent last-one-wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import FailgateError
+
+Loc = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a node sits in the file: 1-based line/column and character offsets."""
+
+    line: int
+    col: int
+    start: int
+    end: int
+
+
+def _span(node: yaml.Node) -> Span:
+    return Span(
+        node.start_mark.line + 1, node.start_mark.column + 1, node.start_mark.index,
+        node.end_mark.index,
+    )
+
+
+@dataclass
+class YamlDoc:
+    """A parsed YAML file: plain data plus the span of every key and value."""
+
+    path: Path
+    text: str
+    data: Any
+    keys: dict[Loc, Span]
+    values: dict[Loc, Span]
+
+    def where(self, loc: Loc) -> Span | None:
+        """The span of the value at ``loc``, else of its nearest enclosing value."""
+        for end in range(len(loc), -1, -1):
+            span = self.values.get(loc[:end]) or self.keys.get(loc[:end])
+            if span is not None:
+                return span
+        return None
+
+    def data_at(self, loc: Loc) -> Any:
+        value = self.data
+        for part in loc:
+            value = value[part]
+        return value
+
+    def key_span(self, loc: Loc) -> Span | None:
+        return self.keys.get(loc) or self.where(loc)
+
+    def error(self, message: str, loc: Loc, *, at_key: bool = False) -> FailgateError:
+        span = self.key_span(loc) if at_key else self.where(loc)
+        if span is None:
+            return FailgateError(message, self.path)
+        return FailgateError(message, self.path, span.line, span.col)
+
+
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_constructor = yaml.SafeLoader(stream="")  # only its scalar constructors are used
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    tag = node.tag
+    if tag == _NULL_TAG:
+        return None
+    if tag == _BOOL_TAG:
+        return _constructor.construct_yaml_bool(node)
+    if tag == _INT_TAG:
+        return _constructor.construct_yaml_int(node)
+    if tag == _FLOAT_TAG:
+        text = node.value.replace("_", "")
+        try:
+            return Fraction(text)
+        except ValueError:  # .inf, .nan and sexagesimal forms
+            return float(_constructor.construct_yaml_float(node))
+    return node.value  # str, and anything exotic (dates...) as the text written
+
+
+def load_yaml(path: Path, text: str | None = None) -> YamlDoc:
+    """Read ``path`` (or the given text) into a ``YamlDoc``; syntax errors name the place."""
+    if text is None:
+        text = read_text(path)
+    try:
+        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        if mark is None:
+            raise FailgateError(f"invalid YAML: {problem}", path) from None
+        raise FailgateError(
+            f"invalid YAML: {problem}", path, mark.line + 1, mark.column + 1
+        ) from None
+    except yaml.YAMLError as exc:
+        raise FailgateError(f"invalid YAML: {exc}", path) from None
+    if not nodes or nodes[0] is None:
+        raise FailgateError("the file is empty", path)
+    if len(nodes) > 1:
+        span = _span(nodes[1])
+        raise FailgateError("expected one YAML document, found several", path, span.line)
+    doc = YamlDoc(path, text, None, {}, {})
+    doc.data = _convert(nodes[0], (), doc)
+    return doc
+
+
+def _convert(node: yaml.Node, loc: Loc, doc: YamlDoc) -> Any:
+    doc.values[loc] = _span(node)
+    if isinstance(node, yaml.ScalarNode):
+        return _scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return [_convert(child, (*loc, i), doc) for i, child in enumerate(node.value)]
+    assert isinstance(node, yaml.MappingNode)
+    result: dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            span = _span(key_node)
+            raise FailgateError("a key must be a plain name", doc.path, span.line, span.col)
+        key = key_node.value
+        if key == "<<" and key_node.tag == "tag:yaml.org,2002:merge":
+            span = _span(key_node)
+            raise FailgateError(
+                "YAML merge keys (<<) are not supported here; write the entries out",
+                doc.path, span.line, span.col,
+            )
+        if key in result:
+            first = doc.keys[(*loc, key)]
+            span = _span(key_node)
+            raise FailgateError(
+                f"duplicate key '{key}' (first at line {first.line})",
+                doc.path, span.line, span.col,
+            )
+        doc.keys[(*loc, key)] = _span(key_node)
+        result[key] = _convert(value_node, (*loc, key), doc)
+    return result
+
+
+def read_text(path: Path) -> str:
+    """Read a text file exactly (newlines kept as written), or fail with a clear message."""
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise FailgateError("file not found", path) from None
+    except IsADirectoryError:
+        raise FailgateError("expected a file, found a directory", path) from None
+    except UnicodeDecodeError as exc:
+        raise FailgateError(f"not UTF-8 text (byte {exc.start})", path) from None
+    except OSError as exc:
+        raise FailgateError(f"cannot read: {exc.strerror}", path) from None

@@ -1,0 +1,96 @@
+"""Builders for reports and ceilings files used across the tests."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+PASSED_CASE: dict[str, Any] = {
+    "query_type": "single_doc",
+    "answerable": True,
+    "abstained": False,
+    "accuracy": 1.0,
+    "term_match": True,
+    "expected_doc_ids": ["doc-a"],
+    "evidence_doc_ids": ["doc-a", "doc-b"],
+    "answer": "A long answer the rules never read. \"Quoted\" and [bracketed] and {braced}.",
+}
+
+# One case per rag category, each built to hit exactly that rule first.
+CATEGORY_CASES: dict[str, dict[str, Any]] = {
+    "verifier_false_negative": {"answerable": False, "abstained": False, "accuracy": None},
+    "verifier_false_positive": {"abstained": True, "term_match": True, "accuracy": 0.0},
+    "retrieval_miss": {"accuracy": 0.0, "evidence_doc_ids": ["doc-z"]},
+    "planner_under_decomposition": {
+        "accuracy": 0.0, "query_type": "comparison", "attempt_latency": [1.5],
+    },
+    "generator_hallucination": {"accuracy": 0.0, "claim_citation_alignment": 0.25},
+    "unknown": {"accuracy": 0.0, "term_match": False},
+}
+
+
+def case(case_id: str | None = None, **fields: Any) -> dict[str, Any]:
+    """A rag case that passes unless ``fields`` say otherwise."""
+    record = dict(PASSED_CASE)
+    if case_id is not None:
+        record = {"id": case_id, **record}
+    record.update(fields)
+    return record
+
+
+def category_case(category: str, case_id: str) -> dict[str, Any]:
+    return case(case_id, **CATEGORY_CASES[category])
+
+
+def cases_for(counts: Mapping[str, int], passed: int = 0, seed: int = 0) -> list[dict[str, Any]]:
+    """Shuffled cases with exactly ``counts`` failures per category plus ``passed`` passes."""
+    records = [case(f"ok-{i}") for i in range(passed)]
+    for category, n in counts.items():
+        records += [category_case(category, f"{category}-{i}") for i in range(n)]
+    random.Random(seed).shuffle(records)
+    return records
+
+
+def write_summary(path: Path, cases: Iterable[Mapping[str, Any]], indent: int | None = 2,
+                  **top: Any) -> Path:
+    """An ``eval_summary.json``-shaped report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {"mode": "rag", **top, "case_results": list(cases)}
+    path.write_text(json.dumps(document, indent=indent), encoding="utf-8")
+    return path
+
+
+def write_jsonl(path: Path, cases: Iterable[Mapping[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    return path
+
+
+def write_ceilings(path: Path, ceilings: Mapping[str, object], reports: Mapping[str, Any]
+                   | None = None, header: str = "") -> Path:
+    """A ceilings file written the way a person would, one key per line."""
+    lines = [header.rstrip("\n")] if header else []
+    lines += ["version: 1", "taxonomy: rag"]
+    if ceilings:
+        lines.append("ceilings:")
+        lines += [f"  {name}: {_flow(value)}" for name, value in ceilings.items()]
+    if reports:
+        lines.append("reports:")
+        for report, entries in reports.items():
+            lines.append(f"  {report}:")
+            lines += [f"    {name}: {_flow(value)}" for name, value in entries.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _flow(value: object) -> str:
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return str(value)
