@@ -32,6 +32,7 @@ class Entry:
     line: int
     max_span: Span | None
     rate_span: Span | None
+    mapping: bool  # written as {max: ..., ...} rather than a bare count
 
     @property
     def label(self) -> str:
@@ -112,12 +113,13 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
 
 def _entry(doc: YamlDoc, loc: tuple[str, ...], name: str, ceiling: Ceiling) -> Entry:
     key = doc.keys[loc]
-    if isinstance(doc.data_at(loc), dict):
+    mapping = isinstance(doc.data_at(loc), dict)
+    if mapping:
         max_span = doc.values.get((*loc, "max"))
         rate_span = doc.values.get((*loc, "max_rate"))
     else:
         max_span, rate_span = doc.values[loc], None
-    return Entry(loc, name, ceiling, key.line, max_span, rate_span)
+    return Entry(loc, name, ceiling, key.line, max_span, rate_span, mapping)
 
 
 def _first_error(doc: YamlDoc, exc: ValidationError) -> FailgateError:

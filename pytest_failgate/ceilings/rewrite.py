@@ -41,8 +41,7 @@ class Lowering:
         return format_number(self.new)
 
     def describe(self) -> str:
-        what = self.entry.label + (f".{self.key}" if self.entry.max_span != self.span
-                                   or self.key == "max_rate" else "")
+        what = self.entry.label + (f".{self.key}" if self.entry.mapping else "")
         return f"{what} {format_number(self.old)} -> {self.new_text} (line {self.span.line})"
 
 
