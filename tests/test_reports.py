@@ -157,12 +157,23 @@ def test_a_mistyped_field_names_the_case_and_field(tmp_path: Path) -> None:
 
 def test_duplicate_case_ids_are_an_error(tmp_path: Path) -> None:
     path = write_summary(tmp_path / "r.json", [case("a"), case("b"), case("a")])
-    assert "case #3: duplicate case id 'a' (also case #1)" in load_error(path)
+    message = load_error(path)
+    assert "case #3: duplicate case id 'a' (also case #1)" in message
+    third = [i for i, line in enumerate(path.read_text().splitlines(), 1) if line == "    {"][2]
+    assert message.startswith(f"{path}:{third}:5: ")
+
+
+def test_ids_are_compared_as_values_not_spellings(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"id": "a"}\n{"id": "\\u0061"}\n')
+    assert "case #2: duplicate case id 'a' (also case #1)" in load_error(path)
+    path.write_text('{"id": 17}\n{"id": "17"}\n')
+    assert f"{path}:2:1: case #2: duplicate case id '17'" in load_error(path)
 
 
 def test_an_id_that_is_not_text_or_integer_is_an_error(tmp_path: Path) -> None:
     path = write_summary(tmp_path / "r.json", [case(None, id=[1])])
-    assert "is array; a case id must be a string or an integer" in load_error(path)
+    assert "case #1: the case id is array; it must be a string or an integer" in load_error(path)
 
 
 @pytest.mark.parametrize(

@@ -7,20 +7,25 @@ taxonomy reads are decoded (see ``jsonscan``). Every problem becomes a
 
 from __future__ import annotations
 
+import codecs
+import json
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import FailgateError, did_you_mean, line_col
+from ..errors import FailgateError, did_you_mean
 from ..taxonomy import Tallier, Taxonomy, kind_of
 from .jsonscan import (
     FieldPicker,
     FieldValueError,
     JsonSyntaxError,
+    NotAnObject,
     decode_at,
     next_element,
+    place,
     read_key,
     skip_value,
     skip_ws,
+    Raws,
     Wanted,
 )
 from .model import Report, ReportFile, SkippedFile
@@ -31,10 +36,18 @@ RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outco
 Locate = Callable[[int], tuple[int, int]]
 
 
-def _id_problem(value: Any) -> str | None:
-    if isinstance(value, str) or type(value) is int or value is None:
-        return None
-    return f"is {kind_of(value)}; a case id must be a string or an integer"
+class _CaseError(Exception):
+    """A problem with one case as a whole; the reader adds where the case is."""
+
+    def __init__(self, position: int, message: str) -> None:
+        super().__init__(message)
+        self.position = position
+        self.message = message
+
+
+def _case_id(key: bytes) -> str:
+    """A case id from its canonical JSON string."""
+    return key[1:-1].decode("utf-8") if b"\\" not in key else str(json.loads(key))
 
 
 class _CaseSink:
@@ -43,33 +56,72 @@ class _CaseSink:
     def __init__(self, report: ReportFile, taxonomy: Taxonomy) -> None:
         self.report = report
         self.tallier = Tallier(taxonomy)
-        self._names = [f.name for f in taxonomy.fields]
-        id_only = [name for name in taxonomy.id_fields if name not in self._names]
-        self.picker = FieldPicker(
-            [Wanted(f.name, f.default, f.problem) for f in taxonomy.fields]
-            + [Wanted(name, None, _id_problem, memo=False) for name in id_only]
-        )
-        fields = self.picker.fields
-        self._id_slots = [(fields.index(name), 1 << fields.index(name))
-                          for name in taxonomy.id_fields]
-        self._seen: dict[str, int] = {}
+        names = [f.name for f in taxonomy.fields]
+        id_only = [name for name in taxonomy.id_fields if name not in names]
+        read_ids = [(names.index(n), 1 << names.index(n)) for n in taxonomy.id_fields
+                    if n in names]
+        tallier = self.tallier
 
-    def add(self, values: list[Any], absent: int) -> None:
-        """One picked case: its values in picker field order and its absent-field bits."""
+        def decide(values: list[Any], absent: int) -> tuple[int, int, tuple[Any, ...]]:
+            # An id a rule reads is a keyed field: hand its value back (unique values
+            # make such cases uncacheable, which is correct, merely slower).
+            ids = tuple(None if absent & bit else values[i] for i, bit in read_ids)
+            return tallier.decide(dict(zip(names, values, strict=True))), absent, ids
+
+        self.picker = FieldPicker(
+            [Wanted(f.name, f.default, f.problem) for f in taxonomy.fields], id_only, decide
+        )
+        # Where each id field's value comes from, in the order ids are tried.
+        read_names = [n for n in taxonomy.id_fields if n in names]
+        self._id_sources = [
+            (True, read_names.index(n)) if n in names else (False, id_only.index(n))
+            for n in taxonomy.id_fields
+        ]
+        self._ids_unread = not read_names and bool(id_only)
+        self._seen: dict[bytes, int] = {}
+
+    def add(self, derived: tuple[int, int, tuple[Any, ...]], raws: Raws) -> None:
+        """One picked case: its (decision, absent fields, ids rules read) and raw ids.
+
+        Ids are compared as canonical JSON strings, so the common plain-string id is
+        never decoded unless its case failed (and needs listing).
+        """
         position = self.tallier.n_cases + 1
-        case_id = f"#{position}"
-        for slot, bit in self._id_slots:
-            value = values[slot]
-            if value is not None and not absent & bit:
-                case_id = value if isinstance(value, str) else str(value)
-                first = self._seen.setdefault(case_id, position)
-                if first != position:
-                    raise FailgateError(
-                        f"case #{position}: duplicate case id '{case_id}' (also case #{first})",
-                        self.report.path,
-                    )
-                break
-        self.tallier.add_complete(case_id, dict(zip(self._names, values, strict=False)), absent)
+        raw = raws[0] if raws else None
+        if self._ids_unread and raw is not None and raw[0] == 0x22 and b"\\" not in raw:
+            key = raw  # the usual case: a plain string id, the first id field
+        else:
+            key = self._slow_key(derived[2], raws, position)
+        if key is None:
+            key = b'"#%d"' % position
+        first = self._seen.setdefault(key, position)
+        if first != position:
+            raise _CaseError(
+                position, f"duplicate case id '{_case_id(key)}' (also case #{first})"
+            )
+        decided = derived[0]
+        self.tallier.record(_case_id(key) if decided else "", decided, derived[1])
+
+    def _slow_key(self, read_ids: tuple[Any, ...], raws: Raws, position: int) -> bytes | None:
+        for from_rules, slot in self._id_sources:
+            if from_rules:
+                if read_ids[slot] is not None:
+                    return self._canonical(read_ids[slot], position)
+                continue
+            raw = raws[slot]
+            if raw is None or raw == b"null":
+                continue
+            plain = raw[0] == 0x22 and b"\\" not in raw
+            return raw if plain else self._canonical(decode_at(raw, 0)[0], position)
+        return None
+
+    def _canonical(self, value: Any, position: int) -> bytes:
+        if isinstance(value, str):
+            return json.dumps(value, ensure_ascii=False).encode("utf-8")
+        if type(value) is int:
+            return b'"%d"' % value
+        raise _CaseError(position, f"the case id is {kind_of(value)}; "
+                         "it must be a string or an integer")
 
     def field_error(self, exc: FieldValueError, locate: Locate) -> FailgateError:
         line, col = locate(exc.index)
@@ -99,74 +151,70 @@ def load_report(report: ReportFile, taxonomy: Taxonomy) -> Report | SkippedFile:
     """Read one report file, or say why it is not a report."""
     if report.path.suffix == ".jsonl":
         return _read_jsonl(report, taxonomy)
-    text = _read_text(report)
+    data = _read_bytes(report)
     try:
-        return _read_json(report, taxonomy, text)
+        return _read_json(report, taxonomy, data)
     except JsonSyntaxError as exc:
-        line, col = exc.place(text)
-        raise FailgateError(f"invalid JSON: {exc.message}", report.path, line, col) from None
+        raise FailgateError(f"invalid JSON: {exc.message}", report.path,
+                            *place(data, exc.index)) from None
 
 
-def _read_text(report: ReportFile) -> str:
+def _read_bytes(report: ReportFile) -> bytes:
     try:
         data = report.path.read_bytes()
     except OSError as exc:
         raise FailgateError(f"cannot read: {exc.strerror}", report.path) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FailgateError(f"not UTF-8 text (byte {exc.start})", report.path) from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return data[3:] if data.startswith(codecs.BOM_UTF8) else data
 
 
-def _read_json(report: ReportFile, taxonomy: Taxonomy, text: str) -> Report | SkippedFile:
-    start = skip_ws(text, 0)
-    if start == len(text):
+def _read_json(report: ReportFile, taxonomy: Taxonomy, data: bytes) -> Report | SkippedFile:
+    start = skip_ws(data, 0)
+    if start == len(data):
         raise FailgateError("the file is empty", report.path)
 
     def locate(index: int) -> tuple[int, int]:
-        return line_col(text, index)
+        return place(data, index)
 
-    opener = text[start]
-    if opener == "[":
+    opener = data[start:start + 1]
+    if opener == b"[":
         sink = _CaseSink(report, taxonomy)
-        end = _read_cases(text, start, sink, locate, report)
-        _expect_end(text, end)
+        end = _read_cases(data, start, sink, locate, report)
+        _expect_end(data, end)
         return sink.finish()
-    if opener != "{":
-        value, end = decode_at(text, start)
-        _expect_end(text, end)
+    if opener != b"{":
+        value, end = decode_at(data, start)
+        _expect_end(data, end)
         return SkippedFile(report.path, f"a JSON {kind_of(value)}, not a report")
 
     sink = None
     recorded: dict[str, Any] = {}
     places: dict[str, int] = {}
-    index = skip_ws(text, start + 1)
-    if text.startswith("}", index):
+    index = skip_ws(data, start + 1)
+    if data.startswith(b"}", index):
         end = index + 1
     else:
         while True:
-            key, value_at = read_key(text, index)
+            key, value_at = read_key(data, index)
             if key == "case_results":
                 if sink is not None:
                     raise FailgateError("'case_results' appears twice", report.path,
                                         *locate(index))
-                if not text.startswith("[", value_at):
+                if not data.startswith(b"[", value_at):
                     raise FailgateError("'case_results' must be a list of cases",
                                         report.path, *locate(value_at))
                 sink = _CaseSink(report, taxonomy)
-                end = _read_cases(text, value_at, sink, locate, report)
+                end = _read_cases(data, value_at, sink, locate, report)
             elif key in RECORDED_KEYS:
-                recorded[key], end = decode_at(text, value_at)
+                recorded[key], end = decode_at(data, value_at)
                 places[key] = value_at
             else:
-                end = skip_value(text, value_at)
-            following = next_element(text, end, "}")
+                end = skip_value(data, value_at)
+            following = next_element(data, end, b"}")
             if following is None:
-                end = skip_ws(text, end) + 1
+                end = skip_ws(data, end) + 1
                 break
             index = following
-    _expect_end(text, end)
+    _expect_end(data, end)
 
     def where(key: str) -> tuple[int, int]:
         return locate(places[key])
@@ -180,40 +228,38 @@ def _read_json(report: ReportFile, taxonomy: Taxonomy, text: str) -> Report | Sk
     return SkippedFile(report.path, "JSON without case_results or failure_category_counts")
 
 
-def _read_cases(text: str, start: int, sink: _CaseSink, locate: Locate,
+def _read_cases(data: bytes, start: int, sink: _CaseSink, locate: Locate,
                 report: ReportFile) -> int:
-    """Read the case array at ``text[start] == "["``; returns the index after it."""
-    pick = sink.picker.pick
-    add = sink.add
-    index = skip_ws(text, start + 1)
-    if text.startswith("]", index):
-        return index + 1
-    while True:
-        if not text.startswith("{", index):
-            value, _ = decode_at(text, index)
-            raise FailgateError(
-                f"case #{sink.tallier.n_cases + 1} is {kind_of(value)}, not an object",
-                report.path, *locate(index),
-            )
-        try:
-            values, absent, end, comma = pick(text, index)
-        except FieldValueError as exc:
-            raise sink.field_error(exc, locate) from None
-        add(values, absent)
-        if comma:
-            if text.startswith("]", end):
-                raise JsonSyntaxError("trailing comma before ']'", end)
-            index = end
-        elif text.startswith("]", end):
-            return end + 1
-        else:
-            found = "the end of the file" if end >= len(text) else repr(text[end])
-            raise JsonSyntaxError(f"expected ',' or ']' after a case, found {found}", end)
+    """Read the case array at ``data[start] == "["``; returns the index after it."""
+    picker, add = sink.picker, sink.add
+    try:
+        for derived, raws in picker.iter_array(data, start):
+            add(derived, raws)
+    except FieldValueError as exc:
+        raise sink.field_error(exc, locate) from None
+    except NotAnObject as exc:
+        raise FailgateError(f"case #{exc.position} is {kind_of(exc.value)}, not an object",
+                            report.path, *locate(exc.index)) from None
+    except _CaseError as exc:
+        where = locate(_case_start(data, start, exc.position))
+        raise FailgateError(f"case #{exc.position}: {exc.message}", report.path,
+                            *where) from None
+    return picker.end
 
 
-def _expect_end(text: str, end: int) -> None:
-    rest = skip_ws(text, end)
-    if rest != len(text):
+def _case_start(data: bytes, start: int, position: int) -> int:
+    """Where the case at 1-based ``position`` of the array at ``start`` begins (errors only)."""
+    index = skip_ws(data, start + 1)
+    for _ in range(position - 1):
+        following = next_element(data, skip_value(data, index), b"]")
+        assert following is not None
+        index = following
+    return index
+
+
+def _expect_end(data: bytes, end: int) -> None:
+    rest = skip_ws(data, end)
+    if rest != len(data):
         raise JsonSyntaxError("extra data after the JSON value", rest)
 
 
@@ -225,40 +271,38 @@ def _read_jsonl(report: ReportFile, taxonomy: Taxonomy) -> Report:
     except OSError as exc:
         raise FailgateError(f"cannot read: {exc.strerror}", report.path) from None
     with handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise FailgateError(
-                    f"not UTF-8 text (byte {exc.start} of the line)", report.path, number
-                ) from None
-            if number == 1 and line.startswith("\ufeff"):
-                line = line[1:]
+        for number, line in enumerate(handle, start=1):
+            if number == 1 and line.startswith(codecs.BOM_UTF8):
+                line = line[3:]
             start = skip_ws(line, 0)
             if start == len(line):
                 continue
 
-            def locate(index: int, number: int = number) -> tuple[int, int]:
-                return number, index + 1
+            def locate(index: int, number: int = number, line: bytes = line) -> tuple[int, int]:
+                return number, place(line, index)[1]
 
             try:
-                if line[start] != "{":
+                if not line.startswith(b"{", start):
                     value, _ = decode_at(line, start)
                     raise FailgateError(
                         f"case #{sink.tallier.n_cases + 1} is {kind_of(value)}, not an object",
                         report.path, number, start + 1,
                     )
-                values, absent, end, comma = pick(line, start)
+                derived, raws, end, comma = pick(line, start)
                 if comma:
                     raise JsonSyntaxError("unexpected ',' after the case", end - 1)
                 _expect_end(line, end)
             except JsonSyntaxError as exc:
                 raise FailgateError(
-                    f"invalid JSON: {exc.message}", report.path, number, exc.index + 1
+                    f"invalid JSON: {exc.message}", report.path, *locate(exc.index)
                 ) from None
             except FieldValueError as exc:
                 raise sink.field_error(exc, locate) from None
-            sink.add(values, absent)
+            try:
+                sink.add(derived, raws)
+            except _CaseError as exc:
+                raise FailgateError(f"case #{exc.position}: {exc.message}", report.path,
+                                    number, start + 1) from None
     return sink.finish()
 
 

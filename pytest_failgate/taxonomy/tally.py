@@ -9,7 +9,6 @@ A rule examines a case when the case is failed and no earlier rule matched it.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -76,8 +75,11 @@ class Tallier:
         self._rules = [r for r in taxonomy.categories if r.enabled]
         self._failed = taxonomy.failed.predicate
         self._ids: dict[str, list[str]] = {name: [] for name in taxonomy.category_names}
-        # (index of the deciding rule, mask of absent fields) -> number of cases
-        self._reach: Counter[tuple[int, int]] = Counter()
+        # (absent-field mask, 1 + index of the deciding rule, 0 for passed) as one
+        # integer -> number of cases; decoded in ``result``
+        self._stride = len(self._rules) + 2
+        self._category_at = ["", *(r.name for r in self._rules), taxonomy.fallback]
+        self._reach: dict[int, int] = {}
         self.n_cases = 0
 
     def bit(self, name: str) -> int:
@@ -98,18 +100,28 @@ class Tallier:
 
     def add_complete(self, case_id: str, case: Case, absent: int) -> str | None:
         """Classify a case that already holds every field (defaults for the ``absent`` bits)."""
-        self.n_cases += 1
+        return self.record(case_id, self.decide(case), absent)
+
+    def decide(self, case: Case) -> int:
+        """0 for a passed case, else the 1-based position of the deciding rule
+        (one past the last enabled rule for the fallback). Pure, so callers may cache it."""
         if not self._failed(case):
-            self._reach[(-1, absent)] += 1
-            return None
-        for position, rule in enumerate(self._rules):
+            return 0
+        for position, rule in enumerate(self._rules, start=1):
             if rule.predicate(case):
-                self._reach[(position, absent)] += 1
-                self._ids[rule.name].append(case_id)
-                return rule.name
-        self._reach[(len(self._rules), absent)] += 1
-        self._ids[self.taxonomy.fallback].append(case_id)
-        return self.taxonomy.fallback
+                return position
+        return len(self._rules) + 1
+
+    def record(self, case_id: str, decided: int, absent: int) -> str | None:
+        """Count a case whose outcome ``decide`` gave; returns its category."""
+        self.n_cases += 1
+        key = absent * self._stride + decided
+        self._reach[key] = self._reach.get(key, 0) + 1
+        if not decided:
+            return None
+        category = self._category_at[decided]
+        self._ids[category].append(case_id)
+        return category
 
     def result(self) -> Tally:
         taxonomy = self.taxonomy
@@ -119,12 +131,11 @@ class Tallier:
             rule.name: [(name, self._bits[name]) for name in rule.reads]
             for rule in taxonomy.rules
         }
-        for (decided_at, mask), count in self._reach.items():
+        for key, count in self._reach.items():
+            mask, decided = divmod(key, self._stride)
             # ``failed`` examines every case; an enabled rule examines the failed
             # cases that reached it (those decided at its position or later).
-            reached = [taxonomy.failed.name]
-            if decided_at >= 0:
-                reached += [rule.name for rule in self._rules[: decided_at + 1]]
+            reached = [taxonomy.failed.name] + [rule.name for rule in self._rules[:decided]]
             for rule_name in reached:
                 examined[rule_name] += count
                 for name, bit in rule_masks[rule_name]:
