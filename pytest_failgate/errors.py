@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterable
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
 
 
 class FailgateError(Exception):

@@ -9,10 +9,8 @@ the ceilings file or the paths stops the run.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from . import render
 from .ceilings.check import Check, consistency_differences, evaluate
@@ -24,6 +22,10 @@ from .reports.model import Report, ReportFile, SkippedFile
 from .reports.read import load_report
 from .result import GateResult, LoweringResult, ReportResult, Row
 from .taxonomy import BUILTIN, Taxonomy
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
 
 Mode = Literal["gate", "strict", "ratchet", "init"]
 
@@ -121,10 +123,7 @@ class Gate:
                        kind="total" if check.is_total else "category", count=check.count,
                        allowed=check.count, ceiling=f"{check.count} (new)", source=None,
                        verdict="record")
-        if slack and check.verdict == "pass":
-            verdict = "fail"
-        else:
-            verdict = check.verdict
+        verdict = "fail" if slack and check.verdict == "pass" else check.verdict
         return Row(
             report=check.report.name,
             name=check.name,

@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .errors import FailgateError
-from .result import ReportResult, Row
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from _pytest._code.code import ExceptionInfo, TerminalRepr
-    from _pytest.fixtures import TopRequest  # noqa: F401
 
+    from .result import ReportResult, Row
     from .session import GateSession
 
 MARKER = "failgate"
@@ -56,7 +55,9 @@ class GateFile(pytest.File):
         for report in session.result.reports:
             yield ReportNode.from_parent(self, name=report.name, report=report)
 
-    def repr_failure(self, excinfo: ExceptionInfo[BaseException]) -> str | TerminalRepr:
+    def repr_failure(  # type: ignore[override]  # as pytest's own Collector does
+        self, excinfo: ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
         return _short(excinfo, super().repr_failure(excinfo))
 
 
@@ -73,7 +74,9 @@ class ReportNode(pytest.Collector):
         for row in self.report.rows:
             yield GateItem.from_parent(self, name=row.name, row=row)
 
-    def repr_failure(self, excinfo: ExceptionInfo[BaseException]) -> str | TerminalRepr:
+    def repr_failure(  # type: ignore[override]  # as pytest's own Collector does
+        self, excinfo: ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
         return _short(excinfo, super().repr_failure(excinfo))
 
 
@@ -93,10 +96,10 @@ class GateItem(pytest.Item):
         if row.verdict in ("fail", "error"):
             raise GateFailure(row.message)
 
-    def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+    def repr_failure(  # type: ignore[override]  # as pytest's own Collector does
+        self, excinfo: ExceptionInfo[BaseException]
     ) -> str | TerminalRepr:
-        return _short(excinfo, super().repr_failure(excinfo, style=style))
+        return _short(excinfo, super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         line = None

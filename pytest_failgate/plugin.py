@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .gate import GateConfig
+    from .gate import GateConfig, Mode
 
 _HELP = {
     "failgate": "gate failure-category counts of the evaluation reports under PATH "
@@ -80,7 +80,7 @@ def _settings(config: pytest.Config) -> GateConfig | None:
             "--failgate-init writes a new ceilings file and --failgate-ratchet lowers an "
             "existing one; use one of them"
         )
-    mode = "init" if flag("init") else "ratchet" if flag("ratchet") else (
+    mode: Mode = "init" if flag("init") else "ratchet" if flag("ratchet") else (
         "strict" if flag("strict") else "gate")
     return GateConfig(
         paths=tuple(Path(p).resolve() for p in paths),

@@ -8,7 +8,6 @@ ceiling is written, the report, the rule, and the first cases to look at.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .ceilings.check import rate_allowance
@@ -17,6 +16,8 @@ from .errors import display_path
 from .result import GateResult, ReportResult, Row
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .ceilings.check import Check
     from .ceilings.rewrite import Lowering
     from .gate import GateConfig
@@ -97,7 +98,8 @@ def check_message(
     """The text of a failing item (empty when the check passes)."""
     report = check.report
     if check.verdict == "error":
-        return f"{check.name}: cannot be checked: {check.problem}\n  report   {_report_line(report)}"
+        return (f"{check.name}: cannot be checked: {check.problem}\n"
+                f"  report   {_report_line(report)}")
     rule = "all failed cases together" if check.is_total else taxonomy.describe(check.name)
     if check.verdict == "fail":
         if check.entry is None:

@@ -10,7 +10,6 @@ outcomes from their reports, so a ratchet never depends on which worker ran what
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -25,6 +24,7 @@ from .yamlsource import read_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
 _WORKER_KEY = "failgate"
 
@@ -91,7 +91,8 @@ class GateSession:
         if self._file_collected:
             return
         self._file_collected = True
-        items.extend(session.genitems(GateFile.from_parent(session, path=self.config.ceilings_path)))
+        gate_file = GateFile.from_parent(session, path=self.config.ceilings_path)
+        items.extend(session.genitems(gate_file))
 
     # -- outcomes (recorded wherever reports arrive: a plain run or the controller) --
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from .errors import FailgateError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Loc = tuple[str | int, ...]
 

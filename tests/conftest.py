@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import hypothesis  # noqa: F401
 import pytest
@@ -10,6 +10,9 @@ from helpers import EXAMPLES
 # pytester's in-process runs drop every module imported during a run; importing the
 # gate's modules here, once, lets each run reuse them instead of importing them again.
 import pytest_failgate.session  # noqa: F401
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ROOT = EXAMPLES.parent
 

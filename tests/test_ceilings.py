@@ -46,7 +46,8 @@ def report(name: str, n_cases: int | None, **counts: int) -> Report:
     [
         ("version: 2\n", "1:10", "version 2 is not supported"),
         ("ceilings: {}\n", "1:1", "'version: 1' is required"),
-        ("version: 1\nceiling:\n  x: 1\n", "2:1", "unknown key 'ceiling'; did you mean 'ceilings'?"),
+        ("version: 1\nceiling:\n  x: 1\n", "2:1",
+         "unknown key 'ceiling'; did you mean 'ceilings'?"),
         ("version: 1\nceilings:\n  retrieval_mis: 3\n", "3:3",
          "'retrieval_mis' is not a category of taxonomy rag (nor 'total'); "
          "did you mean 'retrieval_miss'?"),
@@ -119,7 +120,8 @@ def test_rate_ceiling_is_exact_where_floats_round(tmp_path: Path) -> None:
     # 0.025 * 40 is 1.0000000000000009 in floats; exactly 1 case is allowed.
     ceilings = load(write_ceilings(tmp_path / "c.yaml", {"unknown": {"max_rate": 0.025}}))
     entry = ceilings.entry("r", "unknown")
-    assert entry is not None and entry.ceiling.max_rate == Fraction(1, 40)
+    assert entry is not None
+    assert entry.ceiling.max_rate == Fraction(1, 40)
     assert evaluate(report("r", 40), "unknown", 1, entry).verdict == "pass"
     assert evaluate(report("r", 40), "unknown", 2, entry).verdict == "fail"
     assert evaluate(report("r", 39), "unknown", 1, entry).verdict == "fail"
@@ -201,9 +203,11 @@ def test_init_text_reproduces_each_reports_counts(tmp_path: Path) -> None:
     for r in reports:
         for name in RAG.category_names:
             entry = ceilings.entry(r.name, name)
-            assert entry is not None and entry.ceiling.max == r.counts[name]
+            assert entry is not None
+            assert entry.ceiling.max == r.counts[name]
         total = ceilings.entry(r.name, "total")
-        assert total is not None and total.ceiling.max == r.failed
+        assert total is not None
+        assert total.ceiling.max == r.failed
 
 
 def test_write_atomic_replaces_and_keeps_the_mode(tmp_path: Path) -> None:

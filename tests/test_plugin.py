@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from helpers import case, cases_for, write_ceilings, write_jsonl, write_summary
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 GATE_ITEMS = 24  # 3 example reports x (7 categories + total)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from helpers import EXAMPLES, case, cases_for, category_case, write_jsonl, write_summary
@@ -13,6 +13,9 @@ from pytest_failgate.reports.discover import discover
 from pytest_failgate.reports.model import Report, ReportFile, SkippedFile
 from pytest_failgate.reports.read import load_report
 from pytest_failgate.taxonomy import RAG
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 COUNTS = {"verifier_false_negative": 3, "retrieval_miss": 2, "unknown": 1}
 
@@ -50,7 +53,8 @@ def test_json_array_and_jsonl_give_the_same_counts(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "b.jsonl", records)
     array, lines = load(tmp_path / "a.json"), load(tmp_path / "b.jsonl")
     assert array.counts == lines.counts == expected_counts(COUNTS)
-    assert array.tally is not None and lines.tally is not None
+    assert array.tally is not None
+    assert lines.tally is not None
     assert array.tally.ids == lines.tally.ids
 
 
@@ -58,7 +62,8 @@ def test_bidmate_example_reports_load(tmp_path: Path) -> None:
     summary = load(EXAMPLES / "reports" / "eval_summary.json")
     assert summary.counts["verifier_false_negative"] == 6
     assert summary.counts["retrieval_miss"] == 1
-    assert summary.failed == 7 and summary.n_cases == 26
+    assert summary.failed == 7
+    assert summary.n_cases == 26
     aggregate = load(EXAMPLES / "reports" / "real100" / "baseline.aggregate.json")
     assert aggregate.kind == "aggregate"
     assert aggregate.counts["verifier_false_negative"] == 76

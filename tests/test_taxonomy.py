@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from helpers import CATEGORY_CASES, EXAMPLES, case, category_case
 
 from pytest_failgate.taxonomy import RAG, Field, Rule, Tallier, Taxonomy, classify
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def reference_classify(case_result: dict[str, Any]) -> str | None:
@@ -90,7 +93,7 @@ def test_integer_accuracy_one_counts_as_correct() -> None:
 def _random_case(rng: random.Random) -> dict[str, Any]:
     docs = ["a", "b", "c"]
     record: dict[str, Any] = {}
-    maybe = {
+    maybe: dict[str, Callable[[], object]] = {
         "answerable": lambda: rng.choice([True, False]),
         "abstained": lambda: rng.choice([True, False, None]),
         "accuracy": lambda: rng.choice([1.0, 0.0, 0.5, None, 1]),

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from ..reports.model import Report
 from .load import TOTAL, Entry
+
+if TYPE_CHECKING:
+    from fractions import Fraction
+
+    from ..reports.model import Report
 
 Verdict = Literal["pass", "fail", "error"]
 

@@ -7,17 +7,20 @@ so a new failure mode fails the gate until someone decides otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from ..errors import FailgateError, closest, did_you_mean, display_path
-from ..taxonomy import Taxonomy
 from ..yamlsource import Loc, Span, YamlDoc, load_yaml
 from .model import CEILING_KEYS, TOP_KEYS, Ceiling, CeilingsModel
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from pathlib import Path
+
+    from ..taxonomy import Taxonomy
 
 TOTAL = "total"
 

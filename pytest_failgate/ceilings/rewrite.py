@@ -13,17 +13,20 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..errors import FailgateError
-from ..reports.model import Report
-from ..yamlsource import Span
-from .check import Check
 from .load import TOTAL, Entry
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from ..reports.model import Report
+    from ..yamlsource import Span
+    from .check import Check
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,14 @@ worker, sees the same reports in the same order.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import FailgateError, display_path
 from .model import ReportFile, SkippedFile
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 REPORT_SUFFIXES = (".json", ".jsonl")
 

@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from json.scanner import make_scanner
 from typing import Any, Final
 
 _W = rb"[ \t\n\r]*"
@@ -46,7 +47,8 @@ _KEY: Final = re.compile(rb'"((?:[^"\\]|\\.)*)"' + _W + b":" + _W)
 _SEPARATOR: Final = re.compile(_W + b"(?:(,)" + _W + b")?")
 _WHITESPACE: Final = re.compile(_W)
 
-_scan_once = json.JSONDecoder().scan_once
+# The C scanner: decodes the one value at an index (typeshed types its argument oddly).
+_scan_once = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 _utf8_decode = codecs.utf_8_decode
 _MEMO_LIMIT = 4096  # distinct short values cached per field
 
@@ -219,8 +221,8 @@ def _layout(fields: tuple[str, ...], shape: tuple[tuple[str, str], ...]) -> _Lay
     comma = len(group_of) + 1
     never = comma + 1
     pattern = re.compile(rb"\{" + _W + (_W + b"," + _W).join(parts) + _W + _OBJECT_END + _NEVER)
-    groups = tuple(group_of[i] + 1 if i in group_of else never
-                   for i in range(len(fields))) + (comma,)
+    fields_groups = tuple(group_of[i] + 1 if i in group_of else never for i in range(len(fields)))
+    groups = (*fields_groups, comma)
     return _Layout(pattern, groups)
 
 
@@ -415,10 +417,10 @@ class FieldPicker:
             if match is not None:
                 return layout, match
         if self._learning and data.startswith(b"{", index):
-            layout = self._learn(data, index)
-            match = layout.pattern.match(data, index) if layout is not None else None
+            learnt = self._learn(data, index)
+            match = learnt.pattern.match(data, index) if learnt is not None else None
             if match is not None:
-                return layout, match
+                return learnt, match
         general = _general_layout(self.fields)
         return general, general.pattern.match(data, index)
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ..taxonomy import Tally
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..taxonomy import Tally
 
 ReportKind = Literal["cases", "aggregate"]
 

@@ -19,14 +19,14 @@ from .jsonscan import (
     FieldValueError,
     JsonSyntaxError,
     NotAnObject,
+    Raws,
+    Wanted,
     decode_at,
     next_element,
     place,
     read_key,
     skip_value,
     skip_ws,
-    Raws,
-    Wanted,
 )
 from .model import Report, ReportFile, SkippedFile
 
@@ -91,9 +91,7 @@ class _CaseSink:
         if self._ids_unread and raw is not None and raw[0] == 0x22 and b"\\" not in raw:
             key = raw  # the usual case: a plain string id, the first id field
         else:
-            key = self._slow_key(derived[2], raws, position)
-        if key is None:
-            key = b'"#%d"' % position
+            key = self._slow_key(derived[2], raws, position) or b'"#%d"' % position
         first = self._seen.setdefault(key, position)
         if first != position:
             raise _CaseError(
@@ -177,16 +175,16 @@ def _read_json(report: ReportFile, taxonomy: Taxonomy, data: bytes) -> Report | 
 
     opener = data[start:start + 1]
     if opener == b"[":
-        sink = _CaseSink(report, taxonomy)
-        end = _read_cases(data, start, sink, locate, report)
+        cases = _CaseSink(report, taxonomy)
+        end = _read_cases(data, start, cases, locate, report)
         _expect_end(data, end)
-        return sink.finish()
+        return cases.finish()
     if opener != b"{":
         value, end = decode_at(data, start)
         _expect_end(data, end)
         return SkippedFile(report.path, f"a JSON {kind_of(value)}, not a report")
 
-    sink = None
+    sink: _CaseSink | None = None
     recorded: dict[str, Any] = {}
     places: dict[str, int] = {}
     index = skip_ws(data, start + 1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .model import Case, Field, Kind, Rule, Taxonomy, kind_of
 from .rag import RAG
-from .tally import MissingField, Tally, Tallier, classify
+from .tally import MissingField, Tallier, Tally, classify
 
 BUILTIN: dict[str, Taxonomy] = {RAG.name: RAG}
 

@@ -9,11 +9,13 @@ A rule examines a case when the case is failed and no earlier rule matched it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .model import Case, Taxonomy
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from .model import Case, Taxonomy
 
 
 def classify(taxonomy: Taxonomy, present: Mapping[str, Any]) -> str | None:
