@@ -9,18 +9,15 @@ outcomes from their reports, so a ratchet never depends on which worker ran what
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import render
-from .ceilings.rewrite import write_atomic
+from . import render, writeback
 from .errors import FailgateError
 from .gate import Gate, GateConfig, run_gate
 from .items import GateFile
 from .result import GateResult
-from .yamlsource import read_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -121,10 +118,17 @@ class GateSession:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.pytest_config, "workerinput") or self.result is None:
             return
-        if self.config.mode == "ratchet":
-            self._notes.extend(self._ratchet(self.result))
-        elif self.config.mode == "init":
-            self._notes.extend(self._init(self.result))
+        try:
+            if self.config.mode == "ratchet":
+                self._notes.extend(
+                    writeback.ratchet(self.config.ceilings_path, self.result, self._outcomes))
+            elif self.config.mode == "init":
+                self._notes.extend(writeback.init(self.config.ceilings_path, self.result))
+        except OSError as exc:
+            self._notes.append(f"{self.config.mode}: could not write "
+                               f"{self.result.ceilings_path}: {exc.strerror}")
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -148,48 +152,6 @@ class GateSession:
             )
         elif result.mode in ("gate", "strict"):
             yield "ratchet: every ceiling is at its count"
-
-    def _ratchet(self, result: GateResult) -> list[str]:
-        refusal = self._incomplete(result)
-        if refusal:
-            return [f"ratchet: {result.ceilings_path} not written: {refusal}"]
-        if not result.lowerings:
-            return [f"ratchet: nothing to lower; {result.ceilings_path} unchanged"]
-        # A lowering's items passed by construction; one that did not (a crash) keeps its ceiling.
-        lowerings = [low for low in result.lowerings
-                     if all(self._outcomes.get((r, n)) == "passed" for r, n in low.governs)]
-        path = self.config.ceilings_path
-        text = read_text(path)
-        if hashlib.sha256(text.encode("utf-8")).hexdigest() != result.ceilings_sha256:
-            return [f"ratchet: {result.ceilings_path} changed during the run; not written"]
-        for lowering in sorted(lowerings, key=lambda low: low.start, reverse=True):
-            text = text[: lowering.start] + lowering.new_text + text[lowering.end:]
-        write_atomic(path, text)
-        lines = [f"ratchet: lowered {render.plural(len(lowerings), 'ceiling')} in "
-                 f"{result.ceilings_path}:"]
-        lines += [f"  {lowering.description}" for lowering in lowerings]
-        return [*lines, "commit it, so the gain cannot silently erode"]
-
-    def _init(self, result: GateResult) -> list[str]:
-        if result.load_errors or result.init_text is None:
-            return [f"init: {result.ceilings_path} not written: a report failed to load"]
-        try:
-            write_atomic(self.config.ceilings_path, result.init_text, exclusive=True)
-        except FailgateError as exc:
-            return [f"init: not written: {exc}"]
-        n = len(result.rows)
-        return [f"init: wrote {result.ceilings_path} from the current counts "
-                f"({render.plural(n, 'ceiling')} recorded); review and commit it"]
-
-    def _incomplete(self, result: GateResult) -> str | None:
-        """Why this run cannot ratchet, if it cannot."""
-        if result.load_errors:
-            return f"{render.plural(len(result.load_errors), 'report')} failed to load"
-        missing = [row for row in result.rows if (row.report, row.name) not in self._outcomes]
-        if missing:
-            return (f"{len(missing)} of {len(result.rows)} gate items did not run "
-                    "(deselected or stopped early); ratchet needs the whole gate")
-        return None
 
 
 def _gate_key(properties: list[tuple[str, object]]) -> tuple[str, str] | None:

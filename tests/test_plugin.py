@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 import pytest
 from helpers import case, cases_for, write_ceilings, write_jsonl, write_summary
+
+import pytest_failgate.writeback
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -99,22 +102,15 @@ def test_junit_xml_carries_count_ceiling_and_cases(
 ) -> None:
     pytester.runpytest("--failgate=reports", "--junitxml=out.xml")
     tree = ET.parse(pytester.path / "out.xml")
-    cases = {tc.get("name"): tc for tc in tree.iter("testcase")}
-    props = {p.get("name"): p.get("value")
-             for p in cases["retrieval_miss"].iter("property")
-             if cases["retrieval_miss"].get("classname") == "ceilings.yaml.eval_summary"} \
-        if False else None
-    del props
-    by_id = {(tc.get("classname"), tc.get("name")): tc for tc in tree.iter("testcase")}
-    item = next(tc for (cls, name), tc in by_id.items()
-                if name == "retrieval_miss" and cls is not None and "eval_summary" in cls)
+    testcases = {(tc.get("classname"), tc.get("name")): tc for tc in tree.iter("testcase")}
+    assert len(testcases) == GATE_ITEMS
+    item = testcases[("ceilings.yaml.eval_summary", "retrieval_miss")]
     properties = {p.get("name"): p.get("value") for p in item.iter("property")}
     assert properties["count"] == "4"
     assert properties["ceiling"] == "1"
     assert properties["cases"] == "26"
     assert properties["rate"] == "0.153846"
     assert item.find("failure") is not None
-    assert cases  # every gate item is a testcase
 
 
 def test_xdist_gives_the_same_outcomes_and_one_summary(
@@ -188,6 +184,22 @@ def test_ratchet_refuses_when_a_report_fails_to_load(
                                  "ratchet: ceilings.yaml not written: 1 report failed to load"])
     assert ceilings.read_text() == loosened
     assert result.ret != 0
+
+
+def test_a_ceilings_file_that_cannot_be_written_fails_the_run_with_a_message(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ceilings = project / "ceilings.yaml"
+    ceilings.write_text(ceilings.read_text().replace("  unknown: 35", "  unknown: 40"))
+
+    def refuse(path: Path, text: str, *, exclusive: bool = False) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(pytest_failgate.writeback, "write_atomic", refuse)
+    result = pytester.runpytest("--failgate=reports", "--failgate-ratchet")
+    result.stdout.fnmatch_lines(["ratchet: could not write ceilings.yaml: Permission denied"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "Traceback" not in result.stdout.str()
 
 
 def test_init_writes_a_file_that_then_gates_exactly(

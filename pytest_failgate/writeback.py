@@ -1,0 +1,71 @@
+"""Writing a gate's outcome back to the ceilings file: ratchet and init.
+
+Shared by the pytest plugin (which knows how each item ended in the run) and the
+CLI (where every check "ran"), so both refuse and write in exactly the same cases.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+from .ceilings.rewrite import write_atomic
+from .errors import FailgateError
+from .render import plural
+from .yamlsource import read_text
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from .result import GateResult
+
+def outcomes_from_verdicts(result: GateResult) -> dict[tuple[str, str], str]:
+    """Outcomes when every check runs, as in the CLI."""
+    return {(row.report, row.name): "passed" if row.verdict in ("pass", "record") else "failed"
+            for row in result.rows}
+
+
+def ratchet_refusal(result: GateResult, outcomes: Mapping[tuple[str, str], str]) -> str | None:
+    """Why this run cannot ratchet, if it cannot: a ratchet needs the whole gate."""
+    if result.load_errors:
+        return f"{plural(len(result.load_errors), 'report')} failed to load"
+    missing = [row for row in result.rows if (row.report, row.name) not in outcomes]
+    if missing:
+        return (f"{len(missing)} of {len(result.rows)} gate items did not run "
+                "(deselected or stopped early); ratchet needs the whole gate")
+    return None
+
+
+def ratchet(path: Path, result: GateResult, outcomes: Mapping[tuple[str, str], str]) -> list[str]:
+    """Lower the ceilings the result plans to lower; the lines say what happened."""
+    refusal = ratchet_refusal(result, outcomes)
+    if refusal:
+        return [f"ratchet: {result.ceilings_path} not written: {refusal}"]
+    # A lowering's items passed by construction; one that did not (a crash) keeps its ceiling.
+    lowerings = [low for low in result.lowerings
+                 if all(outcomes.get((r, n)) == "passed" for r, n in low.governs)]
+    if not lowerings:
+        return [f"ratchet: nothing to lower; {result.ceilings_path} unchanged"]
+    text = read_text(path)
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() != result.ceilings_sha256:
+        return [f"ratchet: {result.ceilings_path} changed during the run; not written"]
+    for lowering in sorted(lowerings, key=lambda low: low.start, reverse=True):
+        text = text[: lowering.start] + lowering.new_text + text[lowering.end:]
+    write_atomic(path, text)
+    lines = [f"ratchet: lowered {plural(len(lowerings), 'ceiling')} in {result.ceilings_path}:"]
+    lines += [f"  {lowering.description}" for lowering in lowerings]
+    return [*lines, "commit it, so the gain cannot silently erode"]
+
+
+def init(path: Path, result: GateResult) -> list[str]:
+    """Write a new ceilings file from the result's counts; never over an existing file."""
+    if result.load_errors or result.init_text is None:
+        return [f"init: {result.ceilings_path} not written: a report failed to load"]
+    try:
+        write_atomic(path, result.init_text, exclusive=True)
+    except FailgateError as exc:
+        return [f"init: not written: {exc}"]
+    reports = plural(len(result.reports), "report")
+    return [f"init: wrote {result.ceilings_path} from the current counts of {reports}; "
+            "review and commit it"]
