@@ -118,25 +118,39 @@ class Gate:
         source = None
         if check.entry is not None and ceilings is not None:
             source = f"{display_path(ceilings.path)}:{check.entry.line}"
+        kind: Literal["total", "category"] = "total" if check.is_total else "category"
+        rule = "all failed cases together" if check.is_total else self.taxonomy.describe(check.name)
+        first = render.first_cases(check.report, check.name, self.taxonomy)
         if self.config.mode == "init":
-            return Row(report=check.report.name, name=check.name,
-                       kind="total" if check.is_total else "category", count=check.count,
+            return Row(report=check.report.name, name=check.name, kind=kind, count=check.count,
                        allowed=check.count, ceiling=f"{check.count} (new)", source=None,
-                       verdict="record")
+                       line=None, verdict="record", rule=rule, first_cases=first)
         verdict = "fail" if slack and check.verdict == "pass" else check.verdict
         return Row(
             report=check.report.name,
             name=check.name,
-            kind="total" if check.is_total else "category",
+            kind=kind,
             count=check.count,
             allowed=check.allowed,
             ceiling=render.ceiling_text(check),
             source=source,
+            line=self._line(check),
             verdict=verdict,
             slack=slack,
+            rule=rule,
+            first_cases=first,
             message=render.check_message(check, source, self.taxonomy, slack,
                                          self.config, self.plan),
         )
+
+
+    def _line(self, check: Check) -> int | None:
+        if self.ceilings is None:
+            return None
+        if check.entry is not None:
+            return check.entry.line
+        span = self.ceilings.doc.keys.get(("ceilings",))
+        return span.line if span is not None else 1
 
 
 def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] = BUILTIN) -> Gate:
@@ -158,7 +172,20 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] = BUILTIN) -
             )
         ceilings = load_ceilings(config.ceilings_path, taxonomies)
         taxonomy = ceilings.taxonomy
-    files, skipped = discover(config.paths)
+    gated, skipped = load_run(config.paths, taxonomy)
+    warnings = ceilings.check_report_names(g.file.name for g in gated) if ceilings else []
+    for report_gate in gated:
+        if report_gate.report is not None:
+            _check(report_gate, report_gate.report, taxonomy, ceilings, config.mode)
+    checks = [check for g in gated for check in g.checks]
+    plan = plan_ratchet(checks) if ceilings is not None else []
+    return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings)
+
+
+def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy
+             ) -> tuple[list[ReportGate], list[SkippedFile]]:
+    """Find and load every report of one run; a run with no report at all is an error."""
+    files, skipped = discover(paths)
     gated: list[ReportGate] = []
     for file in files:
         try:
@@ -167,25 +194,19 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] = BUILTIN) -
             gated.append(ReportGate(file, error=exc))
             continue
         if isinstance(loaded, SkippedFile):
-            if file.path in config.paths:
+            if file.path in paths:
                 raise FailgateError(f"not a report: {loaded.reason}", file.path)
             skipped.append(loaded)
             continue
         gated.append(ReportGate(file, report=loaded))
     if not gated:
-        where = ", ".join(display_path(p) for p in config.paths)
+        where = ", ".join(display_path(p) for p in paths)
         raise FailgateError(
             f"no report found under {where}: a gate over nothing would pass vacuously"
             + (f" ({len(skipped)} file(s) skipped, see the summary)" if skipped else "")
         )
-    warnings = ceilings.check_report_names(g.file.name for g in gated) if ceilings else []
-    for report_gate in gated:
-        if report_gate.report is not None:
-            _check(report_gate, report_gate.report, taxonomy, ceilings, config.mode)
-    checks = [check for g in gated for check in g.checks]
-    plan = plan_ratchet(checks) if ceilings is not None else []
     skipped.sort(key=lambda s: s.path)
-    return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings)
+    return gated, skipped
 
 
 def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceilings | None,

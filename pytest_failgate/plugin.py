@@ -15,6 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .gate import GateConfig, Mode
+    from .session import Outputs  # imported at run time inside _settings
 
 _HELP = {
     "failgate": "gate failure-category counts of the evaluation reports under PATH "
@@ -24,6 +25,10 @@ _HELP = {
     "ratchet": "after the run, lower every ceiling whose count fell; never raises one",
     "strict": "fail items whose ceiling is above the count, so gains must be committed",
     "init": "write a new ceilings file from the current counts (never overwrites)",
+    "md": "write the gate as a Markdown report (a pull-request comment) to FILE",
+    "json": "write the gate's result as JSON to FILE (schema: `failgate schema`)",
+    "github": "GitHub Actions: ::error annotations on failing ceilings, and the Markdown "
+    "report appended to $GITHUB_STEP_SUMMARY",
 }
 
 
@@ -36,9 +41,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for flag in ("ratchet", "strict", "init"):
         group.addoption(f"--failgate-{flag}", action="store_true", default=None,
                         dest=f"failgate_{flag}", help=_HELP[flag])
+    for output in ("md", "json"):
+        group.addoption(f"--failgate-{output}", metavar="FILE", dest=f"failgate_{output}",
+                        help=_HELP[output])
+    group.addoption("--failgate-github", action="store_true", default=None,
+                    dest="failgate_github", help=_HELP["github"])
     parser.addini("failgate", _HELP["failgate"], type="paths", default=[])
-    parser.addini("failgate_ceilings", _HELP["ceilings"], type="string", default="")
-    for flag in ("ratchet", "strict", "init"):
+    for key in ("ceilings", "md", "json"):
+        parser.addini(f"failgate_{key}", _HELP[key], type="string", default="")
+    for flag in ("ratchet", "strict", "init", "github"):
         parser.addini(f"failgate_{flag}", _HELP[flag], type="bool", default=False)
 
 
@@ -51,25 +62,27 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from .session import GateSession
 
-    config.pluginmanager.register(GateSession(config, settings), GateSession.NAME)
+    config.pluginmanager.register(GateSession(config, *settings), GateSession.NAME)
 
 
-def _settings(config: pytest.Config) -> GateConfig | None:
+def _settings(config: pytest.Config) -> tuple[GateConfig, Outputs] | None:
     invocation = config.invocation_params.dir
     given: list[str] = config.getoption("failgate")
     paths = [invocation / p for p in given] if given else list(config.getini("failgate"))
     if not paths:
         return None
     from .gate import GateConfig
+    from .session import Outputs
 
-    ceilings_option = config.getoption("failgate_ceilings")
     ini_dir = config.inipath.parent if config.inipath else config.rootpath
-    if ceilings_option:
-        ceilings = invocation / ceilings_option
-    elif config.getini("failgate_ceilings"):
-        ceilings = ini_dir / str(config.getini("failgate_ceilings"))
-    else:
-        ceilings = config.rootpath / "ceilings.yaml"
+
+    def path(key: str) -> Path | None:
+        """A file option: the command line (from the invocation dir), else the ini key."""
+        value: str | None = config.getoption(f"failgate_{key}")
+        if value:
+            return (invocation / value).resolve()
+        ini = str(config.getini(f"failgate_{key}"))
+        return (ini_dir / ini).resolve() if ini else None
 
     def flag(name: str) -> bool:
         value = config.getoption(f"failgate_{name}")
@@ -82,8 +95,9 @@ def _settings(config: pytest.Config) -> GateConfig | None:
         )
     mode: Mode = "init" if flag("init") else "ratchet" if flag("ratchet") else (
         "strict" if flag("strict") else "gate")
-    return GateConfig(
+    gate = GateConfig(
         paths=tuple(Path(p).resolve() for p in paths),
-        ceilings_path=ceilings.resolve(),
+        ceilings_path=path("ceilings") or (config.rootpath / "ceilings.yaml").resolve(),
         mode=mode,
     )
+    return gate, Outputs(markdown=path("md"), json=path("json"), github=flag("github"))

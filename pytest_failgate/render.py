@@ -27,6 +27,13 @@ if TYPE_CHECKING:
 FIRST_CASES = 10
 
 
+def headroom_text(headroom: int | None) -> str:
+    """``+3``, ``-2`` or ``0``; empty when there is none (consistency checks)."""
+    if headroom is None:
+        return ""
+    return f"{headroom:+d}" if headroom else "0"
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -54,13 +61,21 @@ def _report_line(report: Report) -> str:
     return line
 
 
+def _case_ids(report: Report, name: str, taxonomy: Taxonomy) -> list[str]:
+    if name == "total":
+        return [i for category in taxonomy.category_names for i in report.case_ids(category)]
+    return report.case_ids(name)
+
+
+def first_cases(report: Report, name: str, taxonomy: Taxonomy) -> list[str]:
+    """The first case ids of a category (or of all failures, for ``total``)."""
+    return _case_ids(report, name, taxonomy)[:FIRST_CASES]
+
+
 def _cases_line(report: Report, name: str, taxonomy: Taxonomy) -> str:
     if report.kind == "aggregate":
         return "none listed: an aggregate records counts, not cases"
-    if name == "total":
-        ids = [i for category in taxonomy.category_names for i in report.case_ids(category)]
-    else:
-        ids = report.case_ids(name)
+    ids = _case_ids(report, name, taxonomy)
     shown = ", ".join(ids[:FIRST_CASES])
     more = len(ids) - FIRST_CASES
     return shown + (f" (+{more} more)" if more > 0 else "") if ids else "none"
@@ -141,8 +156,9 @@ def consistency_row(report: Report, differences: list[str]) -> Row:
         ])
     return Row(
         report=report.name, name="consistency", kind="consistency", count=None, allowed=None,
-        ceiling="recorded = recomputed", source=None,
-        verdict="fail" if differences else "pass", message=message,
+        ceiling="recorded = recomputed", source=None, line=None,
+        verdict="fail" if differences else "pass",
+        rule="recorded failure_category_counts equal the recomputed counts", message=message,
     )
 
 
@@ -203,8 +219,7 @@ def _report_table(report: ReportResult, outcomes: dict[tuple[str, str], str]) ->
         if row.slack and status == "FAIL":
             status = "FAIL (slack)"
         count = "" if row.count is None else str(row.count)
-        headroom = "" if row.headroom is None else f"{row.headroom:+d}" if row.headroom else "0"
-        table.append((row.name, count, row.ceiling, headroom, status))
+        table.append((row.name, count, row.ceiling, headroom_text(row.headroom), status))
     widths = [max(len(r[i]) for r in table) for i in range(5)]
     lines = [head]
     for cells in table:

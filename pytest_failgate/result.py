@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 RowKind = Literal["category", "total", "consistency"]
 RowVerdict = Literal["pass", "fail", "error", "record"]
@@ -20,19 +20,44 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class BaselineResult(_Model):
+    """A category compared with the baseline run, case by case (``--failgate-baseline``)."""
+
+    base_count: int
+    new: list[str] = Field(description="ids of paired cases that entered the category (first 50)")
+    fixed: list[str] = Field(description="ids of paired cases that left the category (first 50)")
+    n_new: int
+    n_fixed: int
+    p_value: float = Field(description="one-sided exact McNemar p-value, for display")
+    band: int = Field(description="the noise band in whole cases (at least 1)")
+    verdict: Literal["PASS", "WARN", "FAIL"]
+
+
 class Row(_Model):
     """One gate item: a category, the total, or a report's consistency check."""
 
-    report: str
-    name: str
+    report: str = Field(description="report name: its path under the --failgate root")
+    name: str = Field(description="category name, 'total' or 'consistency'")
     kind: RowKind
-    count: int | None
-    allowed: int | None
-    ceiling: str
-    source: str | None
+    count: int | None = Field(description="cases in the category (None for consistency)")
+    allowed: int | None = Field(description="most cases the ceiling allows in this report")
+    ceiling: str = Field(description="the ceiling as written, for display")
+    source: str | None = Field(description="ceilings file and line of the governing entry")
+    line: int | None = Field(
+        description="line of the governing entry (or of 'ceilings:' when none is set)")
     verdict: RowVerdict
-    slack: bool = False
-    message: str = ""
+    slack: bool = Field(default=False, description="failed only because of --failgate-strict")
+    rule: str = Field(default="", description="the rule behind the category, in words")
+    first_cases: list[str] = Field(default=[], description="the first case ids in the category")
+    message: str = Field(default="", description="the failure text (empty when passing)")
+    baseline: BaselineResult | None = None
+
+    @property
+    def baseline_text(self) -> str:
+        if self.baseline is None:
+            return ""
+        text = f"+{self.baseline.n_new} / -{self.baseline.n_fixed}"
+        return text if self.baseline.verdict == "PASS" else f"{text} {self.baseline.verdict}"
 
     @property
     def headroom(self) -> int | None:
@@ -62,6 +87,9 @@ class LoweringResult(_Model):
 
 
 class GateResult(_Model):
+    """A whole gate run; ``--failgate-json`` writes exactly this (see ``failgate schema``)."""
+
+    schema_version: Literal[1] = 1
     ceilings_path: str
     ceilings_sha256: str | None
     taxonomy: str

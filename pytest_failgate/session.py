@@ -9,14 +9,16 @@ outcomes from their reports, so a ratchet never depends on which worker ran what
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import render, writeback
-from .errors import FailgateError
+from . import github, render, writeback
+from .errors import FailgateError, display_path
 from .gate import Gate, GateConfig, run_gate
 from .items import GateFile
+from .markdown import render_markdown
 from .result import GateResult
 
 if TYPE_CHECKING:
@@ -26,13 +28,24 @@ if TYPE_CHECKING:
 _WORKER_KEY = "failgate"
 
 
+@dataclass(frozen=True)
+class Outputs:
+    """Reports written at the end of the run (by the process that prints the summary)."""
+
+    markdown: Path | None = None
+    json: Path | None = None
+    github: bool = False
+
+
 class GateSession:
     """The gate of one pytest session."""
 
     NAME = "failgate-session"
 
-    def __init__(self, config: pytest.Config, gate_config: GateConfig) -> None:
+    def __init__(self, config: pytest.Config, gate_config: GateConfig,
+                 outputs: Outputs | None = None) -> None:
         self.config = gate_config
+        self.outputs = outputs or Outputs()
         self.pytest_config = config
         self._gate: Gate | None = None
         self._error: FailgateError | None = None
@@ -129,6 +142,27 @@ class GateSession:
                                f"{self.result.ceilings_path}: {exc.strerror}")
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self._write_outputs(self.result)
+
+    def _write_outputs(self, result: GateResult) -> None:
+        outputs = self.outputs
+        markdown = None
+        if outputs.markdown is not None or outputs.github:
+            markdown = render_markdown(result, render.ratchet_command(self.config))
+        for target, text in ((outputs.markdown, markdown),
+                             (outputs.json, result.model_dump_json(indent=2) + "\n")):
+            if target is None or text is None:
+                continue
+            try:
+                target.write_text(text, encoding="utf-8")
+                self._notes.append(f"wrote {display_path(target)}")
+            except OSError as exc:
+                self._notes.append(f"could not write {display_path(target)}: {exc.strerror}")
+        if outputs.github and markdown is not None:
+            self._notes.extend(github.error_annotations(result))
+            if github.append_step_summary(markdown) is None:
+                self._notes.append("--failgate-github: $GITHUB_STEP_SUMMARY is not set; "
+                                   "annotations only")
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

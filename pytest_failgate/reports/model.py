@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -11,6 +12,11 @@ if TYPE_CHECKING:
     from ..taxonomy import Tally
 
 ReportKind = Literal["cases", "aggregate"]
+
+
+def case_id(key: bytes) -> str:
+    """A case id from the canonical JSON string it is compared by."""
+    return key[1:-1].decode("utf-8") if b"\\" not in key else str(json.loads(key))
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,8 @@ class Report:
     n_cases: int | None
     tally: Tally | None = None
     recorded: dict[str, Any] = field(default_factory=dict)
+    # every case's id, as the canonical JSON string it was compared by (cases reports)
+    id_keys: list[bytes] = field(default_factory=list, repr=False)
 
     @property
     def failed(self) -> int:
@@ -52,6 +60,10 @@ class Report:
     def case_ids(self, category: str) -> list[str]:
         """Ids of the cases in a category, in report order (none for aggregates)."""
         return self.tally.ids[category] if self.tally is not None else []
+
+    def all_case_ids(self) -> list[str]:
+        """Every case's id in report order, passed cases included (decoded on demand)."""
+        return [case_id(key) for key in self.id_keys]
 
     @property
     def recorded_counts(self) -> dict[str, int] | None:

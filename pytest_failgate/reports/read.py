@@ -28,7 +28,7 @@ from .jsonscan import (
     skip_value,
     skip_ws,
 )
-from .model import Report, ReportFile, SkippedFile
+from .model import Report, ReportFile, SkippedFile, case_id
 
 # Top-level aggregates kept from a report for cross-checks; everything else is skipped.
 RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outcomes")
@@ -43,11 +43,6 @@ class _CaseError(Exception):
         super().__init__(message)
         self.position = position
         self.message = message
-
-
-def _case_id(key: bytes) -> str:
-    """A case id from its canonical JSON string."""
-    return key[1:-1].decode("utf-8") if b"\\" not in key else str(json.loads(key))
 
 
 class _CaseSink:
@@ -95,10 +90,10 @@ class _CaseSink:
         first = self._seen.setdefault(key, position)
         if first != position:
             raise _CaseError(
-                position, f"duplicate case id '{_case_id(key)}' (also case #{first})"
+                position, f"duplicate case id '{case_id(key)}' (also case #{first})"
             )
         decided = derived[0]
-        self.tallier.record(_case_id(key) if decided else "", decided, derived[1])
+        self.tallier.record(case_id(key) if decided else "", decided, derived[1])
 
     def _slow_key(self, read_ids: tuple[Any, ...], raws: Raws, position: int) -> bytes | None:
         for from_rules, slot in self._id_sources:
@@ -142,6 +137,7 @@ class _CaseSink:
             counts=dict(tally.counts),
             n_cases=tally.n_cases,
             tally=tally,
+            id_keys=list(self._seen),
         )
 
 

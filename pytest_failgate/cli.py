@@ -1,0 +1,308 @@
+"""The ``failgate`` console script: the gate outside pytest, on the same core.
+
+Exit codes: 0 the gate passed, 1 it failed, 2 a usage or input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import __version__, github, render, writeback
+from .errors import FailgateError, display_path
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from .gate import Gate, GateConfig, Mode
+    from .result import GateResult, Row
+    from .taxonomy import Taxonomy
+
+EXIT_PASS, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
+BAR_WIDTH = 30
+
+
+def _out(line: str = "") -> None:
+    print(line)
+
+
+def _config(args: argparse.Namespace, mode: Mode) -> GateConfig:
+    from .gate import GateConfig
+
+    return GateConfig(
+        paths=tuple(Path(p).resolve() for p in args.paths),
+        ceilings_path=Path(args.ceilings).resolve(),
+        mode=mode,
+        init_taxonomy=getattr(args, "taxonomy", None) or "rag",
+    )
+
+
+def _gate(args: argparse.Namespace, mode: Mode) -> tuple[Gate, GateResult]:
+    from .gate import run_gate
+
+    gate = run_gate(_config(args, mode))
+    return gate, gate.result()
+
+
+def _print_summary(result: GateResult, config: GateConfig) -> None:
+    outcomes = writeback.outcomes_from_verdicts(result)
+    for row in result.rows:
+        if row.message and row.verdict in ("fail", "error"):
+            _out(f"FAILED {result.ceilings_path}::{row.report}::{row.name}")
+            _out(row.message)
+            _out()
+    for error in result.load_errors:
+        _out(f"ERROR {error}")
+    for line in render.summary_lines(result, outcomes):
+        _out(line)
+    if result.lowerings and result.mode in ("gate", "strict"):
+        _out()
+        _out(f"ratchet: {render.plural(len(result.lowerings), 'ceiling')} can be lowered; "
+             f"run `failgate ratchet {_paths_text(config)}` and commit {result.ceilings_path}")
+
+
+def _paths_text(config: GateConfig) -> str:
+    return " ".join(display_path(p) for p in config.paths)
+
+
+def _verdict(result: GateResult) -> int:
+    if result.load_errors:
+        return EXIT_INPUT
+    failed = any(row.verdict in ("fail", "error") for row in result.rows)
+    return EXIT_FAIL if failed else EXIT_PASS
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    mode: Mode = "strict" if args.strict else "gate"
+    _, result = _gate(args, mode)
+    config = _config(args, mode)
+    _print_summary(result, config)
+    markdown = None
+    if args.md or args.github:
+        from .markdown import render_markdown
+
+        markdown = render_markdown(result, render.ratchet_command(config))
+    if args.md:
+        Path(args.md).write_text(markdown or "", encoding="utf-8")
+    if args.json:
+        Path(args.json).write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    if args.github:
+        for line in github.error_annotations(result):
+            _out(line)
+        github.append_step_summary(markdown or "")
+    return _verdict(result)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    _, result = _gate(args, "init")
+    for line in render.summary_lines(result, writeback.outcomes_from_verdicts(result)):
+        _out(line)
+    lines = writeback.init(Path(args.ceilings).resolve(), result)
+    for line in ["", *lines]:
+        _out(line)
+    return EXIT_INPUT if result.load_errors or "not written" in lines[0] else EXIT_PASS
+
+
+def cmd_ratchet(args: argparse.Namespace) -> int:
+    _, result = _gate(args, "ratchet")
+    config = _config(args, "ratchet")
+    _print_summary(result, config)
+    _out()
+    for line in writeback.ratchet(config.ceilings_path, result,
+                                  writeback.outcomes_from_verdicts(result)):
+        _out(line)
+    return _verdict(result)
+
+
+def _taxonomy(args: argparse.Namespace) -> Taxonomy:
+    from .ceilings.load import load_ceilings
+    from .taxonomy import BUILTIN
+
+    if args.taxonomy:
+        if args.taxonomy not in BUILTIN:
+            from .errors import did_you_mean
+
+            raise FailgateError(f"unknown taxonomy '{args.taxonomy}'"
+                                + did_you_mean(args.taxonomy, BUILTIN))
+        return BUILTIN[args.taxonomy]
+    path = Path(args.ceilings)
+    if path.exists():
+        return load_ceilings(path.resolve(), BUILTIN).taxonomy
+    return BUILTIN["rag"]
+
+
+def _bar(count: int, largest: int) -> str:
+    if largest == 0 or count == 0:
+        return ""
+    eighths = round(count * BAR_WIDTH * 8 / largest) or 1
+    return "█" * (eighths // 8) + " ▏▎▍▌▋▊▉"[eighths % 8].strip()
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .gate import load_run
+
+    rows: dict[str, dict[str, Row]] = {}
+    if Path(args.ceilings).exists() and not args.taxonomy:
+        gate, result = _gate(args, "gate")
+        gated, skipped, taxonomy = gate.reports, gate.skipped, gate.taxonomy
+        rows = {r.name: {row.name: row for row in r.rows} for r in result.reports}
+    else:
+        taxonomy = _taxonomy(args)
+        gated, skipped = load_run(tuple(Path(p).resolve() for p in args.paths), taxonomy)
+    width = max(len(name) for name in taxonomy.category_names)
+    for index, loaded in enumerate(gated):
+        if index:
+            _out()
+        if loaded.report is None:
+            _out(f"{loaded.file.name}: not loaded: {loaded.error}")
+            continue
+        report = loaded.report
+        total = "?" if report.n_cases is None else str(report.n_cases)
+        _out(f"{report.name}  {total} cases, {report.failed} failed"
+             + ("  (recorded counts)" if report.kind == "aggregate" else ""))
+        largest = max(report.counts.values())
+        for name in taxonomy.category_names:
+            count = report.counts[name]
+            line = f"  {name:<{width}}  {count:>6}  {_bar(count, largest):<{BAR_WIDTH}}"
+            row = rows.get(report.name, {}).get(name)
+            if row is not None:
+                line += f"  ceiling {row.ceiling:<8} headroom {render.headroom_text(row.headroom)}"
+            ids = report.case_ids(name)[: args.top]
+            if ids:
+                line += "  " + ", ".join(ids) + (" …" if count > len(ids) else "")
+            _out(line.rstrip())
+    if skipped:
+        _out()
+        _out(f"skipped: {', '.join(display_path(s.path) for s in skipped)}")
+    return EXIT_INPUT if any(g.report is None for g in gated) else EXIT_PASS
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .compare import compare_runs
+    from .gate import load_run
+
+    taxonomy = _taxonomy(args)
+    runs = []
+    for path in (args.base, args.candidate):
+        gated, _ = load_run((Path(path).resolve(),), taxonomy)
+        broken = [g for g in gated if g.error is not None]
+        if broken:
+            raise broken[0].error  # type: ignore[misc]
+        runs.append([g.report for g in gated if g.report is not None])
+    comparison = compare_runs(runs[0], runs[1], taxonomy.category_names)
+    for index, report in enumerate(comparison.reports):
+        if index:
+            _out()
+        paired = f"{report.n_both} paired cases" if report.paired else "aggregate: counts only"
+        _out(f"{report.name}  ({paired})")
+        for change in report.changes:
+            if not (change.delta or change.new or change.fixed):
+                continue
+            moved = f"  +{len(change.new)} new, -{len(change.fixed)} fixed" if report.paired \
+                else ""
+            _out(f"  {change.category}: {change.base_count} -> {change.count}{moved}")
+            for label, ids in (("new", change.new), ("fixed", change.fixed)):
+                if ids:
+                    more = f" (+{len(ids) - 10} more)" if len(ids) > 10 else ""
+                    _out(f"    {label}: {', '.join(ids[:10])}{more}")
+        if not any(c.delta or c.new or c.fixed for c in report.changes):
+            _out("  no change")
+        for label, ids in (("only in base", report.only_base),
+                           ("only in candidate", report.only_candidate)):
+            if ids:
+                _out(f"  {label}: {len(ids)} cases ({', '.join(ids[:5])}"
+                     + (", …)" if len(ids) > 5 else ")"))
+    for label, names in (("reports only in base", comparison.only_base),
+                         ("reports only in candidate", comparison.only_candidate)):
+        if names:
+            _out(f"{label}: {', '.join(names)}")
+    return EXIT_PASS
+
+
+SCHEMA = Path(__file__).parent / "schema" / "gate-result.schema.json"
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    sys.stdout.write(SCHEMA.read_text(encoding="utf-8"))
+    return EXIT_PASS
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="failgate",
+        description="Gate LLM/RAG evaluation reports by failure category, outside pytest. "
+                    "Same core and numbers as `pytest --failgate`.",
+    )
+    parser.add_argument("--version", action="version", version=f"failgate {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help_text: str, example: str,
+                run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name, help=help_text, description=help_text,
+            epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        sub.set_defaults(run=run)
+        return sub
+
+    def gate_arguments(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("paths", nargs="+", metavar="PATH",
+                         help="a report file or a directory of reports")
+        sub.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
+                         help="the ceilings file (default: ceilings.yaml)")
+
+    check = command("check", "check every category count against its ceiling",
+                    "failgate check reports/ --md gate.md --github", cmd_check)
+    gate_arguments(check)
+    check.add_argument("--strict", action="store_true",
+                       help="also fail ceilings above their count (gains must be committed)")
+    check.add_argument("--md", metavar="FILE", help="write a Markdown report (a PR comment)")
+    check.add_argument("--json", metavar="FILE",
+                       help="write the result as JSON (see `failgate schema`)")
+    check.add_argument("--github", action="store_true",
+                       help="emit ::error annotations and append to $GITHUB_STEP_SUMMARY")
+
+    init = command("init", "write a new ceilings file from the current counts",
+                   "failgate init reports/ --ceilings ceilings.yaml", cmd_init)
+    gate_arguments(init)
+    init.add_argument("--taxonomy", metavar="NAME", help="the taxonomy (default: rag)")
+
+    ratchet = command("ratchet", "lower every ceiling whose count fell; never raise one",
+                      "failgate ratchet reports/ && git commit -am 'Ratchet ceilings'",
+                      cmd_ratchet)
+    gate_arguments(ratchet)
+
+    show = command("show", "the category distribution with bars, ceilings and case ids",
+                   "failgate show reports/eval_summary.json --top 5", cmd_show)
+    gate_arguments(show)
+    show.add_argument("--taxonomy", metavar="NAME",
+                      help="classify with this taxonomy instead of the ceilings file's")
+    show.add_argument("--top", type=int, default=3, metavar="N",
+                      help="case ids to list per category (default: 3)")
+
+    diff = command("diff", "per category, the cases that entered and left it between two runs",
+                   "failgate diff baseline/reports/ reports/", cmd_diff)
+    diff.add_argument("base", metavar="BASE", help="the baseline run's reports")
+    diff.add_argument("candidate", metavar="CANDIDATE", help="the candidate run's reports")
+    diff.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
+                      help="take the taxonomy from this ceilings file (default: ceilings.yaml)")
+    diff.add_argument("--taxonomy", metavar="NAME", help="the taxonomy (default: rag)")
+
+    command("schema", "print the JSON Schema of --json / --failgate-json output",
+            "failgate schema > failgate.schema.json", cmd_schema)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except FailgateError as exc:
+        print(f"failgate: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

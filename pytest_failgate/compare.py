@@ -1,0 +1,108 @@
+"""Pairing two runs: reports by name, cases by id, and what moved between categories.
+
+A case counts as *new* in a category when it is in both runs, in the category now
+and not before; *fixed* when the reverse. Only cases present in both runs are
+pairs; the others are listed, and a candidate whose cases are mostly absent from
+the baseline is an error, because a comparison of different test sets says nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .errors import FailgateError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .reports.model import Report
+
+
+@dataclass(frozen=True)
+class CategoryChange:
+    """One category of one report, before and after."""
+
+    category: str
+    base_count: int
+    count: int
+    new: list[str] = field(default_factory=list)  # candidate order
+    fixed: list[str] = field(default_factory=list)  # baseline order
+
+    @property
+    def delta(self) -> int:
+        return self.count - self.base_count
+
+
+@dataclass(frozen=True)
+class ReportComparison:
+    """A report present in both runs. ``paired`` is false for aggregates (counts only)."""
+
+    name: str
+    paired: bool
+    changes: list[CategoryChange]
+    n_both: int = 0
+    only_base: list[str] = field(default_factory=list)
+    only_candidate: list[str] = field(default_factory=list)
+
+    def change(self, category: str) -> CategoryChange:
+        return next(c for c in self.changes if c.category == category)
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    reports: list[ReportComparison]
+    only_base: list[str]  # report names
+    only_candidate: list[str]
+
+
+def compare_report(base: Report, candidate: Report, categories: Sequence[str]) -> ReportComparison:
+    """Pair one report's cases by id and list, per category, what entered and left it."""
+    if base.tally is None or candidate.tally is None:
+        changes = [CategoryChange(c, base.counts[c], candidate.counts[c]) for c in categories]
+        return ReportComparison(candidate.name, False, changes)
+    base_ids = base.all_case_ids()
+    candidate_ids = candidate.all_case_ids()
+    base_set, candidate_set = set(base_ids), set(candidate_ids)
+    both = base_set & candidate_set
+    if 2 * len(both) < len(candidate_ids):
+        raise FailgateError(
+            f"report '{candidate.name}': only {len(both)} of its {len(candidate_ids)} cases are "
+            "in the baseline; a comparison needs the same cases (pairs are matched by id)",
+            candidate.path,
+        )
+    changes = []
+    for category in categories:
+        before = set(base.case_ids(category)) & both
+        after = set(candidate.case_ids(category)) & both
+        changes.append(CategoryChange(
+            category,
+            base.counts[category],
+            candidate.counts[category],
+            new=[i for i in candidate.case_ids(category) if i in after and i not in before],
+            fixed=[i for i in base.case_ids(category) if i in before and i not in after],
+        ))
+    return ReportComparison(
+        candidate.name, True, changes, len(both),
+        only_base=[i for i in base_ids if i not in candidate_set],
+        only_candidate=[i for i in candidate_ids if i not in base_set],
+    )
+
+
+def compare_runs(base: Sequence[Report], candidate: Sequence[Report],
+                 categories: Sequence[str]) -> RunComparison:
+    """Pair reports by name; each pair compared case by case."""
+    base_by_name = {r.name: r for r in base}
+    candidate_names = {r.name for r in candidate}
+    reports = [compare_report(base_by_name[r.name], r, categories)
+               for r in candidate if r.name in base_by_name]
+    if not reports:
+        raise FailgateError(
+            "no report of the candidate run has a counterpart (same name) in the baseline: "
+            f"baseline has {', '.join(sorted(base_by_name)) or 'none'}"
+        )
+    return RunComparison(
+        reports,
+        only_base=sorted(n for n in base_by_name if n not in candidate_names),
+        only_candidate=sorted(n for n in candidate_names if n not in base_by_name),
+    )

@@ -1,0 +1,46 @@
+"""GitHub Actions: error annotations on the ceilings that failed, and the job summary.
+
+An annotation points at the failing ceiling's own line of ``ceilings.yaml`` (or at
+``ceilings:`` when the category has none), so the pull request shows the number
+that was exceeded, in the file a reviewer would change.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .result import GateResult
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def error_annotations(result: GateResult) -> list[str]:
+    """``::error`` workflow commands, one per failing check."""
+    lines = []
+    for row in result.rows:
+        if row.verdict not in ("fail", "error"):
+            continue
+        place = f"file={_property(result.ceilings_path)}"
+        if row.line is not None:
+            place += f",line={row.line}"
+        title = _property(f"failgate {row.report}::{row.name}")
+        lines.append(f"::error {place},title={title}::{_data(row.message)}")
+    return lines
+
+
+def append_step_summary(markdown: str) -> str | None:
+    """Append to the job summary when running in GitHub Actions; returns the file used."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return None
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.write(markdown + "\n")
+    return target

@@ -1,0 +1,83 @@
+"""The gate as a pull-request comment: a compact Markdown table, failures first.
+
+Deterministic by construction (no times, no paths beyond those the user gave), so
+the same inputs give byte-identical comments and a bot can update one in place.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .render import headroom_text, plural
+
+if TYPE_CHECKING:
+    from .result import GateResult, Row
+
+_VERDICT = {"pass": "✅ pass", "fail": "❌ FAIL", "error": "⚠️ error", "record": "📝 new"}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _row_line(row: Row, with_baseline: bool) -> str:
+    verdict = _VERDICT[row.verdict] + (" (slack)" if row.slack else "")
+    cells = [row.report, f"`{row.name}`", "" if row.count is None else str(row.count),
+             row.ceiling, headroom_text(row.headroom), verdict]
+    if with_baseline:
+        cells.append(row.baseline_text)
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def render_markdown(result: GateResult, ratchet_command: str | None = None,
+                    history_svg: str | None = None) -> str:
+    """The comment: headline, failing checks, the rest folded, cases, what to run next."""
+    rows = result.rows
+    failing = [row for row in rows if row.verdict in ("fail", "error")]
+    with_baseline = any(row.baseline is not None for row in rows)
+    if result.load_errors:
+        headline = f"❌ {plural(len(result.load_errors), 'report')} could not be read"
+    elif failing:
+        headline = f"❌ {len(failing)} of {plural(len(rows), 'check')} failed"
+    else:
+        headline = f"✅ all {plural(len(rows), 'check')} passed"
+    lines = [f"### failgate: {headline}", ""]
+    cases = sum(r.n_cases or 0 for r in result.reports)
+    lines.append(f"Taxonomy `{result.taxonomy}`, {plural(len(result.reports), 'report')} "
+                 f"({plural(cases, 'case')}), ceilings `{result.ceilings_path}`.")
+    lines.append("")
+    for error in result.load_errors:
+        lines.append(f"- ⚠️ `{_cell(error)}`")
+    if result.load_errors:
+        lines.append("")
+    header = ["report", "category", "count", "ceiling", "headroom", "verdict"]
+    if with_baseline:
+        header.append("vs baseline")
+    table_head = ["| " + " | ".join(header) + " |",
+                  "|" + "|".join("---:" if h in ("count", "headroom") else "---" for h in header)
+                  + "|"]
+    if failing:
+        lines += [*table_head, *(_row_line(row, with_baseline) for row in failing), ""]
+    passing = [row for row in rows if row not in failing]
+    if passing:
+        lines.append(f"<details><summary>{plural(len(passing), 'passing check')}</summary>")
+        lines.append("")
+        lines += [*table_head, *(_row_line(row, with_baseline) for row in passing)]
+        lines += ["", "</details>", ""]
+    for row in failing:
+        ids = row.baseline.new if row.baseline is not None else row.first_cases
+        if not ids:
+            continue
+        what = "new cases" if row.baseline is not None else "first cases"
+        lines.append(f"<details><summary>{_cell(row.report)} · <code>{row.name}</code>: "
+                     f"{what} ({len(ids)})</summary>")
+        lines.append("")
+        lines.append(", ".join(f"`{_cell(i)}`" for i in ids))
+        lines += ["", "</details>", ""]
+    if history_svg is not None:
+        lines += ["<details><summary>history</summary>", "", history_svg, "", "</details>", ""]
+    if result.lowerings and ratchet_command and result.mode in ("gate", "strict"):
+        lines.append(f"{plural(len(result.lowerings), 'ceiling')} can be lowered: "
+                     f"`{ratchet_command}`, then commit `{result.ceilings_path}`.")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
