@@ -121,10 +121,12 @@ class Gate:
         kind: Literal["total", "category"] = "total" if check.is_total else "category"
         rule = "all failed cases together" if check.is_total else self.taxonomy.describe(check.name)
         first = render.first_cases(check.report, check.name, self.taxonomy)
+        examples = render.examples(check.report, check.name, self.taxonomy)
         if self.config.mode == "init":
             return Row(report=check.report.name, name=check.name, kind=kind, count=check.count,
                        allowed=check.count, ceiling=f"{check.count} (new)", source=None,
-                       line=None, verdict="record", rule=rule, first_cases=first)
+                       line=None, verdict="record", rule=rule, first_cases=first,
+                       examples=examples)
         verdict = "fail" if slack and check.verdict == "pass" else check.verdict
         return Row(
             report=check.report.name,
@@ -139,6 +141,7 @@ class Gate:
             slack=slack,
             rule=rule,
             first_cases=first,
+            examples=examples,
             message=render.check_message(check, source, self.taxonomy, slack,
                                          self.config, self.plan),
         )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .ceilings.check import rate_allowance
 from .ceilings.rewrite import format_number
 from .errors import display_path
-from .result import GateResult, ReportResult, Row
+from .result import CaseExample, GateResult, ReportResult, Row
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -65,6 +65,24 @@ def _case_ids(report: Report, name: str, taxonomy: Taxonomy) -> list[str]:
     if name == "total":
         return [i for category in taxonomy.category_names for i in report.case_ids(category)]
     return report.case_ids(name)
+
+
+def examples(report: Report, name: str, taxonomy: Taxonomy) -> list[CaseExample]:
+    """The first cases of a category with the fields that decided it: the ``failed``
+    rule's and the category rule's (every rule's for the fallback and for ``total``)."""
+    if report.tally is None:
+        return []
+    rules = {rule.name: rule for rule in taxonomy.categories}
+    if name in rules:
+        reads = [*taxonomy.failed.reads, *rules[name].reads]
+        found = report.tally.examples[name]
+    else:
+        reads = [field for rule in taxonomy.rules for field in rule.reads]
+        categories = taxonomy.category_names if name == "total" else [name]
+        found = [e for c in categories for e in report.tally.examples[c]][:FIRST_CASES]
+    fields = list(dict.fromkeys(reads))
+    return [CaseExample(id=case_id, fields={f: case.get(f) for f in fields})
+            for case_id, case in found]
 
 
 def first_cases(report: Report, name: str, taxonomy: Taxonomy) -> list[str]:

@@ -8,7 +8,7 @@ That is how the two give identical numbers.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,6 +33,13 @@ class BaselineResult(_Model):
     verdict: Literal["PASS", "WARN", "FAIL"]
 
 
+class CaseExample(_Model):
+    """One case of a category, with the values of the fields its rules read."""
+
+    id: str
+    fields: dict[str, Any]
+
+
 class Row(_Model):
     """One gate item: a category, the total, or a report's consistency check."""
 
@@ -49,6 +56,8 @@ class Row(_Model):
     slack: bool = Field(default=False, description="failed only because of --failgate-strict")
     rule: str = Field(default="", description="the rule behind the category, in words")
     first_cases: list[str] = Field(default=[], description="the first case ids in the category")
+    examples: list[CaseExample] = Field(
+        default=[], description="the first cases with the fields the deciding rules read")
     message: str = Field(default="", description="the failure text (empty when passing)")
     baseline: BaselineResult | None = None
 

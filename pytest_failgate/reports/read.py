@@ -34,6 +34,8 @@ from .model import Report, ReportFile, SkippedFile, case_id
 RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outcomes")
 
 Locate = Callable[[int], tuple[int, int]]
+# what a case's rule fields decide: (outcome, absent-field bits, ids rules read, the case)
+Derived = tuple[int, int, tuple[Any, ...], dict[str, Any]]
 
 
 class _CaseError(Exception):
@@ -57,11 +59,12 @@ class _CaseSink:
                     if n in names]
         tallier = self.tallier
 
-        def decide(values: list[Any], absent: int) -> tuple[int, int, tuple[Any, ...]]:
+        def decide(values: list[Any], absent: int) -> Derived:
             # An id a rule reads is a keyed field: hand its value back (unique values
             # make such cases uncacheable, which is correct, merely slower).
             ids = tuple(None if absent & bit else values[i] for i, bit in read_ids)
-            return tallier.decide(dict(zip(names, values, strict=True))), absent, ids
+            case = dict(zip(names, values, strict=True))
+            return tallier.decide(case), absent, ids, case
 
         self.picker = FieldPicker(
             [Wanted(f.name, f.default, f.problem) for f in taxonomy.fields], id_only, decide
@@ -75,7 +78,7 @@ class _CaseSink:
         self._ids_unread = not read_names and bool(id_only)
         self._seen: dict[bytes, int] = {}
 
-    def add(self, derived: tuple[int, int, tuple[Any, ...]], raws: Raws) -> None:
+    def add(self, derived: Derived, raws: Raws) -> None:
         """One picked case: its (decision, absent fields, ids rules read) and raw ids.
 
         Ids are compared as canonical JSON strings, so the common plain-string id is
@@ -93,7 +96,7 @@ class _CaseSink:
                 position, f"duplicate case id '{case_id(key)}' (also case #{first})"
             )
         decided = derived[0]
-        self.tallier.record(case_id(key) if decided else "", decided, derived[1])
+        self.tallier.record(case_id(key) if decided else "", decided, derived[1], derived[3])
 
     def _slow_key(self, read_ids: tuple[Any, ...], raws: Raws, position: int) -> bytes | None:
         for from_rules, slot in self._id_sources:

@@ -9,7 +9,7 @@ A rule examines a case when the case is failed and no earlier rule matched it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -45,6 +45,8 @@ class Tally:
     ids: dict[str, list[str]]
     examined: dict[str, int]
     missing: dict[str, dict[str, int]]
+    # the first cases of each category with the fields rules read, to show why
+    examples: dict[str, list[tuple[str, Case]]] = field(default_factory=dict)
 
     @property
     def failed(self) -> int:
@@ -66,6 +68,9 @@ class Tally:
         return found
 
 
+EXAMPLES = 10  # cases kept per category with their fields
+
+
 class Tallier:
     """Classifies cases one at a time, so a report never needs to be held in memory."""
 
@@ -77,6 +82,8 @@ class Tallier:
         self._rules = [r for r in taxonomy.categories if r.enabled]
         self._failed = taxonomy.failed.predicate
         self._ids: dict[str, list[str]] = {name: [] for name in taxonomy.category_names}
+        self._examples: dict[str, list[tuple[str, Case]]] = {
+            name: [] for name in taxonomy.category_names}
         # (absent-field mask, 1 + index of the deciding rule, 0 for passed) as one
         # integer -> number of cases; decoded in ``result``
         self._stride = len(self._rules) + 2
@@ -102,7 +109,7 @@ class Tallier:
 
     def add_complete(self, case_id: str, case: Case, absent: int) -> str | None:
         """Classify a case that already holds every field (defaults for the ``absent`` bits)."""
-        return self.record(case_id, self.decide(case), absent)
+        return self.record(case_id, self.decide(case), absent, case)
 
     def decide(self, case: Case) -> int:
         """0 for a passed case, else the 1-based position of the deciding rule
@@ -114,7 +121,8 @@ class Tallier:
                 return position
         return len(self._rules) + 1
 
-    def record(self, case_id: str, decided: int, absent: int) -> str | None:
+    def record(self, case_id: str, decided: int, absent: int, case: Case | None = None
+               ) -> str | None:
         """Count a case whose outcome ``decide`` gave; returns its category."""
         self.n_cases += 1
         key = absent * self._stride + decided
@@ -122,7 +130,10 @@ class Tallier:
         if not decided:
             return None
         category = self._category_at[decided]
-        self._ids[category].append(case_id)
+        ids = self._ids[category]
+        ids.append(case_id)
+        if case is not None and len(ids) <= EXAMPLES:
+            self._examples[category].append((case_id, case))
         return category
 
     def result(self) -> Tally:
@@ -150,4 +161,5 @@ class Tallier:
             ids=self._ids,
             examined=examined,
             missing=missing,
+            examples=self._examples,
         )
