@@ -221,6 +221,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def cmd_guard(args: argparse.Namespace) -> int:
+    from .guard import guard
+
+    result = guard(Path(args.ceilings).resolve(), args.base)
+    for line in result.lines():
+        _out(line)
+    return EXIT_PASS if result.passed else EXIT_FAIL
+
+
 SCHEMA = Path(__file__).parent / "schema" / "gate-result.schema.json"
 
 
@@ -289,6 +298,14 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
                       help="take the taxonomy from this ceilings file (default: ceilings.yaml)")
     diff.add_argument("--taxonomy", metavar="NAME", help="the taxonomy (default: rag)")
+
+    guard_command = command(
+        "guard", "fail when a ceiling was raised or removed since a git ref without a reason",
+        "failgate guard --base origin/main", cmd_guard)
+    guard_command.add_argument("--base", required=True, metavar="REF",
+                               help="the git ref to compare with (e.g. origin/main)")
+    guard_command.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
+                               help="the ceilings file (default: ceilings.yaml)")
 
     command("schema", "print the JSON Schema of --json / --failgate-json output",
             "failgate schema > failgate.schema.json", cmd_schema)

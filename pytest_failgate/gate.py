@@ -17,10 +17,11 @@ from .ceilings.check import Check, consistency_differences, evaluate
 from .ceilings.load import TOTAL, Ceilings, load_ceilings
 from .ceilings.rewrite import Lowering, init_text, plan_ratchet
 from .errors import FailgateError, display_path
+from .guard import GuardResult, guard
 from .reports.discover import discover
 from .reports.model import Report, ReportFile, SkippedFile
 from .reports.read import load_report
-from .result import GateResult, LoweringResult, ReportResult, Row
+from .result import GateResult, GuardResultModel, LoweringResult, ReportResult, Row
 from .taxonomy import BUILTIN, Taxonomy
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class GateConfig:
     ceilings_path: Path
     mode: Mode = "gate"
     init_taxonomy: str = "rag"
+    guard_ref: str | None = None  # compare the ceilings file with this git ref
 
 
 @dataclass
@@ -60,6 +62,7 @@ class Gate:
     skipped: list[SkippedFile]
     plan: list[Lowering]
     warnings: list[str] = field(default_factory=list)
+    guard: GuardResult | None = None
 
     @property
     def checks(self) -> list[Check]:
@@ -107,6 +110,8 @@ class Gate:
                 )
                 for lowering in self.plan
             ],
+            guard=None if self.guard is None else GuardResultModel(
+                ref=self.guard.ref, passed=self.guard.passed, lines=list(self.guard.lines())),
             init_text=(
                 init_text(self.taxonomy.name, self.taxonomy.category_names, loaded)
                 if self.config.mode == "init" and loaded else None
@@ -182,7 +187,8 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] = BUILTIN) -
             _check(report_gate, report_gate.report, taxonomy, ceilings, config.mode)
     checks = [check for g in gated for check in g.checks]
     plan = plan_ratchet(checks) if ceilings is not None else []
-    return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings)
+    loosened = guard(config.ceilings_path, config.guard_ref) if config.guard_ref else None
+    return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened)
 
 
 def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy

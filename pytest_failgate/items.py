@@ -17,9 +17,9 @@ from .errors import FailgateError
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from _pytest._code.code import ExceptionInfo, TerminalRepr
+    from _pytest._code.code import ExceptionInfo, TerminalRepr, TracebackStyle
 
-    from .result import ReportResult, Row
+    from .result import GuardResultModel, ReportResult, Row
     from .session import GateSession
 
 MARKER = "failgate"
@@ -48,11 +48,14 @@ def _short(excinfo: ExceptionInfo[BaseException], fallback: Any) -> str | Termin
 class GateFile(pytest.File):
     """The ceilings file, collected as one child per report."""
 
-    def collect(self) -> Iterable[ReportNode]:
+    def collect(self) -> Iterable[ReportNode | GuardItem]:
         session = _session(self)
         session.gate()
-        assert session.result is not None
-        for report in session.result.reports:
+        result = session.result
+        assert result is not None
+        if result.guard is not None:
+            yield GuardItem.from_parent(self, name="guard", guard=result.guard)
+        for report in result.reports:
             yield ReportNode.from_parent(self, name=report.name, report=report)
 
     def repr_failure(  # type: ignore[override]  # as pytest's own Collector does
@@ -106,6 +109,28 @@ class GateItem(pytest.Item):
         if self.row.source is not None:
             line = int(self.row.source.rsplit(":", 1)[1]) - 1
         return self.path, line, f"{self.row.report}::{self.row.name}"
+
+
+class GuardItem(pytest.Item):
+    """No ceiling was loosened since the guard's git ref without a reason (``--failgate-guard``)."""
+
+    def __init__(self, *, guard: GuardResultModel, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.guard = guard
+        self.add_marker(MARKER)
+        self.user_properties.append(("failgate_guard", guard.ref))
+
+    def runtest(self) -> None:
+        if not self.guard.passed:
+            raise GateFailure("\n".join(self.guard.lines))
+
+    def repr_failure(
+        self, excinfo: ExceptionInfo[BaseException], style: TracebackStyle | None = None
+    ) -> str | TerminalRepr:
+        return _short(excinfo, super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"guard against {self.guard.ref}"
 
 
 def _properties(row: Row, parent: Any) -> list[tuple[str, object]]:

@@ -64,6 +64,13 @@ def render_markdown(result: GateResult, ratchet_command: str | None = None,
         lines.append("")
         lines += [*table_head, *(_row_line(row, with_baseline) for row in passing)]
         lines += ["", "</details>", ""]
+    if result.guard is not None:
+        mark = "✅" if result.guard.passed else "❌"
+        lines += [f"{mark} " + result.guard.lines[0], ""]
+        lines += [f"- `{_cell(line.strip())}`" for line in result.guard.lines[1:]
+                  if line.startswith("  ") and not line.startswith("  to accept")]
+        if len(result.guard.lines) > 1:
+            lines.append("")
     for row in failing:
         ids = row.baseline.new if row.baseline is not None else row.first_cases
         if not ids:

@@ -27,6 +27,8 @@ _HELP = {
     "init": "write a new ceilings file from the current counts (never overwrites)",
     "md": "write the gate as a Markdown report (a pull-request comment) to FILE",
     "json": "write the gate's result as JSON to FILE (schema: `failgate schema`)",
+    "guard": "fail when a ceiling was raised or removed since the git ref REF without a "
+    "reason written in this change (e.g. origin/main)",
     "github": "GitHub Actions: ::error annotations on failing ceilings, and the Markdown "
     "report appended to $GITHUB_STEP_SUMMARY",
 }
@@ -46,8 +48,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                         help=_HELP[output])
     group.addoption("--failgate-github", action="store_true", default=None,
                     dest="failgate_github", help=_HELP["github"])
+    group.addoption("--failgate-guard", metavar="REF", dest="failgate_guard", help=_HELP["guard"])
     parser.addini("failgate", _HELP["failgate"], type="paths", default=[])
-    for key in ("ceilings", "md", "json"):
+    for key in ("ceilings", "md", "json", "guard"):
         parser.addini(f"failgate_{key}", _HELP[key], type="string", default="")
     for flag in ("ratchet", "strict", "init", "github"):
         parser.addini(f"failgate_{flag}", _HELP[flag], type="bool", default=False)
@@ -99,5 +102,7 @@ def _settings(config: pytest.Config) -> tuple[GateConfig, Outputs] | None:
         paths=tuple(Path(p).resolve() for p in paths),
         ceilings_path=path("ceilings") or (config.rootpath / "ceilings.yaml").resolve(),
         mode=mode,
+        guard_ref=(config.getoption("failgate_guard")
+                   or str(config.getini("failgate_guard")) or None),
     )
     return gate, Outputs(markdown=path("md"), json=path("json"), github=flag("github"))

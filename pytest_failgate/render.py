@@ -213,6 +213,9 @@ def summary_lines(result: GateResult, outcomes: dict[tuple[str, str], str]) -> l
     for report in result.reports:
         lines.append("")
         lines.extend(_report_table(report, outcomes))
+    if result.guard is not None:
+        lines.append("")
+        lines.extend(result.guard.lines)
     if result.warnings:
         lines.append("")
         lines.extend(f"warning: {warning}" for warning in result.warnings)

@@ -95,6 +95,14 @@ class LoweringResult(_Model):
     governs: list[tuple[str, str]]  # the (report, name) items whose counts set it
 
 
+class GuardResultModel(_Model):
+    """The loosening guard's verdict (``--failgate-guard``)."""
+
+    ref: str
+    passed: bool
+    lines: list[str]
+
+
 class GateResult(_Model):
     """A whole gate run; ``--failgate-json`` writes exactly this (see ``failgate schema``)."""
 
@@ -108,6 +116,7 @@ class GateResult(_Model):
     warnings: list[str]
     lowerings: list[LoweringResult]
     init_text: str | None = None
+    guard: GuardResultModel | None = None
 
     @property
     def rows(self) -> list[Row]:

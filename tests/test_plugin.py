@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import subprocess
 import json
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
@@ -335,3 +336,29 @@ def test_one_broken_report_does_not_hide_the_others(
                                  "*= failgate =*",
                                  "broken: not loaded",
                                  "ERROR ceilings.yaml::broken"])
+
+
+def test_guard_item_fails_when_a_ceiling_was_loosened_since_the_ref(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-q",
+        "--allow-empty", "-m", "start")
+    git("add", "ceilings.yaml")
+    git("-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-q", "-m", "base")
+    ceilings = project / "ceilings.yaml"
+    ceilings.write_text(ceilings.read_text().replace("  unknown: 35", "  unknown: 40"))
+    result = pytester.runpytest("--failgate=reports", "--failgate-guard=main", "-k", "guard")
+    result.assert_outcomes(failed=1, deselected=GATE_ITEMS)
+    result.stdout.fnmatch_lines([
+        "*_ guard against main _*",
+        "guard: 1 of 1 loosened ceilings in ceilings.yaml since main have no reason written*",
+        "  ceilings.yaml:14 ceilings.unknown: 35 -> 40  (no reason written)",
+    ])
+    ceilings.write_text(ceilings.read_text().replace(
+        "  unknown: 40", '  unknown: {max: 40, reason: "harder eval set"}'))
+    pytester.runpytest("--failgate=reports", "--failgate-guard=main", "-k", "guard"
+                       ).assert_outcomes(passed=1, deselected=GATE_ITEMS)

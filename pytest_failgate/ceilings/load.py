@@ -89,7 +89,7 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
     try:
         model = CeilingsModel.model_validate(doc.data)
     except ValidationError as exc:
-        raise _first_error(doc, exc) from None
+        raise validation_error(doc, exc) from None
     taxonomy = taxonomies.get(model.taxonomy)
     if taxonomy is None:
         raise doc.error(
@@ -125,7 +125,7 @@ def _entry(doc: YamlDoc, loc: tuple[str, ...], name: str, ceiling: Ceiling) -> E
     return Entry(loc, name, ceiling, key.line, max_span, rate_span, mapping)
 
 
-def _first_error(doc: YamlDoc, exc: ValidationError) -> FailgateError:
+def validation_error(doc: YamlDoc, exc: ValidationError) -> FailgateError:
     """The earliest problem in the file, as one message (with a count of the others)."""
     problems: list[tuple[int, int, str, Loc]] = []
     for error in exc.errors():
