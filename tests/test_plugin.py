@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import errno
-import subprocess
 import json
+import subprocess
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 

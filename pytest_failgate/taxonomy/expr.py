@@ -1,0 +1,1130 @@
+"""The expression language of taxonomy rules: a small, safe subset of Python.
+
+A rule such as ``answerable and abstained and term_match`` is parsed with
+``ast.parse(text, mode="eval")``, checked node by node against a whitelist, and
+turned into an ordinary Python function of one argument, the case (a mapping of
+the fields present in a report's case; an absent field is simply not a key).
+
+What the language has
+    literals (numbers, strings, ``True/False/None`` and ``true/false/null``), list,
+    tuple and set displays (lists and tuples evaluate to tuples, sets to
+    frozensets); field paths (``name``, ``a.b.c``, ``a["key"]``, ``a[0]``, ``a[-1]``;
+    a missing step gives null); ``and or not``, ``a if c else b``; comparisons
+    ``== != < <= > >=`` (chains allowed), ``in``, ``not in``, ``x is None``,
+    ``x is not None``; ``+ - * /`` and unary ``-`` on numbers; ``& | -`` on sets;
+    and the functions in ``FUNCTIONS``. ``reads`` names the top-level fields.
+
+Null safety and types
+    Ordering with null is false, arithmetic with null is null, division by zero is
+    null, ``x in null`` is false, ``len(null)`` is 0, ``set(null)`` is empty,
+    ``lower/upper(null)`` are null, ``startswith/endswith/matches(null, ...)`` are
+    false. An operation with no meaning on the values it gets raises
+    ``ExprRuntimeError`` (``len(5)``, ``"a" + 1``, ``1 < "a"``). Choices beyond that:
+
+    - booleans are never numbers (ordering, arithmetic, ``abs``, ``min``, ``max``);
+      only number-number and string-string pairs can be ordered;
+    - JSON arrays may be lists or tuples and are alike everywhere, ``==`` included
+      (at any depth); a set never equals an array;
+    - ``& |`` count null as an empty set; ``-`` is set difference when either side
+      is a set or array (null then counts as empty), else number subtraction;
+    - ``set(x)`` takes arrays (nested arrays become tuples), sets and objects (their
+      keys); a string or number raises; ``empty(x)`` is false for numbers and bools;
+    - ``x in s`` for a string ``s`` needs a string ``x`` (null is never in it); a
+      list or object is never a member of a set (no error);
+    - ``min``/``max`` skip nulls (all null: null); one array argument means its items;
+    - ``startswith``/``endswith`` also take a list of strings, as Python does;
+    - names and attributes may not start with ``_``; subscript keys may (``a["_id"]``
+      is an object key, never a Python attribute).
+
+Why this is safe
+    User text is only ever *parsed*; it never reaches ``eval``/``exec`` (neither is
+    called in this module) nor ``compile``, which sees only the tree we build. The
+    validator builds a *new* tree from
+    the user's nodes, so nothing the validator did not look at can end up in it:
+    field names become string constants in ``case.get("name", default)`` (a user
+    name can never become a Python name), every other name in the new tree is one
+    of ours (``case``, a helper, a ``_tN`` temporary), and the only attribute the
+    new tree ever reads is ``case.get``. A second pass re-checks the new tree
+    against that short list before it is compiled. The tree is wrapped as
+    ``lambda case: <body>``; the lambda's code object is taken from the compiled
+    module's constants and bound with ``types.FunctionType`` to a namespace holding
+    only our helpers (plus non-literal defaults) and ``{"__builtins__": {}}``, so
+    even our own generated code cannot reach a builtin.
+
+Why this is fast
+    The generated code is plain inline Python wherever Python's own semantics are
+    already the language's: field reads are ``case.get(...)`` with the default as a
+    constant, ``and/or/not/if`` and truthiness are inline, ``==`` is inline when one
+    side is known to be a scalar or a set, ordering is inline when both sides are
+    known numbers (``len(x) <= 1``) or both known strings, ``&`` is inline between
+    known sets, and ``x in {"a", "b"}`` is a frozenset lookup (inline for a known
+    scalar ``x``, else one tiny per-set helper that turns "unhashable" into false).
+    Helpers are called only where null safety or type checks need them. The rag
+    rules written this way classify about as fast as rag.py's plain functions
+    (bench/expr_speed.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+import types
+import unicodedata
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+__all__ = [
+    "FUNCTIONS",
+    "Compiled",
+    "ExprError",
+    "ExprRuntimeError",
+    "compile_expr",
+]
+
+MAX_DEPTH = 200
+"""Deepest nesting of an expression's syntax tree that is accepted."""
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class ExprError(Exception):
+    """A syntax or whitelist error, found when the expression is compiled.
+
+    ``col`` is the 1-based column (in characters) of the offending spot on line
+    ``line`` of the expression text; expressions are usually one line.
+    """
+
+    def __init__(self, message: str, col: int, line: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.col = col
+        self.line = line
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message, self.col, self.line))
+
+    def __str__(self) -> str:
+        where = f"line {self.line}, column {self.col}" if self.line > 1 else f"column {self.col}"
+        return f"{self.message} (at {where})"
+
+    def caret(self, text: str, indent: str = "    ") -> str:
+        """Two lines: the expression text, then a caret under ``col``."""
+        lines = text.split("\n")
+        shown = lines[min(max(self.line, 1), len(lines)) - 1].rstrip("\r")
+        return f"{indent}{shown}\n{indent}{_pad(shown[: max(self.col - 1, 0)])}^"
+
+
+def _pad(prefix: str) -> str:
+    """Blanks as wide on a terminal as ``prefix`` (tabs kept, wide characters doubled)."""
+    out = []
+    for ch in prefix:
+        if ch == "\t":
+            out.append("\t")
+        elif unicodedata.combining(ch):
+            continue
+        elif unicodedata.east_asian_width(ch) in ("W", "F"):
+            out.append("  ")
+        else:
+            out.append(" ")
+    return "".join(out)
+
+
+class ExprRuntimeError(Exception):
+    """An operation that has no meaning on the values it got (e.g. len(5), "a" + 1)."""
+
+
+# --------------------------------------------------------------------------- helpers
+#
+# Every helper takes decoded JSON values (lists or tuples for arrays, dicts for
+# objects) and sets built by the language (frozensets).
+
+_EMPTY: frozenset[Any] = frozenset()
+
+
+def _fail(message: str) -> NoReturn:
+    raise ExprRuntimeError(message)
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        kind = "a number"
+    elif isinstance(value, str):
+        kind = "a string"
+    elif isinstance(value, list | tuple):
+        kind = "a list"
+    elif isinstance(value, set | frozenset):
+        kind = "a set"
+    elif isinstance(value, Mapping):
+        kind = "an object"
+    else:
+        kind = type(value).__name__
+    text = repr(value)
+    if len(text) > 30:
+        text = text[:27] + "..."
+    return f"{kind} ({text})"
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _norm(value: Any) -> Any:
+    """``value`` with every tuple turned into a list, recursively (for equality)."""
+    if isinstance(value, list | tuple):
+        return [_norm(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _norm(item) for key, item in value.items()}
+    return value
+
+
+def _freeze(value: Any) -> Any:
+    """``value`` as a set member: arrays become tuples, recursively."""
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(item) for item in value)
+    if isinstance(value, set):
+        return frozenset(value)
+    if isinstance(value, Mapping):
+        _fail(f"an object cannot be a member of a set: {_describe(value)}")
+    return value
+
+
+def _path(value: Any, keys: tuple[str | int, ...]) -> Any:
+    """Follow ``keys`` (object keys and array indices) from ``value``; null when lost."""
+    for key in keys:
+        if key.__class__ is str:
+            if value.__class__ is dict or isinstance(value, Mapping):
+                value = value.get(key)
+            else:
+                return None
+        elif isinstance(value, list | tuple) and -len(value) <= key < len(value):  # type: ignore[operator]
+            value = value[key]  # type: ignore[index]
+        else:
+            return None
+    return value
+
+
+def _has(case: Mapping[str, Any], keys: tuple[str | int, ...]) -> bool:
+    """Whether the path ``keys`` is present in ``case`` (a null value counts)."""
+    value: Any = case
+    for key in keys:
+        if key.__class__ is str:
+            if not isinstance(value, Mapping) or key not in value:
+                return False
+            value = value[key]
+        elif isinstance(value, list | tuple) and -len(value) <= key < len(value):  # type: ignore[operator]
+            value = value[key]  # type: ignore[index]
+        else:
+            return False
+    return True
+
+
+def _eq(a: Any, b: Any) -> bool:
+    if isinstance(a, list | tuple | Mapping) and isinstance(b, list | tuple | Mapping):
+        return bool(_norm(a) == _norm(b))
+    return bool(a == b)
+
+
+def _ne(a: Any, b: Any) -> bool:
+    return not _eq(a, b)
+
+
+def _orderable(a: Any, b: Any, op: str) -> bool:
+    """False when either side is null; raises unless both are numbers or both strings."""
+    if a is None or b is None:
+        return False
+    if (_is_number(a) and _is_number(b)) or (isinstance(a, str) and isinstance(b, str)):
+        return True
+    _fail(f"'{op}' cannot order {_describe(a)} and {_describe(b)}")
+
+
+def _lt(a: Any, b: Any) -> bool:
+    ca = a.__class__
+    cb = b.__class__
+    if ((ca is float or ca is int) and (cb is float or cb is int)) or (ca is str and cb is str):
+        return bool(a < b)
+    return _orderable(a, b, "<") and bool(a < b)
+
+
+def _le(a: Any, b: Any) -> bool:
+    ca = a.__class__
+    cb = b.__class__
+    if ((ca is float or ca is int) and (cb is float or cb is int)) or (ca is str and cb is str):
+        return bool(a <= b)
+    return _orderable(a, b, "<=") and bool(a <= b)
+
+
+def _gt(a: Any, b: Any) -> bool:
+    ca = a.__class__
+    cb = b.__class__
+    if ((ca is float or ca is int) and (cb is float or cb is int)) or (ca is str and cb is str):
+        return bool(a > b)
+    return _orderable(a, b, ">") and bool(a > b)
+
+
+def _ge(a: Any, b: Any) -> bool:
+    ca = a.__class__
+    cb = b.__class__
+    if ((ca is float or ca is int) and (cb is float or cb is int)) or (ca is str and cb is str):
+        return bool(a >= b)
+    return _orderable(a, b, ">=") and bool(a >= b)
+
+
+def _in(item: Any, container: Any) -> bool:
+    if container is None:
+        return False
+    if isinstance(container, str):
+        if isinstance(item, str):
+            return item in container
+        if item is None:
+            return False
+        _fail(f"'in' a string needs a string on its left, got {_describe(item)}")
+    if isinstance(container, list | tuple):
+        if item is None or isinstance(item, str | int | float):
+            return item in container
+        wanted = _norm(item)
+        return any(_norm(member) == wanted for member in container)
+    if isinstance(container, set | frozenset):
+        try:
+            return _freeze(item) in container
+        except (TypeError, ExprRuntimeError):
+            return False  # an unhashable value is never a set member
+    if isinstance(container, Mapping):
+        try:
+            return item in container
+        except TypeError:
+            return False
+    _fail(f"'in' needs a list, set, string or object on its right, got {_describe(container)}")
+
+
+def _not_in(item: Any, container: Any) -> bool:
+    return not _in(item, container)
+
+
+def _set(value: Any) -> frozenset[Any]:
+    cls = value.__class__
+    if cls is tuple or cls is list:
+        try:
+            return frozenset(value)
+        except TypeError:
+            return frozenset(_freeze(item) for item in value)
+    if value is None:
+        return _EMPTY
+    if isinstance(value, frozenset):
+        return value
+    if isinstance(value, list | tuple | set):
+        return _set(list(value))
+    if isinstance(value, Mapping):
+        return frozenset(value)
+    _fail(f"set() needs a list, set or object, got {_describe(value)}")
+
+
+def _make_set(*items: Any) -> frozenset[Any]:
+    return frozenset(_freeze(item) for item in items)
+
+
+def _set_operand(value: Any, op: str) -> frozenset[Any]:
+    if value is None:
+        return _EMPTY
+    if isinstance(value, list | tuple | set | frozenset):
+        return _set(value)
+    _fail(f"'{op}' needs sets or lists, got {_describe(value)}")
+
+
+def _and(a: Any, b: Any) -> frozenset[Any]:
+    return _set_operand(a, "&") & _set_operand(b, "&")
+
+
+def _or(a: Any, b: Any) -> frozenset[Any]:
+    return _set_operand(a, "|") | _set_operand(b, "|")
+
+
+def _numbers(a: Any, b: Any, op: str) -> bool:
+    """False when either side is null; raises unless both are numbers."""
+    if a is None or b is None:
+        return False
+    if _is_number(a) and _is_number(b):
+        return True
+    _fail(f"'{op}' needs numbers, got {_describe(a)} and {_describe(b)}")
+
+
+def _arith(a: Any, b: Any, op: str) -> Any:
+    if not _numbers(a, b, op):
+        return None
+    try:
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if b == 0:
+            return None
+        return a / b
+    except OverflowError:
+        _fail(f"'{op}' overflowed on {_describe(a)} and {_describe(b)}")
+
+
+def _add(a: Any, b: Any) -> Any:
+    return _arith(a, b, "+")
+
+
+def _sub(a: Any, b: Any) -> Any:
+    """Set difference when either side is a set or list, else number subtraction."""
+    if isinstance(a, list | tuple | set | frozenset) or isinstance(
+        b, list | tuple | set | frozenset
+    ):
+        return _set_operand(a, "-") - _set_operand(b, "-")
+    return _arith(a, b, "-")
+
+
+def _mul(a: Any, b: Any) -> Any:
+    return _arith(a, b, "*")
+
+
+def _div(a: Any, b: Any) -> Any:
+    return _arith(a, b, "/")
+
+
+def _neg(a: Any) -> Any:
+    if a is None:
+        return None
+    if _is_number(a):
+        return -a
+    _fail(f"unary '-' needs a number, got {_describe(a)}")
+
+
+def _len(value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, str | list | tuple | set | frozenset | Mapping):
+        return len(value)
+    _fail(f"len() needs a string, list, set or object, got {_describe(value)}")
+
+
+def _lower(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.lower()
+    _fail(f"lower() needs a string, got {_describe(value)}")
+
+
+def _upper(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.upper()
+    _fail(f"upper() needs a string, got {_describe(value)}")
+
+
+def _affix(value: Any, affix: Any, name: str) -> tuple[str, str | tuple[str, ...]] | None:
+    if value is None or affix is None:
+        return None
+    if not isinstance(value, str):
+        _fail(f"{name}() needs a string first, got {_describe(value)}")
+    if isinstance(affix, str):
+        return value, affix
+    if isinstance(affix, list | tuple) and all(isinstance(a, str) for a in affix):
+        return value, tuple(affix)
+    _fail(f"{name}() needs a string or a list of strings second, got {_describe(affix)}")
+
+
+def _startswith(value: Any, prefix: Any) -> bool:
+    pair = _affix(value, prefix, "startswith")
+    return pair is not None and pair[0].startswith(pair[1])
+
+
+def _endswith(value: Any, suffix: Any) -> bool:
+    pair = _affix(value, suffix, "endswith")
+    return pair is not None and pair[0].endswith(pair[1])
+
+
+def _matcher(pattern: re.Pattern[str]) -> Callable[[Any], bool]:
+    search = pattern.search
+
+    def matches(value: Any) -> bool:
+        if value is None:
+            return False
+        if not isinstance(value, str):
+            _fail(f"matches() needs a string, got {_describe(value)}")
+        return search(value) is not None
+
+    return matches
+
+
+def _member(members: frozenset[Any]) -> Callable[[Any], bool]:
+    """Membership in a constant set of scalars; an unhashable value is not a member."""
+
+    def member(value: Any) -> bool:
+        try:
+            return value in members
+        except TypeError:
+            return False
+
+    return member
+
+
+def _empty(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str | list | tuple | set | frozenset | Mapping):
+        return len(value) == 0
+    return False
+
+
+def _abs(value: Any) -> Any:
+    if value is None:
+        return None
+    if _is_number(value):
+        return abs(value)
+    _fail(f"abs() needs a number, got {_describe(value)}")
+
+
+def _extreme(args: tuple[Any, ...], name: str) -> Any:
+    values: list[Any] = list(args)
+    if len(args) == 1 and isinstance(args[0], list | tuple | set | frozenset):
+        values = list(args[0])
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    if not (all(_is_number(v) for v in values) or all(isinstance(v, str) for v in values)):
+        shown = ", ".join(_describe(v) for v in values[:3])
+        _fail(f"{name}() needs numbers or strings, all of one kind, got {shown}")
+    return min(values) if name == "min" else max(values)
+
+
+def _min(*args: Any) -> Any:
+    return _extreme(args, "min")
+
+
+def _max(*args: Any) -> Any:
+    return _extreme(args, "max")
+
+
+_HELPERS: dict[str, Callable[..., Any]] = {
+    "_path": _path,
+    "_has": _has,
+    "_eq": _eq,
+    "_ne": _ne,
+    "_lt": _lt,
+    "_le": _le,
+    "_gt": _gt,
+    "_ge": _ge,
+    "_in": _in,
+    "_not_in": _not_in,
+    "_set": _set,
+    "_make_set": _make_set,
+    "_and": _and,
+    "_or": _or,
+    "_add": _add,
+    "_sub": _sub,
+    "_mul": _mul,
+    "_div": _div,
+    "_neg": _neg,
+    "_len": _len,
+    "_lower": _lower,
+    "_upper": _upper,
+    "_startswith": _startswith,
+    "_endswith": _endswith,
+    "_empty": _empty,
+    "_abs": _abs,
+    "_min": _min,
+    "_max": _max,
+}
+
+# name -> (fewest, most arguments; None for no limit)
+FUNCTIONS: Mapping[str, tuple[int, int | None]] = {
+    "abs": (1, 1),
+    "empty": (1, 1),
+    "endswith": (2, 2),
+    "has": (1, 1),
+    "len": (1, 1),
+    "lower": (1, 1),
+    "matches": (2, 2),
+    "max": (1, None),
+    "min": (1, None),
+    "set": (1, 1),
+    "startswith": (2, 2),
+    "upper": (1, 1),
+}
+"""The functions an expression may call, with how many arguments each takes."""
+
+_ALIASES: Mapping[str, Any] = {"true": True, "false": False, "null": None}
+
+# Static kinds of generated values, known at compile time. ``any`` may be anything,
+# null included; every other kind excludes null (except ``none`` itself).
+_SCALAR_KINDS = frozenset({"num", "str", "bool", "none", "set"})
+
+_CMP_HELPERS: dict[type[ast.cmpop], str] = {
+    ast.Eq: "_eq",
+    ast.NotEq: "_ne",
+    ast.Lt: "_lt",
+    ast.LtE: "_le",
+    ast.Gt: "_gt",
+    ast.GtE: "_ge",
+    ast.In: "_in",
+    ast.NotIn: "_not_in",
+}
+
+_REJECTED_BINOPS: dict[type[ast.operator], str] = {
+    ast.Pow: "**",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.BitXor: "^",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.MatMult: "@",
+}
+
+_REJECTED_NODES: dict[type[ast.AST], str] = {
+    ast.Lambda: "lambda is not allowed",
+    ast.ListComp: "comprehensions are not allowed",
+    ast.SetComp: "comprehensions are not allowed",
+    ast.DictComp: "comprehensions are not allowed",
+    ast.GeneratorExp: "generator expressions are not allowed",
+    ast.JoinedStr: "f-strings are not allowed",
+    ast.FormattedValue: "f-strings are not allowed",
+    ast.NamedExpr: "':=' (assignment) is not allowed",
+    ast.Starred: "starred expressions are not allowed",
+    ast.Await: "'await' is not allowed",
+    ast.Yield: "'yield' is not allowed",
+    ast.YieldFrom: "'yield' is not allowed",
+    ast.Dict: "dict displays are not allowed (an empty set is set(null))",
+    ast.Slice: "slices are not allowed",
+}
+
+
+# --------------------------------------------------------------------------- compiled
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A compiled expression: its text, the top-level fields it reads, its function.
+
+    ``function(case)`` is the expression's value (``and``/``or`` give an operand, as
+    in Python); call it directly in hot loops where truthiness is all that matters.
+    ``python`` is the generated lambda as Python source, for debugging only.
+    """
+
+    text: str
+    reads: tuple[str, ...]
+    function: Callable[[Mapping[str, Any]], Any]
+    python: str = field(default="", compare=False, repr=False)
+
+    def holds(self, case: Mapping[str, Any]) -> bool:
+        """Whether the expression is true (Python truthiness) for ``case``."""
+        return bool(self.function(case))
+
+
+def compile_expr(text: str, defaults: Mapping[str, Any] | None = None) -> Compiled:
+    """Parse, check and compile ``text``; ``defaults`` gives absent fields a value.
+
+    Raises ``ExprError`` for a syntax error or anything outside the language.
+    """
+    source = _Source(text)
+    if not source.body.strip():
+        raise ExprError("the expression is empty", 1)
+    try:
+        with warnings.catch_warnings():
+            # "invalid escape sequence" (as in matches(s, "\d+")): the backslash stays,
+            # as in Python; a warning at rule-load time would only be noise
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source.body, mode="eval")
+    except SyntaxError as error:
+        raise source.syntax_error(error) from None
+    except (ValueError, RecursionError, MemoryError) as error:  # null bytes, deep nesting
+        raise ExprError(f"cannot parse the expression: {error}", 1) from None
+    builder = _Builder(source, defaults or {})
+    body, _kind = builder.expr(tree.body)
+    lam = ast.Lambda(
+        args=ast.arguments(
+            posonlyargs=[], args=[ast.arg(arg="case")], vararg=None, kwonlyargs=[],
+            kw_defaults=[], kwarg=None, defaults=[],
+        ),
+        body=body,
+    )
+    module = ast.Expression(body=lam)
+    ast.fix_missing_locations(module)
+    namespace: dict[str, Any] = {"__builtins__": {}, **_HELPERS, **builder.globals}
+    _check_generated(lam, namespace)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. "'is' with a literal" for 1 is None
+            code = compile(module, "<failgate expression>", "eval", dont_inherit=True)
+    except (RecursionError, MemoryError) as error:
+        raise ExprError(f"the expression is too deeply nested ({error})", 1) from None
+    lambda_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    function = types.FunctionType(lambda_code, namespace, "failgate_expression")
+    return Compiled(text, builder.reads(), function, ast.unparse(lam))
+
+
+# --------------------------------------------------------------------------- positions
+
+
+class _Source:
+    """The expression text and the mapping from ``ast`` positions to its columns.
+
+    Leading blanks are dropped before parsing (``ast.parse`` would call them an
+    indent); positions are mapped back to the original text.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.body = text.lstrip()
+        self.lead = len(text) - len(self.body)
+        self.lines = self.body.split("\n")
+        self.starts = [0]
+        for line in self.lines[:-1]:
+            self.starts.append(self.starts[-1] + len(line) + 1)
+
+    def index(self, lineno: int, byte_col: int) -> int:
+        """The character index in ``body`` of an ``ast`` (line, UTF-8 byte column)."""
+        lineno = min(max(lineno, 1), len(self.lines))
+        line = self.lines[lineno - 1]
+        chars = len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+        return self.starts[lineno - 1] + chars
+
+    def position(self, index: int) -> tuple[int, int]:
+        """(line, 1-based column) in the original text of a ``body`` index."""
+        absolute = self.lead + index
+        line = self.text.count("\n", 0, absolute) + 1
+        col = absolute - (self.text.rfind("\n", 0, absolute) + 1) + 1
+        return line, col
+
+    def error(self, message: str, index: int) -> ExprError:
+        line, col = self.position(index)
+        return ExprError(message, col, line)
+
+    def syntax_error(self, error: SyntaxError) -> ExprError:
+        lineno = min(max(error.lineno or 1, 1), len(self.lines))
+        line = self.lines[lineno - 1]
+        offset = error.offset or 0
+        col = len(line.rstrip("\r")) if offset <= 0 else min(offset - 1, len(line))
+        return self.error(f"syntax error: {error.msg}", self.starts[lineno - 1] + col)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _call(helper: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=ast.Name(id=helper, ctx=ast.Load()), args=list(args), keywords=[])
+
+
+def _const(value: Any) -> ast.Constant:
+    return ast.Constant(value=value)
+
+
+def _kind_of_constant(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "num"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, tuple):
+        return "array"
+    if isinstance(value, frozenset):
+        return "set"
+    return "any"
+
+
+def _as_constant(value: Any) -> tuple[bool, Any]:
+    """(True, a compile-time constant equal to ``value``) or (False, None)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return True, value
+    if isinstance(value, list | tuple):
+        items = [_as_constant(item) for item in value]
+        if all(ok for ok, _ in items):
+            return True, tuple(item for _, item in items)
+    if isinstance(value, set | frozenset):
+        items = [_as_constant(item) for item in value]
+        if all(ok for ok, _ in items):
+            return True, frozenset(item for _, item in items)
+    return False, None
+
+
+_Out = tuple[ast.expr, str]
+
+
+class _Builder:
+    """Checks the user's tree and builds the new one, node by node."""
+
+    def __init__(self, source: _Source, defaults: Mapping[str, Any]) -> None:
+        self.source = source
+        self.defaults = defaults
+        self.globals: dict[str, Any] = {}
+        self._reads: list[tuple[int, str]] = []
+        self._temps = 0
+        self._depth = 0
+
+    # positions and errors
+
+    def index(self, node: ast.AST) -> int:
+        return self.source.index(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+    def end_index(self, node: ast.AST) -> int:
+        return self.source.index(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+
+    def fail(self, message: str, node: ast.AST | None = None, index: int | None = None) -> NoReturn:
+        if index is None:
+            index = self.index(node) if node is not None else 0
+        raise self.source.error(message, index)
+
+    def between(self, left: ast.AST, right: ast.AST, symbol: str) -> int:
+        """The index of ``symbol`` (an operator) between two operand nodes."""
+        start, end = self.end_index(left), self.index(right)
+        found = self.source.body.find(symbol, start, end)
+        return found if found >= 0 else start
+
+    def reads(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for _, name in sorted(self._reads, key=lambda read: read[0]):
+            seen.setdefault(name)
+        return tuple(seen)
+
+    def temp(self) -> str:
+        self._temps += 1
+        return f"_t{self._temps}"
+
+    # the translation
+
+    def expr(self, node: ast.expr) -> _Out:
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            self.fail(f"the expression is nested more than {MAX_DEPTH} deep", node)
+        try:
+            return self._expr(node)
+        finally:
+            self._depth -= 1
+
+    def _expr(self, node: ast.expr) -> _Out:
+        if isinstance(node, ast.Constant):
+            return self.constant(node)
+        if isinstance(node, ast.Name | ast.Attribute | ast.Subscript):
+            return self.field(node)
+        if isinstance(node, ast.BoolOp):
+            parts = [self.expr(value) for value in node.values]
+            op: ast.boolop = ast.And() if isinstance(node.op, ast.And) else ast.Or()
+            return ast.BoolOp(op=op, values=[p for p, _ in parts]), _common([k for _, k in parts])
+        if isinstance(node, ast.UnaryOp):
+            return self.unary(node)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node)
+        if isinstance(node, ast.Compare):
+            return self.compare(node)
+        if isinstance(node, ast.IfExp):
+            body, body_kind = self.expr(node.body)
+            test, _ = self.expr(node.test)
+            orelse, else_kind = self.expr(node.orelse)
+            return ast.IfExp(test=test, body=body, orelse=orelse), _common([body_kind, else_kind])
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            return self.display(node)
+        message = _REJECTED_NODES.get(type(node), f"'{type(node).__name__}' is not allowed")
+        self.fail(message, node)
+
+    def constant(self, node: ast.Constant) -> _Out:
+        value = node.value
+        if isinstance(value, bytes):
+            self.fail("bytes literals are not allowed", node)
+        if isinstance(value, complex):
+            self.fail("complex numbers are not allowed", node)
+        if value is Ellipsis:
+            self.fail("'...' is not allowed", node)
+        if not (value is None or isinstance(value, bool | int | float | str)):
+            self.fail(f"{type(value).__name__} literals are not allowed", node)
+        return _const(value), _kind_of_constant(value)
+
+    # field paths
+
+    def path(self, node: ast.expr, *, what: str) -> tuple[ast.Name, list[str | int]]:
+        """The root name and the keys of a field path; fails on anything else."""
+        keys: list[str | int] = []
+        while True:
+            if isinstance(node, ast.Attribute):
+                at = self.end_index(node) - len(node.attr)
+                if node.attr.startswith("_"):
+                    self.fail(f"names starting with '_' are not allowed: '{node.attr}'", index=at)
+                keys.append(node.attr)
+                if not isinstance(node.value, ast.Name | ast.Attribute | ast.Subscript):
+                    self.fail(f"'.{node.attr}' is not allowed here: {what}", index=at)
+                node = node.value
+            elif isinstance(node, ast.Subscript):
+                keys.append(self.subscript_key(node.slice))
+                if not isinstance(node.value, ast.Name | ast.Attribute | ast.Subscript):
+                    self.fail(f"subscripts are not allowed here: {what}", node.slice)
+                node = node.value
+            else:
+                assert isinstance(node, ast.Name)
+                if node.id.startswith("_"):
+                    self.fail(f"names starting with '_' are not allowed: '{node.id}'", node)
+                if node.id in _ALIASES and keys:
+                    self.fail(f"'{node.id}' is a literal, not a field", node)
+                keys.reverse()
+                return node, keys
+
+    def subscript_key(self, key: ast.expr) -> str | int:
+        if isinstance(key, ast.Slice):
+            self.fail("slices are not allowed", key)
+        if isinstance(key, ast.Constant) and (
+            isinstance(key.value, str)
+            or (isinstance(key.value, int) and not isinstance(key.value, bool))
+        ):
+            return key.value
+        if (
+            isinstance(key, ast.UnaryOp)
+            and isinstance(key.op, ast.USub)
+            and isinstance(key.operand, ast.Constant)
+            and isinstance(key.operand.value, int)
+            and not isinstance(key.operand.value, bool)
+        ):
+            return -key.operand.value
+        self.fail("a subscript must be a constant string or integer", key)
+
+    def field(self, node: ast.Name | ast.Attribute | ast.Subscript) -> _Out:
+        what = "attributes and subscripts can only follow a field path"
+        root, keys = self.path(node, what=what)
+        if root.id in _ALIASES:
+            value = _ALIASES[root.id]
+            return _const(value), _kind_of_constant(value)
+        self._reads.append((self.index(root), root.id))
+        read: ast.expr = self.read(root.id)
+        if keys:
+            read = _call("_path", read, _const(tuple(keys)))
+        return read, "any"
+
+    def read(self, name: str) -> ast.expr:
+        """``case.get("name", default)``."""
+        args: list[ast.expr] = [_const(name)]
+        if name in self.defaults:
+            ok, value = _as_constant(self.defaults[name])
+            if ok:
+                if value is not None:
+                    args.append(_const(value))
+            else:
+                slot = f"_default_{len(self.globals)}"
+                self.globals[slot] = copy.deepcopy(self.defaults[name])
+                args.append(ast.Name(id=slot, ctx=ast.Load()))
+        get = ast.Attribute(value=ast.Name(id="case", ctx=ast.Load()), attr="get", ctx=ast.Load())
+        return ast.Call(func=get, args=args, keywords=[])
+
+    # operators
+
+    def unary(self, node: ast.UnaryOp) -> _Out:
+        if isinstance(node.op, ast.Not):
+            operand, _ = self.expr(node.operand)
+            return ast.UnaryOp(op=ast.Not(), operand=operand), "bool"
+        if isinstance(node.op, ast.USub):
+            operand, kind = self.expr(node.operand)
+            if isinstance(operand, ast.Constant) and kind == "num":
+                number: Any = operand.value
+                return _const(-number), "num"
+            return _call("_neg", operand), "any"
+        symbol = "~" if isinstance(node.op, ast.Invert) else "+"
+        self.fail(f"unary '{symbol}' is not allowed", node)
+
+    def binop(self, node: ast.BinOp) -> _Out:
+        rejected = _REJECTED_BINOPS.get(type(node.op))
+        if rejected is not None:
+            at = self.between(node.left, node.right, rejected)
+            self.fail(f"'{rejected}' is not allowed", index=at)
+        left, left_kind = self.expr(node.left)
+        right, right_kind = self.expr(node.right)
+        both_sets = left_kind == "set" and right_kind == "set"
+        if isinstance(node.op, ast.BitAnd | ast.BitOr | ast.Sub) and both_sets:
+            return ast.BinOp(left=left, op=type(node.op)(), right=right), "set"
+        if isinstance(node.op, ast.BitAnd):
+            return _call("_and", left, right), "set"
+        if isinstance(node.op, ast.BitOr):
+            return _call("_or", left, right), "set"
+        helper = {ast.Add: "_add", ast.Sub: "_sub", ast.Mult: "_mul", ast.Div: "_div"}
+        return _call(helper[type(node.op)], left, right), "any"
+
+    def compare(self, node: ast.Compare) -> _Out:
+        operands = [node.left, *node.comparators]
+        # check every operator before translating, so errors come left to right
+        for i, op in enumerate(node.ops):
+            right = operands[i + 1]
+            if isinstance(op, ast.Is | ast.IsNot) and not _is_null(right):
+                at = self.between(operands[i], right, "is")
+                self.fail("'is' is only allowed as 'is None' or 'is not None'", index=at)
+        built = [self.expr(operand) for operand in operands]
+        tests: list[ast.expr] = []
+        for i, op in enumerate(node.ops):
+            (left, left_kind), (right, right_kind) = built[i], built[i + 1]
+            if 0 < i + 1 < len(node.ops) and not isinstance(right, ast.Constant):
+                name = self.temp()  # a middle operand: evaluate once, use twice
+                right = ast.NamedExpr(target=ast.Name(id=name, ctx=ast.Store()), value=right)
+                built[i + 1] = (ast.Name(id=name, ctx=ast.Load()), right_kind)
+            tests.append(self.comparison(op, left, left_kind, right, right_kind))
+        if len(tests) == 1:
+            return tests[0], "bool"
+        return ast.BoolOp(op=ast.And(), values=tests), "bool"
+
+    def comparison(
+        self, op: ast.cmpop, left: ast.expr, left_kind: str, right: ast.expr, right_kind: str
+    ) -> ast.expr:
+        inline = False
+        if isinstance(op, ast.Is | ast.IsNot):
+            if isinstance(left, ast.Constant):  # 1 is None: known now
+                return _const((left.value is None) == isinstance(op, ast.Is))
+            inline = True
+        elif isinstance(op, ast.Eq | ast.NotEq):
+            inline = left_kind in _SCALAR_KINDS or right_kind in _SCALAR_KINDS
+        elif isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE):
+            inline = left_kind == right_kind and left_kind in ("num", "str")
+        elif (
+            isinstance(right, ast.Constant)
+            and isinstance(right.value, frozenset | tuple)
+            and all(_kind_of_constant(v) in ("num", "str", "bool", "none") for v in right.value)
+        ):
+            return self.scalar_membership(op, left, left_kind, frozenset(right.value))
+        if inline:
+            return ast.Compare(left=left, ops=[type(op)()], comparators=[right])
+        return _call(_CMP_HELPERS[type(op)], left, right)
+
+    def scalar_membership(
+        self, op: ast.cmpop, item: ast.expr, item_kind: str, members: frozenset[Any],
+    ) -> ast.expr:
+        """``x in {"a", 1}``: an inline set lookup when ``x`` is known to be a scalar,
+        else one call to a small per-set helper (a list or object is never a member)."""
+        if item_kind in ("num", "str", "bool", "none"):
+            test: ast.expr = ast.Compare(left=item, ops=[ast.In()], comparators=[_const(members)])
+        else:
+            slot = f"_member_{len(self.globals)}"
+            self.globals[slot] = _member(members)
+            test = _call(slot, item)
+        return ast.UnaryOp(op=ast.Not(), operand=test) if isinstance(op, ast.NotIn) else test
+
+    # calls
+
+    def call(self, node: ast.Call) -> _Out:
+        func = node.func
+        if not isinstance(func, ast.Name):
+            if isinstance(func, ast.Attribute):
+                at = self.end_index(func) - len(func.attr)
+                hint = ""
+                if func.attr in FUNCTIONS:
+                    hint = f"; write {func.attr}(x)" if FUNCTIONS[func.attr][1] == 1 else (
+                        f"; write {func.attr}(x, ...)"
+                    )
+                self.fail(f"method calls are not allowed: '.{func.attr}()'{hint}", index=at)
+            self.fail("only the functions " + ", ".join(FUNCTIONS) + " can be called", func)
+        name = func.id
+        if name not in FUNCTIONS:
+            self.fail(
+                f"function '{name}' is not allowed; the functions are: " + ", ".join(FUNCTIONS),
+                func,
+            )
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                self.fail("starred arguments are not allowed", arg)
+        if node.keywords:
+            self.fail("keyword arguments are not allowed", node.keywords[0])
+        fewest, most = FUNCTIONS[name]
+        given = len(node.args)
+        if given < fewest or (most is not None and given > most):
+            if most is None:
+                wanted = f"at least {fewest} argument" + ("s" if fewest > 1 else "")
+            else:
+                wanted = f"{fewest} argument" + ("s" if fewest > 1 else "")
+            self.fail(f"{name}() takes {wanted}, got {given}", node)
+        if name == "has":
+            return self.has(node.args[0]), "bool"
+        if name == "matches":
+            return self.matches(node), "bool"
+        args = [self.expr(arg)[0] for arg in node.args]
+        kind = {"len": "num", "set": "set", "empty": "bool", "startswith": "bool",
+                "endswith": "bool"}.get(name, "any")
+        return _call(f"_{name}", *args), kind
+
+    def has(self, arg: ast.expr) -> ast.expr:
+        what = "has() needs a field path, like has(a.b)"
+        if not isinstance(arg, ast.Name | ast.Attribute | ast.Subscript):
+            self.fail(what, arg)
+        root, keys = self.path(arg, what=what)
+        if root.id in _ALIASES:
+            self.fail(what, arg)
+        self._reads.append((self.index(root), root.id))
+        case = ast.Name(id="case", ctx=ast.Load())
+        if not keys:
+            return ast.Compare(left=_const(root.id), ops=[ast.In()], comparators=[case])
+        return _call("_has", case, _const((root.id, *keys)))
+
+    def matches(self, node: ast.Call) -> ast.expr:
+        subject, regex = node.args
+        if not (isinstance(regex, ast.Constant) and isinstance(regex.value, str)):
+            self.fail("the pattern of matches() must be a string literal", regex)
+        try:
+            pattern = re.compile(regex.value)
+        except re.error as error:
+            self.fail(f"invalid regular expression: {error}", regex)
+        value, _ = self.expr(subject)
+        slot = f"_matches_{len(self.globals)}"
+        self.globals[slot] = _matcher(pattern)
+        return _call(slot, value)
+
+    # displays
+
+    def display(self, node: ast.List | ast.Tuple | ast.Set) -> _Out:
+        items: list[ast.expr] = []
+        for element in node.elts:
+            if isinstance(element, ast.Starred):
+                self.fail("starred expressions are not allowed", element)
+            items.append(self.expr(element)[0])
+        constant = all(isinstance(item, ast.Constant) for item in items)
+        values = [item.value for item in items if isinstance(item, ast.Constant)]
+        if isinstance(node, ast.Set):
+            if constant:
+                return _const(frozenset(values)), "set"
+            return _call("_make_set", *items), "set"
+        if constant:
+            return _const(tuple(values)), "array"
+        return ast.Tuple(elts=items, ctx=ast.Load()), "array"
+
+
+def _is_null(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Constant) and node.value is None) or (
+        isinstance(node, ast.Name) and node.id == "null"
+    )
+
+
+def _common(kinds: list[str]) -> str:
+    return kinds[0] if len(set(kinds)) == 1 else "any"
+
+
+# --------------------------------------------------------------------------- self-check
+
+_GENERATED_NODES = (
+    ast.Lambda, ast.arguments, ast.arg, ast.Name, ast.Load, ast.Store, ast.Constant,
+    ast.Call, ast.Attribute, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.Compare,
+    ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is,
+    ast.IsNot, ast.IfExp, ast.Tuple, ast.NamedExpr, ast.BinOp, ast.BitAnd, ast.BitOr, ast.Sub,
+)
+
+
+def _check_generated(tree: ast.Lambda, namespace: Mapping[str, Any]) -> None:
+    """Defence in depth: the new tree holds only what the builder is meant to emit."""
+    for node in ast.walk(tree):
+        if not isinstance(node, _GENERATED_NODES):
+            raise AssertionError(f"generated code holds {type(node).__name__}")
+        if isinstance(node, ast.Attribute) and not (
+            node.attr == "get" and isinstance(node.value, ast.Name) and node.value.id == "case"
+        ):
+            raise AssertionError(f"generated code reads attribute {node.attr}")
+        if isinstance(node, ast.Name) and (
+            node.id == "__builtins__"
+            or not (node.id == "case" or node.id in namespace or re.fullmatch(r"_t\d+", node.id))
+        ):
+            raise AssertionError(f"generated code names {node.id}")
