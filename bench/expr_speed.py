@@ -1,17 +1,17 @@
-"""Classify cases with the rag rules written in the expression language, against rag.py.
+"""Classify with the shipped rag taxonomy (rules compiled from rag.yaml) against plain Python.
 
 Both classifiers run ``failed`` and then the five enabled rag categories, first
 match wins, over the same cases in the same run (interleaved rounds, median):
 
-- expressions: the rules compiled by ``taxonomy.expr.compile_expr``, given only the
-  fields present in each case (how a reader hands them over);
-- rag.py: the plain-Python predicates of the built-in taxonomy, given every field
-  with its default filled in beforehand (what ``Tallier.add_complete`` gets), so
-  their rate leaves out the cost of filling defaults.
+- compiled: the predicates of ``builtin_taxonomies()["rag"]``, compiled from the
+  expression language, given only the fields present in each case (how a reader
+  hands them over);
+- plain Python: ADR 0059's reference classifier (``tests/rag_reference.py``), over
+  the same cases.
 
 Cases are drawn with ``random.Random(0)`` from examples/reports/eval_summary.json,
-keeping only the fields the rag taxonomy declares, top-level arrays as tuples.
-Target: at least 1,000,000 cases/s for the expressions. Run from the repository root:
+keeping only the fields the rag taxonomy reads, top-level arrays as tuples. Target:
+at least 1,000,000 cases/s for the compiled rules. Run from the repository root:
 
     python bench/expr_speed.py                  # 100k cases, 7 rounds
     python bench/expr_speed.py --cases 20000 --rounds 3
@@ -30,67 +30,40 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from pytest_failgate.taxonomy.expr import compile_expr  # noqa: E402
-from pytest_failgate.taxonomy.rag import RAG  # noqa: E402
+import rag_reference  # noqa: E402
+
+from pytest_failgate.taxonomy import builtin_taxonomies  # noqa: E402
 
 SOURCE = ROOT / "examples" / "reports" / "eval_summary.json"
-
-DEFAULTS: dict[str, Any] = {"answerable": True}
-FAILED = "(accuracy != 1.0) if answerable else not (abstained and not evidence_doc_ids)"
-CATEGORIES: dict[str, str] = {
-    "verifier_false_negative": "not answerable and not abstained",
-    "verifier_false_positive": "answerable and abstained and term_match",
-    "retrieval_miss": (
-        "answerable and expected_doc_ids"
-        " and not (set(expected_doc_ids) & set(evidence_doc_ids))"
-    ),
-    "planner_under_decomposition": (
-        'query_type in {"comparison", "multi_hop"} and len(attempt_latency) <= 1'
-    ),
-    "generator_hallucination": (
-        "claim_citation_alignment is not None and claim_citation_alignment < 0.5"
-    ),
-}
-
 Predicate = Callable[[Mapping[str, Any]], Any]
 
 
-def make_cases(n_cases: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(present-only cases, the same cases with every field at its default if absent)."""
+def make_cases(n_cases: int, fields: Sequence[str]) -> list[dict[str, Any]]:
     source = json.loads(SOURCE.read_text(encoding="utf-8"))["case_results"]
-    fields = RAG.fields
     rng = random.Random(0)
-    present: list[dict[str, Any]] = []
-    complete: list[dict[str, Any]] = []
+    cases = []
     for _ in range(n_cases):
-        raw = rng.choice(source)
-        case = {
-            f.name: tuple(raw[f.name]) if isinstance(raw[f.name], list) else raw[f.name]
-            for f in fields if f.name in raw
-        }
-        present.append(case)
-        complete.append({f.name: case.get(f.name, f.default) for f in fields})
-    return present, complete
+        case = rng.choice(source)
+        cases.append({name: tuple(value) if isinstance(value, list) else value
+                      for name, value in case.items() if name in fields})
+    return cases
 
 
 def classify_all(failed: Predicate, rules: Sequence[Predicate],
                  cases: list[dict[str, Any]]) -> list[int]:
-    """Per case: 0 passed, else the 1-based deciding rule (len(rules) + 1: fallback)."""
-    out = []
-    fallback = len(rules) + 1
+    decided = []
     for case in cases:
-        if not failed(case):
-            out.append(0)
-            continue
-        decided = fallback
-        for position, rule in enumerate(rules, start=1):
-            if rule(case):
-                decided = position
-                break
-        out.append(decided)
-    return out
+        position = 0
+        if failed(case):
+            position = len(rules) + 1
+            for index, rule in enumerate(rules, start=1):
+                if rule(case):
+                    position = index
+                    break
+        decided.append(position)
+    return decided
 
 
 def timed(failed: Predicate, rules: Sequence[Predicate], cases: list[dict[str, Any]]) -> float:
@@ -105,30 +78,28 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
 
-    enabled = [rule for rule in RAG.categories if rule.enabled]
-    assert [rule.name for rule in enabled] == list(CATEGORIES), "rag's rules changed"
-    compiled_failed = compile_expr(FAILED, DEFAULTS).function
-    compiled_rules = [compile_expr(text, DEFAULTS).function for text in CATEGORIES.values()]
-    rag_failed = RAG.failed.predicate
-    rag_rules = [rule.predicate for rule in enabled]
+    rag = builtin_taxonomies()["rag"]
+    enabled = [rule for rule in rag.categories if rule.enabled]
+    assert [rule.name for rule in enabled] == list(rag_reference.RULES), "rag's rules changed"
+    compiled = (rag.failed.predicate, [rule.predicate for rule in enabled])
+    plain = (rag_reference.failed, list(rag_reference.RULES.values()))
 
-    present, complete = make_cases(args.cases)
-    ours = classify_all(compiled_failed, compiled_rules, present)
-    theirs = classify_all(rag_failed, rag_rules, complete)
-    if ours != theirs:
-        sys.exit("the expressions and rag.py disagree on some case")
+    cases = make_cases(args.cases, [f.name for f in rag.fields])
+    ours = classify_all(*compiled, cases)
+    if ours != classify_all(*plain, cases):
+        sys.exit("the compiled rag taxonomy and the reference disagree on some case")
 
-    samples: dict[str, list[float]] = {"expressions": [], "rag.py": []}
+    samples: dict[str, list[float]] = {"compiled": [], "plain": []}
     for _ in range(args.rounds):
-        samples["expressions"].append(timed(compiled_failed, compiled_rules, present))
-        samples["rag.py"].append(timed(rag_failed, rag_rules, complete))
+        samples["compiled"].append(timed(*compiled, cases))
+        samples["plain"].append(timed(*plain, cases))
     rates = {name: args.cases / statistics.median(values) for name, values in samples.items()}
     n_failed = sum(1 for decided in ours if decided)
     print(f"{args.cases} cases ({n_failed} failed), median of {args.rounds} rounds, one core")
-    print(f"  expressions (present fields)  {rates['expressions']:12,.0f} cases/s"
+    print(f"  compiled rag.yaml rules       {rates['compiled']:12,.0f} cases/s"
           "   (target >= 1,000,000)")
-    print(f"  rag.py (complete cases)       {rates['rag.py']:12,.0f} cases/s")
-    print(f"  ratio expressions / rag.py    {rates['expressions'] / rates['rag.py']:12.2f}")
+    print(f"  plain-Python reference        {rates['plain']:12,.0f} cases/s")
+    print(f"  ratio compiled / plain        {rates['compiled'] / rates['plain']:12.2f}")
 
 
 if __name__ == "__main__":

@@ -118,19 +118,20 @@ def cmd_ratchet(args: argparse.Namespace) -> int:
 
 def _taxonomy(args: argparse.Namespace) -> Taxonomy:
     from .ceilings.load import load_ceilings
-    from .taxonomy import BUILTIN
+    from .taxonomy import builtin_taxonomies
 
+    known = builtin_taxonomies()
     if args.taxonomy:
-        if args.taxonomy not in BUILTIN:
+        if args.taxonomy not in known:
             from .errors import did_you_mean
 
             raise FailgateError(f"unknown taxonomy '{args.taxonomy}'"
-                                + did_you_mean(args.taxonomy, BUILTIN))
-        return BUILTIN[args.taxonomy]
+                                + did_you_mean(args.taxonomy, known))
+        return known[args.taxonomy]
     path = Path(args.ceilings)
     if path.exists():
-        return load_ceilings(path.resolve(), BUILTIN).taxonomy
-    return BUILTIN["rag"]
+        return load_ceilings(path.resolve(), known).taxonomy
+    return known["rag"]
 
 
 def _bar(count: int, largest: int) -> str:

@@ -22,7 +22,7 @@ from .reports.discover import discover
 from .reports.model import Report, ReportFile, SkippedFile
 from .reports.read import load_report
 from .result import GateResult, GuardResultModel, LoweringResult, ReportResult, Row
-from .taxonomy import BUILTIN, Taxonomy
+from .taxonomy import Taxonomy, builtin_taxonomies
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -161,8 +161,12 @@ class Gate:
         return span.line if span is not None else 1
 
 
-def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] = BUILTIN) -> Gate:
-    """Run the whole gate; raises ``FailgateError`` for problems that stop everything."""
+def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None) -> Gate:
+    """Run the whole gate; raises ``FailgateError`` for problems that stop everything.
+
+    ``taxonomies`` are those a ceilings file may name (default: the built-in ones).
+    """
+    taxonomies = builtin_taxonomies() if taxonomies is None else taxonomies
     ceilings: Ceilings | None = None
     if config.mode == "init":
         if config.ceilings_path.exists():

@@ -34,12 +34,14 @@ class Span:
     col: int
     start: int
     end: int
+    style: str | None = None  # a scalar's quoting: None (plain), "'", '"', "|" or ">"
 
 
 def _span(node: yaml.Node) -> Span:
+    style = node.style if isinstance(node, yaml.ScalarNode) else None
     return Span(
         node.start_mark.line + 1, node.start_mark.column + 1, node.start_mark.index,
-        node.end_mark.index,
+        node.end_mark.index, style,
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import write_ceilings
+from helpers import BUILTIN, RAG, write_ceilings
 
 from pytest_failgate.ceilings.check import evaluate, rate_allowance
 from pytest_failgate.ceilings.load import Ceilings, load_ceilings
@@ -21,7 +21,6 @@ from pytest_failgate.ceilings.rewrite import (
 )
 from pytest_failgate.errors import FailgateError
 from pytest_failgate.reports.model import Report
-from pytest_failgate.taxonomy import BUILTIN, RAG
 
 
 def load(path: Path) -> Ceilings:

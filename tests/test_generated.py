@@ -6,9 +6,7 @@ import random
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers import CATEGORY_CASES, cases_for, write_ceilings, write_jsonl, write_summary
-
-from pytest_failgate.taxonomy import RAG
+from helpers import CATEGORY_CASES, RAG, cases_for, write_ceilings, write_jsonl, write_summary
 
 
 def _plan(n_cases: int, seed: int) -> tuple[dict[str, int], dict[str, int]]:

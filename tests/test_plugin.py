@@ -279,7 +279,7 @@ def test_missing_fields_are_reported_in_the_summary(pytester: pytest.Pytester) -
     result.assert_outcomes(passed=7)
     result.stdout.fnmatch_lines([
         "  warning: rule planner_under_decomposition: 'attempt_latency' absent in 3 of the 3 "
-        "cases it examined (read as [])",
+        "cases it examined (read as null)",
     ])
 
 

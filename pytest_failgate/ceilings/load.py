@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..errors import FailgateError, closest, did_you_mean, display_path
+from ..taxonomy.files import resolve_taxonomy
 from ..yamlsource import Loc, Span, YamlDoc, load_yaml
 from .model import CEILING_KEYS, TOP_KEYS, Ceiling, CeilingsModel
 
@@ -90,12 +91,7 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
         model = CeilingsModel.model_validate(doc.data)
     except ValidationError as exc:
         raise validation_error(doc, exc) from None
-    taxonomy = taxonomies.get(model.taxonomy)
-    if taxonomy is None:
-        raise doc.error(
-            f"unknown taxonomy '{model.taxonomy}'" + did_you_mean(model.taxonomy, taxonomies),
-            ("taxonomy",),
-        )
+    taxonomy = resolve_taxonomy(model.taxonomy, doc, taxonomies)
     valid = (*taxonomy.category_names, TOTAL)
     entries: dict[tuple[str, ...], Entry] = {}
     sections: list[tuple[tuple[str, ...], dict[str, Ceiling]]] = [

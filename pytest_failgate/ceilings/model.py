@@ -89,7 +89,7 @@ class CeilingsModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     version: Literal[1]
-    taxonomy: str = "rag"
+    taxonomy: str | dict[str, Any] = "rag"  # a name, a file, or a taxonomy written inline
     ceilings: dict[str, Ceiling] = {}
     reports: dict[str, dict[str, Ceiling]] = {}
 
@@ -114,10 +114,11 @@ class CeilingsModel(BaseModel):
 
     @field_validator("taxonomy", mode="before")
     @classmethod
-    def _taxonomy(cls, value: Any) -> str:
-        if not isinstance(value, str) or not value:
-            raise ValueError("taxonomy must be a name such as 'rag'")
-        return value
+    def _taxonomy(cls, value: Any) -> str | dict[str, Any]:
+        if isinstance(value, dict) or (isinstance(value, str) and value):
+            return value
+        raise ValueError("taxonomy is a name such as 'rag', a path to a taxonomy file, or a "
+                         "taxonomy written inline")
 
     @field_validator("reports", mode="before")
     @classmethod

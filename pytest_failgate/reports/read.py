@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import FailgateError, did_you_mean
-from ..taxonomy import Tallier, Taxonomy, kind_of
+from ..taxonomy import Decision, Tallier, Taxonomy, kind_of
 from .jsonscan import (
     FieldPicker,
     FieldValueError,
@@ -34,8 +34,9 @@ from .model import Report, ReportFile, SkippedFile, case_id
 RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outcomes")
 
 Locate = Callable[[int], tuple[int, int]]
-# what a case's rule fields decide: (outcome, absent-field bits, ids rules read, the case)
-Derived = tuple[int, int, tuple[Any, ...], dict[str, Any]]
+# what a case's rule fields decide: (decision, absent-field bits, ids rules read, the case)
+Derived = tuple[Decision, int, tuple[Any, ...], dict[str, Any]]
+_ABSENT: Any = object()  # the value the picker gives a field the case does not have
 
 
 class _CaseError(Exception):
@@ -63,11 +64,11 @@ class _CaseSink:
             # An id a rule reads is a keyed field: hand its value back (unique values
             # make such cases uncacheable, which is correct, merely slower).
             ids = tuple(None if absent & bit else values[i] for i, bit in read_ids)
-            case = dict(zip(names, values, strict=True))
+            case = {n: v for n, v in zip(names, values, strict=True) if v is not _ABSENT}
             return tallier.decide(case), absent, ids, case
 
         self.picker = FieldPicker(
-            [Wanted(f.name, f.default, f.problem) for f in taxonomy.fields], id_only, decide
+            [Wanted(f.name, _ABSENT, f.problem) for f in taxonomy.fields], id_only, decide
         )
         # Where each id field's value comes from, in the order ids are tried.
         read_names = [n for n in taxonomy.id_fields if n in names]
@@ -95,8 +96,9 @@ class _CaseSink:
             raise _CaseError(
                 position, f"duplicate case id '{case_id(key)}' (also case #{first})"
             )
-        decided = derived[0]
-        self.tallier.record(case_id(key) if decided else "", decided, derived[1], derived[3])
+        decision = derived[0]
+        self.tallier.record(case_id(key) if decision[0] else "", decision, derived[1],
+                            derived[3])
 
     def _slow_key(self, read_ids: tuple[Any, ...], raws: Raws, position: int) -> bytes | None:
         for from_rules, slot in self._id_sources:

@@ -1,23 +1,29 @@
-"""What a taxonomy is: the fields it reads, a ``failed`` predicate, ordered rules.
+"""What a taxonomy is: a ``failed`` predicate, ordered rules, groups and caveats.
 
-A taxonomy is data plus small predicates. Declaring the fields each rule reads is
-what lets readers decode only those fields of a large report, lets failgate say
-how often a field a rule depends on was absent, and lets a mistyped value be an
-error that names the case instead of a silent misclassification.
+A taxonomy is data plus small predicates over a *case*: a mapping of the fields
+present in one record of a report (an absent field is simply not a key). Rules
+declare the fields they read, which lets readers decode only those fields of a
+large report, lets failgate say how often a field a rule depends on was absent,
+and lets a value of the wrong kind be an error naming the case. Taxonomies are
+usually written as YAML files (see ``files``); this module is also the Python API.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Kind = Literal["bool", "number", "string", "array", "object", "null"]
 Case = Mapping[str, Any]
 Predicate = Callable[[Case], bool]
 
-RESERVED_NAMES = frozenset({"total", "consistency"})
+RESERVED_NAMES = frozenset({"total", "consistency", "guard", "cases", "groups"})
 DEFAULT_ID_FIELDS = ("id", "case_id", "question_id", "sample_id")
+GROUP_PREFIX = "group:"
 
 _KIND_WORDS: dict[str, str] = {
     "bool": "true or false",
@@ -51,18 +57,21 @@ def describe_kinds(kinds: frozenset[Kind]) -> str:
 
 @dataclass(frozen=True)
 class Field:
-    """A case field a taxonomy reads: the JSON kinds it accepts and its value when absent."""
+    """A case field rules read: the JSON kinds it may hold (``None``: any) and its default.
+
+    The default is what rules see when the field is absent; the kinds make a
+    mistyped value an error instead of a silent truthiness accident.
+    """
 
     name: str
-    kinds: frozenset[Kind]
+    kinds: frozenset[Kind] | None = None
     default: Any = None
-    item_kinds: frozenset[Kind] | None = None  # for arrays whose items a rule hashes or compares
-    note: str = ""
+    item_kinds: frozenset[Kind] | None = None  # for arrays whose items rules hash or compare
 
     def problem(self, value: object) -> str | None:
         """Why ``value`` is not acceptable for this field, or ``None`` when it is."""
         kind = kind_of(value)
-        if kind not in self.kinds:
+        if self.kinds is not None and kind not in self.kinds:
             return f"is {_show(value)} ({_KIND_WORDS[kind]}); expected {describe_kinds(self.kinds)}"
         if kind == "array" and self.item_kinds is not None:
             assert isinstance(value, list | tuple)
@@ -80,15 +89,26 @@ def _show(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _never(case: Case) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class Rule:
-    """One named predicate over a case, with the fields it reads and its meaning in words."""
+    """One named predicate over a case, with the fields it reads and its meaning in words.
+
+    ``group``, ``stage`` and ``hint`` are for people: a coarser bucket ceilings can
+    gate, where in the pipeline the failure arises, and what to look at first.
+    """
 
     name: str
     predicate: Predicate
     reads: tuple[str, ...]
     description: str
     enabled: bool = True
+    group: str | None = None
+    stage: str | None = None
+    hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +117,8 @@ class Taxonomy:
 
     ``fallback`` names the category of failed cases no rule matched. Disabled rules
     never match but their category is still counted (as 0), so a report's shape
-    does not change when a rule is switched on.
+    does not change when a rule is switched on. Caveats are informational flags
+    counted over all cases, never failures.
     """
 
     name: str
@@ -107,29 +128,30 @@ class Taxonomy:
     categories: tuple[Rule, ...]
     fallback: str
     fallback_description: str = "no rule matched"
+    fallback_group: str | None = None
+    caveats: tuple[Rule, ...] = ()
     id_fields: tuple[str, ...] = DEFAULT_ID_FIELDS
+    source: Path | None = None
     field_index: Mapping[str, Field] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        index = {f.name: f for f in self.fields}
-        if len(index) != len(self.fields):
+        declared = {f.name: f for f in self.fields}
+        if len(declared) != len(self.fields):
             raise ValueError(f"taxonomy {self.name}: a field is declared twice")
-        object.__setattr__(self, "field_index", index)
-        names = [rule.name for rule in self.categories] + [self.fallback]
+        # Fields a rule reads without a declaration accept any value, default null.
+        for rule in (self.failed, *self.categories, *self.caveats):
+            for name in rule.reads:
+                declared.setdefault(name, Field(name))
+        object.__setattr__(self, "field_index", declared)
+        object.__setattr__(self, "fields", tuple(declared.values()))
         seen: set[str] = set()
-        for name in names:
+        for name in [r.name for r in self.categories] + [self.fallback] + [
+                c.name for c in self.caveats]:
             if name in seen:
-                raise ValueError(f"taxonomy {self.name}: category '{name}' is declared twice")
-            if name in RESERVED_NAMES:
+                raise ValueError(f"taxonomy {self.name}: the name '{name}' is used twice")
+            if name in RESERVED_NAMES or name.startswith(GROUP_PREFIX):
                 raise ValueError(f"taxonomy {self.name}: '{name}' is reserved, not a category")
             seen.add(name)
-        for rule in (self.failed, *self.categories):
-            unknown = [f for f in rule.reads if f not in index]
-            if unknown:
-                raise ValueError(
-                    f"taxonomy {self.name}: rule '{rule.name}' reads undeclared field(s) "
-                    + ", ".join(unknown)
-                )
 
     @property
     def category_names(self) -> tuple[str, ...]:
@@ -138,13 +160,40 @@ class Taxonomy:
 
     @property
     def rules(self) -> tuple[Rule, ...]:
-        """``failed`` followed by the categories: everything that reads fields."""
+        """``failed`` followed by the categories: everything that decides a case."""
         return (self.failed, *self.categories)
+
+    @property
+    def groups(self) -> dict[str, tuple[str, ...]]:
+        """Group name -> its categories, in order of first appearance."""
+        found: dict[str, list[str]] = {}
+        for rule in self.categories:
+            if rule.group is not None:
+                found.setdefault(rule.group, []).append(rule.name)
+        if self.fallback_group is not None:
+            found.setdefault(self.fallback_group, []).append(self.fallback)
+        return {group: tuple(names) for group, names in found.items()}
+
+    def group_of(self, category: str) -> str | None:
+        for group, names in self.groups.items():
+            if category in names:
+                return group
+        return None
 
     def describe(self, category: str) -> str:
         """The rule behind a category, in words, for failure messages."""
         for position, rule in enumerate(self.categories, start=1):
             if rule.name == category:
                 state = "" if rule.enabled else " (disabled)"
-                return f"{position} of {len(self.categories) + 1}{state}: {rule.description}"
+                text = f"{position} of {len(self.categories) + 1}{state}: {rule.description}"
+                return text + (f" (hint: {rule.hint})" if rule.hint else "")
         return f"fallback: {self.fallback_description}"
+
+
+def never() -> Predicate:
+    """The predicate of a disabled rule."""
+    return _never
+
+
+def default_of(taxonomy: Taxonomy, name: str) -> Any:
+    return taxonomy.field_index[name].default if name in taxonomy.field_index else None

@@ -1,27 +1,34 @@
 """First-match classification and the per-category counts of one report.
 
 Besides the counts, a tally keeps what a reviewer needs to trust them: the case
-ids in each category, and for every rule how many of the cases it examined
-lacked a field it reads (ADR 0059's ``attempt_latency`` was often absent, which
-silently turned every comparison query into ``planner_under_decomposition``).
-A rule examines a case when the case is failed and no earlier rule matched it.
+ids in each category with a few examples, and for every rule how many of the
+cases it examined lacked a field it reads (ADR 0059's ``attempt_latency`` was
+often absent, which silently turned every comparison query into
+``planner_under_decomposition``). A rule examines a case when the case failed
+and no earlier rule matched it.
+
+Flags are predicates counted over every case: the taxonomy's caveats, and the
+populations that rate ceilings are measured per (``per:``). With ``explain`` on,
+every rule is also tried on every failed case, to show what first-match hid.
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from .model import Case, Taxonomy
+    from .model import Case, Predicate, Taxonomy
 
+EXAMPLES = 10  # cases kept per category with their fields
 
-def classify(taxonomy: Taxonomy, present: Mapping[str, Any]) -> str | None:
-    """The category of one case (absent fields at their defaults), or ``None`` if it passed."""
-    tallier = Tallier(taxonomy)
-    return tallier.add("", present)
+# What ``decide`` says of a case: (0 passed / 1-based deciding rule / fallback,
+# flag bits, bits of every enabled rule that matched when explaining)
+Decision = tuple[int, int, int]
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,18 @@ class MissingField:
 
 
 @dataclass
+class Explanation:
+    """What first-match hid, and what the fallback holds (``--failgate-explain``)."""
+
+    # category -> later rule -> cases of the category that the later rule also matched
+    hidden: dict[str, dict[str, int]]
+    # rule -> cases it matched at all, first or not
+    matched: dict[str, int]
+    # field values of the fallback's cases (rule fields only) -> cases
+    fallback_groups: Counter[tuple[tuple[str, str], ...]]
+
+
+@dataclass
 class Tally:
     """Counts per category (every category, zeros included) for one report."""
 
@@ -45,8 +64,10 @@ class Tally:
     ids: dict[str, list[str]]
     examined: dict[str, int]
     missing: dict[str, dict[str, int]]
-    # the first cases of each category with the fields rules read, to show why
     examples: dict[str, list[tuple[str, Case]]] = field(default_factory=dict)
+    flags: dict[str, int] = field(default_factory=dict)  # flag -> cases it holds for
+    flagged: dict[str, dict[str, int]] = field(default_factory=dict)  # flag -> category -> n
+    explanation: Explanation | None = None
 
     @property
     def failed(self) -> int:
@@ -59,74 +80,81 @@ class Tally:
             for name in rule.reads:
                 count = self.missing[rule.name].get(name, 0)
                 if count:
-                    found.append(
-                        MissingField(
-                            rule.name, name, count, self.examined[rule.name],
-                            self.taxonomy.field_index[name].default,
-                        )
-                    )
+                    found.append(MissingField(rule.name, name, count, self.examined[rule.name],
+                                              self.taxonomy.field_index[name].default))
         return found
 
 
-EXAMPLES = 10  # cases kept per category with their fields
+def classify(taxonomy: Taxonomy, case: Case) -> str | None:
+    """The category of one case (a mapping of its present fields), or ``None`` if it passed."""
+    return Tallier(taxonomy).add("", case)
 
 
 class Tallier:
     """Classifies cases one at a time, so a report never needs to be held in memory."""
 
-    def __init__(self, taxonomy: Taxonomy) -> None:
+    def __init__(self, taxonomy: Taxonomy, measures: Mapping[str, Predicate] | None = None,
+                 explain: bool = False) -> None:
         self.taxonomy = taxonomy
+        self.explain = explain
         self._names = [f.name for f in taxonomy.fields]
-        self._defaults = [f.default for f in taxonomy.fields]
         self._bits = {name: 1 << i for i, name in enumerate(self._names)}
         self._rules = [r for r in taxonomy.categories if r.enabled]
         self._failed = taxonomy.failed.predicate
+        self._category_at = ["", *(r.name for r in self._rules), taxonomy.fallback]
+        flags = {c.name: c.predicate for c in taxonomy.caveats}
+        flags.update(measures or {})
+        self.flag_names = list(flags)
+        self._flag_predicates = list(flags.values())
         self._ids: dict[str, list[str]] = {name: [] for name in taxonomy.category_names}
         self._examples: dict[str, list[tuple[str, Case]]] = {
             name: [] for name in taxonomy.category_names}
         # (absent-field mask, 1 + index of the deciding rule, 0 for passed) as one
         # integer -> number of cases; decoded in ``result``
         self._stride = len(self._rules) + 2
-        self._category_at = ["", *(r.name for r in self._rules), taxonomy.fallback]
         self._reach: dict[int, int] = {}
+        self._flagged: dict[tuple[int, int], int] = {}  # (flags, decided) -> cases
+        self._hidden: Counter[tuple[int, int]] = Counter()  # (decided, matches) -> cases
+        self._fallback_groups: Counter[tuple[tuple[str, str], ...]] = Counter()
         self.n_cases = 0
 
     def bit(self, name: str) -> int:
-        """The bit that marks ``name`` as absent in an ``add_complete`` mask."""
+        """The bit that marks ``name`` as absent in a ``record`` mask."""
         return self._bits[name]
 
-    def add(self, case_id: str, present: Mapping[str, Any]) -> str | None:
+    def add(self, case_id: str, case: Case) -> str | None:
         """Classify one case given the fields it has; returns its category."""
-        case = {}
-        mask = 0
-        for name, default in zip(self._names, self._defaults, strict=True):
-            if name in present:
-                case[name] = present[name]
-            else:
-                case[name] = default
-                mask |= self._bits[name]
-        return self.add_complete(case_id, case, mask)
-
-    def add_complete(self, case_id: str, case: Case, absent: int) -> str | None:
-        """Classify a case that already holds every field (defaults for the ``absent`` bits)."""
+        absent = sum(bit for name, bit in self._bits.items() if name not in case)
         return self.record(case_id, self.decide(case), absent, case)
 
-    def decide(self, case: Case) -> int:
-        """0 for a passed case, else the 1-based position of the deciding rule
-        (one past the last enabled rule for the fallback). Pure, so callers may cache it."""
+    def decide(self, case: Case) -> Decision:
+        """What the rules say of a case. Pure, so callers may cache it by the case's fields."""
+        flags = 0
+        for i, predicate in enumerate(self._flag_predicates):
+            if predicate(case):
+                flags |= 1 << i
         if not self._failed(case):
-            return 0
+            return 0, flags, 0
+        decided = 0
+        matches = 0
         for position, rule in enumerate(self._rules, start=1):
             if rule.predicate(case):
-                return position
-        return len(self._rules) + 1
+                if not decided:
+                    decided = position
+                    if not self.explain:
+                        break
+                matches |= 1 << position
+        return decided or len(self._rules) + 1, flags, matches
 
-    def record(self, case_id: str, decided: int, absent: int, case: Case | None = None
-               ) -> str | None:
-        """Count a case whose outcome ``decide`` gave; returns its category."""
+    def record(self, case_id: str, decision: Decision, absent: int,
+               case: Case | None = None) -> str | None:
+        """Count a case whose ``decision`` was made; returns its category."""
+        decided, flags, matches = decision
         self.n_cases += 1
         key = absent * self._stride + decided
         self._reach[key] = self._reach.get(key, 0) + 1
+        if flags:
+            self._flagged[flags, decided] = self._flagged.get((flags, decided), 0) + 1
         if not decided:
             return None
         category = self._category_at[decided]
@@ -134,16 +162,23 @@ class Tallier:
         ids.append(case_id)
         if case is not None and len(ids) <= EXAMPLES:
             self._examples[category].append((case_id, case))
+        if self.explain:
+            self._hidden[decided, matches] += 1
+            if decided == len(self._rules) + 1 and case is not None:
+                self._fallback_groups[self._signature(case)] += 1
         return category
+
+    def _signature(self, case: Case) -> tuple[tuple[str, str], ...]:
+        fields = dict.fromkeys(f for rule in self._rules for f in rule.reads)
+        return tuple((name, json.dumps(case.get(name), sort_keys=True, default=str))
+                     for name in fields)
 
     def result(self) -> Tally:
         taxonomy = self.taxonomy
         examined = {rule.name: 0 for rule in taxonomy.rules}
         missing: dict[str, dict[str, int]] = {rule.name: {} for rule in taxonomy.rules}
-        rule_masks = {
-            rule.name: [(name, self._bits[name]) for name in rule.reads]
-            for rule in taxonomy.rules
-        }
+        rule_masks = {rule.name: [(name, self._bits[name]) for name in rule.reads]
+                      for rule in taxonomy.rules}
         for key, count in self._reach.items():
             mask, decided = divmod(key, self._stride)
             # ``failed`` examines every case; an enabled rule examines the failed
@@ -154,6 +189,15 @@ class Tallier:
                 for name, bit in rule_masks[rule_name]:
                     if mask & bit:
                         missing[rule_name][name] = missing[rule_name].get(name, 0) + count
+        flags = dict.fromkeys(self.flag_names, 0)
+        flagged: dict[str, dict[str, int]] = {name: {} for name in self.flag_names}
+        for (bits, decided), count in self._flagged.items():
+            for i, name in enumerate(self.flag_names):
+                if bits & (1 << i):
+                    flags[name] += count
+                    if decided:
+                        category = self._category_at[decided]
+                        flagged[name][category] = flagged[name].get(category, 0) + count
         return Tally(
             taxonomy=taxonomy,
             n_cases=self.n_cases,
@@ -162,4 +206,20 @@ class Tallier:
             examined=examined,
             missing=missing,
             examples=self._examples,
+            flags=flags,
+            flagged=flagged,
+            explanation=self._explanation() if self.explain else None,
         )
+
+    def _explanation(self) -> Explanation:
+        hidden: dict[str, dict[str, int]] = {name: {} for name in self.taxonomy.category_names}
+        matched = {rule.name: 0 for rule in self._rules}
+        for (decided, matches), count in self._hidden.items():
+            for position, rule in enumerate(self._rules, start=1):
+                if not matches & (1 << position):
+                    continue
+                matched[rule.name] += count
+                if position > decided:
+                    category = self._category_at[decided]
+                    hidden[category][rule.name] = hidden[category].get(rule.name, 0) + count
+        return Explanation(hidden, matched, self._fallback_groups)

@@ -1,0 +1,277 @@
+"""Taxonomy files: a taxonomy written in YAML, reviewed in a diff, compiled once.
+
+```yaml
+name: rag
+description: ADR 0059 v1
+id_fields: [id, case_id]            # or id_field: id
+defaults: {answerable: true}        # what an absent field reads as
+types: {answerable: bool, accuracy: number | null, expected_doc_ids: list[string] | null}
+failed: "(accuracy != 1.0) if answerable else not (abstained and not evidence_doc_ids)"
+categories:                         # tried in order; the first whose `when` holds wins
+  - {name: retrieval_miss, when: "...", group: retrieval, stage: retrieve, hint: "..."}
+  - {name: unknown}                 # the fallback: last, and without `when`
+caveats:                            # informational flags, counted, never failures
+  - {name: retries_used, when: "retry_count > 0"}
+```
+
+Every problem (bad YAML, an unknown key, a rule outside the expression language,
+a fallback that is not last, a name used twice) is one message with the file,
+line and column, and for an expression a caret under the offending part.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..errors import FailgateError, did_you_mean
+from ..yamlsource import YamlDoc, load_yaml
+from .expr import ExprError, compile_expr
+from .model import GROUP_PREFIX, RESERVED_NAMES, Field, Kind, Rule, Taxonomy, never
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from ..yamlsource import Loc
+
+TOP_KEYS = ("name", "description", "id_field", "id_fields", "defaults", "types", "failed",
+            "categories", "caveats")
+CATEGORY_KEYS = ("name", "when", "description", "group", "stage", "hint", "enabled")
+CAVEAT_KEYS = ("name", "when", "description")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_TYPE_WORDS: dict[str, Kind] = {
+    "bool": "bool", "boolean": "bool", "number": "number", "string": "string",
+    "null": "null", "object": "object", "list": "array", "array": "array",
+}
+
+
+def load_taxonomy_file(path: Path) -> Taxonomy:
+    """Read and compile a taxonomy file."""
+    doc = load_yaml(path)
+    return taxonomy_from(doc, (), source=path)
+
+
+def taxonomy_from(doc: YamlDoc, loc: Loc, source: Path | None = None) -> Taxonomy:
+    """Compile the taxonomy written at ``loc`` of a YAML document (a file, or inline)."""
+    return _Builder(doc, loc).build(source)
+
+
+class _Builder:
+    def __init__(self, doc: YamlDoc, loc: Loc) -> None:
+        self.doc = doc
+        self.loc = loc
+        self.data = doc.data_at(loc)
+        self.defaults: dict[str, Any] = {}
+
+    def error(self, message: str, loc: Loc, *, at_key: bool = False) -> FailgateError:
+        return self.doc.error(message, (*self.loc, *loc), at_key=at_key)
+
+    def build(self, source: Path | None) -> Taxonomy:
+        data = self.mapping(self.data, (), TOP_KEYS, "a taxonomy")
+        for key in ("name", "failed", "categories"):
+            if key not in data:
+                raise self.error(f"a taxonomy needs '{key}'", ())
+        name = self.name(data["name"], ("name",))
+        self.defaults = self.mapping(data.get("defaults", {}), ("defaults",), None, "defaults")
+        types = self.mapping(data.get("types", {}), ("types",), None, "types")
+        fields = [self.field(field, spec) for field, spec in types.items()]
+        fields += [Field(f, default=v) for f, v in self.defaults.items() if f not in types]
+        failed = self.rule("failed", data["failed"], ("failed",), "when a case failed")
+        categories, fallback = self.categories(data["categories"])
+        caveats = [self.caveat(entry, ("caveats", i))
+                   for i, entry in enumerate(self.sequence(data.get("caveats", []), ("caveats",)))]
+        id_fields = self.id_fields(data)
+        try:
+            return Taxonomy(
+                name=name,
+                description=self.text(data.get("description", ""), ("description",)),
+                fields=tuple(fields),
+                failed=failed,
+                categories=tuple(categories),
+                fallback=fallback["name"],
+                fallback_description=fallback["description"],
+                fallback_group=fallback["group"],
+                caveats=tuple(caveats),
+                id_fields=id_fields,
+                source=source,
+            )
+        except ValueError as exc:
+            raise self.error(str(exc).split(": ", 1)[-1], ()) from None
+
+    # -- pieces --------------------------------------------------------------------
+
+    def mapping(self, value: Any, loc: Loc, keys: tuple[str, ...] | None,
+                what: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.error(f"{what} must be a mapping", loc)
+        if keys is not None:
+            for key in value:
+                if key not in keys:
+                    raise self.error(f"unknown key '{key}'" + did_you_mean(key, keys),
+                                     (*loc, key), at_key=True)
+        return value
+
+    def sequence(self, value: Any, loc: Loc) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.error("expected a list", loc)
+        return value
+
+    def text(self, value: Any, loc: Loc) -> str:
+        if not isinstance(value, str):
+            raise self.error("expected text", loc)
+        return value
+
+    def name(self, value: Any, loc: Loc) -> str:
+        text = self.text(value, loc) if isinstance(value, str) else None
+        if text is None or not _NAME.fullmatch(text):
+            raise self.error("a name is letters, digits, '_', '.' and '-', not starting with "
+                             "a digit", loc)
+        if text in RESERVED_NAMES or text.startswith(GROUP_PREFIX):
+            raise self.error(f"'{text}' is reserved ({', '.join(sorted(RESERVED_NAMES))})", loc)
+        return text
+
+    def expression(self, value: Any, loc: Loc) -> Any:
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if not isinstance(value, str):
+            raise self.error("a rule is an expression written as text", loc)
+        try:
+            return compile_expr(value, self.defaults)
+        except ExprError as exc:
+            raise self.expression_error(value, exc, loc) from None
+
+    def expression_error(self, text: str, exc: ExprError, loc: Loc) -> FailgateError:
+        span = self.doc.where((*self.loc, *loc))
+        message = f"{exc.message}\n{exc.caret(text)}"
+        if span is None:
+            return FailgateError(message, self.doc.path)
+        if span.style in (None, "'", '"') and "\n" not in text and exc.line == 1:
+            column = span.col + (exc.col - 1) + (0 if span.style is None else 1)
+            return FailgateError(message, self.doc.path, span.line, column)
+        return FailgateError(message, self.doc.path, span.line, span.col)
+
+    def rule(self, name: str, value: Any, loc: Loc, description: str | None = None,
+             **extra: Any) -> Rule:
+        compiled = self.expression(value, loc)
+        return Rule(name, compiled.holds, compiled.reads,
+                    description or compiled.text.strip(), **extra)
+
+    def categories(self, value: Any) -> tuple[list[Rule], dict[str, Any]]:
+        entries = self.sequence(value, ("categories",))
+        if not entries:
+            raise self.error("a taxonomy needs at least its fallback category", ("categories",))
+        rules: list[Rule] = []
+        for index, entry in enumerate(entries):
+            loc = ("categories", index)
+            data = self.mapping(entry, loc, CATEGORY_KEYS, "a category")
+            if "name" not in data:
+                raise self.error("a category needs a 'name'", loc)
+            name = self.name(data["name"], (*loc, "name"))
+            last = index == len(entries) - 1
+            if "when" not in data and not last:
+                raise self.error(
+                    f"category '{name}' has no 'when', so it is a fallback, and the fallback "
+                    "must be the last category (no rule after it could ever match)", loc)
+            description = data.get("description")
+            if description is not None:
+                description = self.text(description, (*loc, "description"))
+            group = self.optional_name(data, "group", loc)
+            if last and "when" not in data:
+                return rules, {"name": name, "group": group,
+                               "description": description or "failed, and no rule matched"}
+            enabled = data.get("enabled", True)
+            if not isinstance(enabled, bool):
+                raise self.error("enabled is true or false", (*loc, "enabled"))
+            rule = self.rule(name, data["when"], (*loc, "when"), description, group=group,
+                             stage=self.optional_text(data, "stage", loc),
+                             hint=self.optional_text(data, "hint", loc), enabled=enabled)
+            if not enabled:
+                rule = Rule(rule.name, never(), rule.reads, rule.description, False,
+                            rule.group, rule.stage, rule.hint)
+            rules.append(rule)
+        raise self.error("the last category is the fallback and has no 'when': add one such as "
+                         "{name: unknown}", ("categories", len(entries) - 1))
+
+    def caveat(self, entry: Any, loc: Loc) -> Rule:
+        data = self.mapping(entry, loc, CAVEAT_KEYS, "a caveat")
+        for key in ("name", "when"):
+            if key not in data:
+                raise self.error(f"a caveat needs '{key}'", loc)
+        name = self.name(data["name"], (*loc, "name"))
+        description = self.optional_text(data, "description", loc)
+        return self.rule(name, data["when"], (*loc, "when"), description)
+
+    def optional_text(self, data: dict[str, Any], key: str, loc: Loc) -> str | None:
+        return self.text(data[key], (*loc, key)) if key in data else None
+
+    def optional_name(self, data: dict[str, Any], key: str, loc: Loc) -> str | None:
+        return self.name(data[key], (*loc, key)) if key in data else None
+
+    def id_fields(self, data: dict[str, Any]) -> tuple[str, ...]:
+        if "id_field" in data and "id_fields" in data:
+            raise self.error("give id_field or id_fields, not both", ("id_fields",), at_key=True)
+        if "id_field" in data:
+            return (self.text(data["id_field"], ("id_field",)),)
+        if "id_fields" in data:
+            names = self.sequence(data["id_fields"], ("id_fields",))
+            return tuple(self.text(n, ("id_fields", i)) for i, n in enumerate(names))
+        from .model import DEFAULT_ID_FIELDS
+
+        return DEFAULT_ID_FIELDS
+
+    def field(self, name: str, spec: Any) -> Field:
+        loc = ("types", name)
+        text = self.text(spec, loc)
+        kinds: set[Kind] = set()
+        items: set[Kind] | None = None
+        for part in (p.strip() for p in _split_union(text)):
+            match = re.fullmatch(r"(list|array)\[(.+)\]", part)
+            if match:
+                kinds.add("array")
+                items = {self.kind(p.strip(), loc) for p in _split_union(match.group(2))}
+            else:
+                kinds.add(self.kind(part, loc))
+        default = self.defaults.get(name)
+        field = Field(name, frozenset(kinds), default,
+                      frozenset(items) if items is not None else None)
+        if name in self.defaults and field.problem(default) is not None:
+            raise self.error(f"the default {field.problem(default)}", ("defaults", name))
+        return field
+
+    def kind(self, word: str, loc: Loc) -> Kind:
+        if word not in _TYPE_WORDS:
+            raise self.error(f"unknown type '{word}'" + did_you_mean(word, _TYPE_WORDS), loc)
+        return _TYPE_WORDS[word]
+
+
+def _split_union(text: str) -> list[str]:
+    """Split ``a | list[b | c] | null`` at the top-level bars."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += (char == "[") - (char == "]")
+        if char == "|" and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    return [*parts, current]
+
+
+def resolve_taxonomy(value: Any, doc: YamlDoc, taxonomies: Mapping[str, Taxonomy]) -> Taxonomy:
+    """The taxonomy a ceilings file names: a built-in or contributed name, a file, or inline."""
+    if isinstance(value, dict):
+        return taxonomy_from(doc, ("taxonomy",))
+    if not isinstance(value, str):
+        raise doc.error("taxonomy is a name (such as 'rag'), a path to a taxonomy file, or a "
+                        "taxonomy written inline", ("taxonomy",))
+    if value in taxonomies:
+        return taxonomies[value]
+    if value.endswith((".yaml", ".yml")) or "/" in value:
+        path = (doc.path.parent / value).resolve()
+        if not path.exists():
+            raise doc.error(f"taxonomy file '{value}' not found (paths are relative to this "
+                            "file)", ("taxonomy",))
+        return load_taxonomy_file(path)
+    raise doc.error(f"unknown taxonomy '{value}'" + did_you_mean(value, taxonomies),
+                    ("taxonomy",))
