@@ -10,19 +10,30 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import render
-from .ceilings.check import Check, consistency_differences, evaluate
-from .ceilings.load import TOTAL, Ceilings, load_ceilings
+from .ceilings.check import Check, consistency_differences, evaluate, unmeasurable
+from .ceilings.load import TOTAL, Ceilings, ContractCheck, Entry, load_ceilings
+from .ceilings.model import SLICE_SEPARATOR
 from .ceilings.rewrite import Lowering, init_text, plan_ratchet
 from .errors import FailgateError, display_path
 from .guard import GuardResult, guard
 from .reports.discover import discover
 from .reports.model import Report, ReportFile, SkippedFile
-from .reports.read import load_report
-from .result import GateResult, GuardResultModel, LoweringResult, ReportResult, Row
+from .reports.read import ReadSpec, load_report
+from .result import (
+    GateResult,
+    GuardResultModel,
+    LoweringResult,
+    ReportResult,
+    Row,
+    RowKind,
+    RowVerdict,
+)
 from .taxonomy import Taxonomy, builtin_taxonomies
+from .taxonomy.expr import ExprRuntimeError
+from .taxonomy.model import GROUP_PREFIX
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -40,6 +51,18 @@ class GateConfig:
     mode: Mode = "gate"
     init_taxonomy: str = "rag"
     guard_ref: str | None = None  # compare the ceilings file with this git ref
+    explain: bool = False  # try every rule on every failed case (--failgate-explain)
+
+
+@dataclass(frozen=True)
+class ContractResult:
+    """A contract evaluated on one report: holds, fails, or cannot be checked (None)."""
+
+    report: Report
+    contract: ContractCheck
+    holds: bool | None
+    problem: str = ""
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -51,6 +74,7 @@ class ReportGate:
     error: FailgateError | None = None
     checks: list[Check] = field(default_factory=list)
     differences: list[str] | None = None  # consistency; None when nothing to cross-check
+    contracts: list[ContractResult] = field(default_factory=list)
 
 
 @dataclass
@@ -83,6 +107,9 @@ class Gate:
                 continue
             rows = [self._row(check, strict and check.entry is not None
                               and check.entry.loc in slack) for check in gated.checks]
+            assert self.ceilings is not None or not gated.contracts
+            rows += [render.contract_row(c, f"{display_path(self.config.ceilings_path)}:"
+                                            f"{c.contract.line}") for c in gated.contracts]
             if gated.differences is not None:
                 rows.append(render.consistency_row(gated.report, gated.differences))
             reports.append(ReportResult(
@@ -105,7 +132,7 @@ class Gate:
                     label=lowering.entry.label, start=lowering.span.start,
                     end=lowering.span.end, new_text=lowering.new_text,
                     description=lowering.describe(),
-                    governs=[(c.report.name, c.name) for c in self.checks
+                    governs=[(c.report.name, c.slice or "", c.name) for c in self.checks
                              if c.entry is not None and c.entry.loc == lowering.entry.loc],
                 )
                 for lowering in self.plan
@@ -123,18 +150,21 @@ class Gate:
         source = None
         if check.entry is not None and ceilings is not None:
             source = f"{display_path(ceilings.path)}:{check.entry.line}"
-        kind: Literal["total", "category"] = "total" if check.is_total else "category"
-        rule = "all failed cases together" if check.is_total else self.taxonomy.describe(check.name)
-        first = render.first_cases(check.report, check.name, self.taxonomy)
-        examples = render.examples(check.report, check.name, self.taxonomy)
+        kind: RowKind = ("total" if check.is_total else "group"
+                         if check.name.startswith(GROUP_PREFIX) else "category")
+        rule = render.rule_text(check.name, self.taxonomy)
+        first = render.first_cases(check.report, check.name, self.taxonomy, check.slice)
+        examples = ([] if check.slice is not None
+                    else render.examples(check.report, check.name, self.taxonomy))
         if self.config.mode == "init":
-            return Row(report=check.report.name, name=check.name, kind=kind, count=check.count,
-                       allowed=check.count, ceiling=f"{check.count} (new)", source=None,
-                       line=None, verdict="record", rule=rule, first_cases=first,
+            return Row(report=check.report.name, slice=check.slice, name=check.name, kind=kind,
+                       count=check.count, allowed=check.count, ceiling=f"{check.count} (new)",
+                       source=None, line=None, verdict="record", rule=rule, first_cases=first,
                        examples=examples)
-        verdict = "fail" if slack and check.verdict == "pass" else check.verdict
+        verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
         return Row(
             report=check.report.name,
+            slice=check.slice,
             name=check.name,
             kind=kind,
             count=check.count,
@@ -184,7 +214,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
             )
         ceilings = load_ceilings(config.ceilings_path, taxonomies)
         taxonomy = ceilings.taxonomy
-    gated, skipped = load_run(config.paths, taxonomy)
+    gated, skipped = load_run(config.paths, taxonomy, _read_spec(ceilings, taxonomy, config))
     warnings = ceilings.check_report_names(g.file.name for g in gated) if ceilings else []
     for report_gate in gated:
         if report_gate.report is not None:
@@ -195,14 +225,14 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened)
 
 
-def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy
+def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy, spec: ReadSpec | None = None
              ) -> tuple[list[ReportGate], list[SkippedFile]]:
     """Find and load every report of one run; a run with no report at all is an error."""
     files, skipped = discover(paths)
     gated: list[ReportGate] = []
     for file in files:
         try:
-            loaded = load_report(file, taxonomy)
+            loaded = load_report(file, taxonomy, spec)
         except FailgateError as exc:
             gated.append(ReportGate(file, error=exc))
             continue
@@ -222,17 +252,97 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy
     return gated, skipped
 
 
+def _read_spec(ceilings: Ceilings | None, taxonomy: Taxonomy, config: GateConfig) -> ReadSpec:
+    """What reading must measure for these ceilings: populations, slices, recorded keys."""
+    if ceilings is None:
+        return ReadSpec(explain=config.explain)
+    counted = {*taxonomy.category_names, TOTAL, "cases", "groups"}
+    recorded = tuple(dict.fromkeys(
+        key for c in ceilings.contracts.values() for key in c.recorded_keys(counted)))
+    return ReadSpec(ceilings.populations, ceilings.slicers, recorded, config.explain)
+
+
 def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceilings | None,
            mode: Mode) -> None:
+    """Every check of one report: categories, then total and groups when they have a
+    ceiling, then each slice's, then the contracts."""
     names: list[str] = list(taxonomy.category_names)
-    if mode == "init" or (ceilings is not None and ceilings.entry(report.name, TOTAL)):
+    optional = [TOTAL, *(GROUP_PREFIX + group for group in taxonomy.groups)]
+    if mode == "init":
         names.append(TOTAL)
+    elif ceilings is not None:
+        names += [n for n in optional if ceilings.entry(report.name, n) is not None]
     for name in names:
-        count = report.failed if name == TOTAL else report.counts[name]
         entry = ceilings.entry(report.name, name) if ceilings is not None else None
-        gated.checks.append(evaluate(report, name, count, entry))
+        gated.checks.append(_measure(report, name, entry, taxonomy))
+    if ceilings is not None and report.tally is not None:
+        for field, values in report.tally.slices.items():
+            for value, cases in values.items():
+                slice_ = f"{field}{SLICE_SEPARATOR}{value}"
+                for name in names:
+                    entry = ceilings.entry(report.name, name, slice_)
+                    count = _sum(name, cases.counts, taxonomy)
+                    if entry is not None and entry.ceiling.per is not None:
+                        gated.checks.append(unmeasurable(
+                            report, name, entry, "per: populations are not counted per slice",
+                            slice_))
+                    else:
+                        gated.checks.append(
+                            evaluate(report, name, count, entry, cases.n_cases, slice_))
+    if ceilings is not None:
+        for contract in ceilings.contracts.values():
+            if contract.reports is None or report.name in contract.reports:
+                gated.contracts.append(_contract(report, contract, taxonomy))
     if report.kind == "cases" and report.recorded_counts is not None:
         gated.differences = consistency_differences(report)
+
+
+def _sum(name: str, counts: Mapping[str, int], taxonomy: Taxonomy) -> int:
+    """A name's count from per-category counts: a category, ``total`` or a group."""
+    if name == TOTAL:
+        return sum(counts.values())
+    if name.startswith(GROUP_PREFIX):
+        return sum(counts.get(c, 0) for c in taxonomy.groups[name[len(GROUP_PREFIX):]])
+    return counts.get(name, 0)
+
+
+def _measure(report: Report, name: str, entry: Entry | None, taxonomy: Taxonomy) -> Check:
+    per = entry.ceiling.per if entry is not None else None
+    if per is None:
+        return evaluate(report, name, _sum(name, report.counts, taxonomy), entry,
+                        report.n_cases)
+    if report.tally is None:
+        return unmeasurable(report, name, entry,
+                            "per: counts a population among the cases, and an aggregate "
+                            "records counts only")
+    inside = report.tally.flagged.get(per, {})
+    return evaluate(report, name, _sum(name, inside, taxonomy), entry,
+                    report.tally.flags.get(per, 0), population=per)
+
+
+def _contract(report: Report, contract: ContractCheck, taxonomy: Taxonomy) -> ContractResult:
+    """Evaluate a contract over the report's counts and its recorded aggregates."""
+    namespace: dict[str, Any] = dict(report.counts)
+    namespace[TOTAL] = report.failed
+    namespace["cases"] = report.n_cases
+    namespace["groups"] = {g: _sum(GROUP_PREFIX + g, report.counts, taxonomy)
+                           for g in taxonomy.groups}
+    missing = []
+    for key in contract.recorded_keys(namespace):
+        if key in report.recorded:
+            namespace[key] = report.recorded[key]
+        else:
+            missing.append(key)
+    if missing or report.n_cases is None and "cases" in contract.compiled.reads:
+        what = ", ".join(missing) if missing else "cases (num_predictions)"
+        return ContractResult(report, contract, None,
+                              f"the report does not record {what}, so it cannot be checked")
+    try:
+        holds = contract.compiled.holds(namespace)
+    except ExprRuntimeError as exc:
+        return ContractResult(report, contract, None, str(exc))
+    shown = {name: namespace[name] for name in contract.compiled.reads}
+    return ContractResult(report, contract, holds, "", shown)
 
 
 def _sha256(text: str) -> str:

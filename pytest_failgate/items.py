@@ -45,7 +45,25 @@ def _short(excinfo: ExceptionInfo[BaseException], fallback: Any) -> str | Termin
     return fallback  # type: ignore[no-any-return]
 
 
-class GateFile(pytest.File):
+class _QuietCollector(pytest.Collector):
+    """A collector whose own errors are user input problems: one message, no traceback."""
+
+    def repr_failure(  # type: ignore[override]  # as pytest's own Collector does
+        self, excinfo: ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
+        return _short(excinfo, super().repr_failure(excinfo))
+
+
+class _QuietItem(pytest.Item):
+    """An item whose failure is its message, not a traceback into failgate."""
+
+    def repr_failure(
+        self, excinfo: ExceptionInfo[BaseException], style: TracebackStyle | None = None
+    ) -> str | TerminalRepr:
+        return _short(excinfo, super().repr_failure(excinfo, style=style))
+
+
+class GateFile(pytest.File, _QuietCollector):
     """The ceilings file, collected as one child per report."""
 
     def collect(self) -> Iterable[ReportNode | GuardItem]:
@@ -58,32 +76,40 @@ class GateFile(pytest.File):
         for report in result.reports:
             yield ReportNode.from_parent(self, name=report.name, report=report)
 
-    def repr_failure(  # type: ignore[override]  # as pytest's own Collector does
-        self, excinfo: ExceptionInfo[BaseException]
-    ) -> str | TerminalRepr:
-        return _short(excinfo, super().repr_failure(excinfo))
 
-
-class ReportNode(pytest.Collector):
+class ReportNode(_QuietCollector):
     """One report: an item per category, the total when it has a ceiling, and consistency."""
 
     def __init__(self, *, report: ReportResult, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.report = report
 
-    def collect(self) -> Iterable[GateItem]:
+    def collect(self) -> Iterable[GateItem | SliceNode]:
         if self.report.error is not None:
             raise _ReportsError(self.report.error)
+        slices: dict[str, list[Row]] = {}
         for row in self.report.rows:
+            if row.slice is None:
+                yield GateItem.from_parent(self, name=row.name, row=row)
+            else:
+                slices.setdefault(row.slice, []).append(row)
+        for name, rows in slices.items():
+            yield SliceNode.from_parent(self, name=name, rows=rows)
+
+
+class SliceNode(_QuietCollector):
+    """The cases of a report whose slice field has one value (``query_type=comparison``)."""
+
+    def __init__(self, *, rows: list[Row], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rows = rows
+
+    def collect(self) -> Iterable[GateItem]:
+        for row in self.rows:
             yield GateItem.from_parent(self, name=row.name, row=row)
 
-    def repr_failure(  # type: ignore[override]  # as pytest's own Collector does
-        self, excinfo: ExceptionInfo[BaseException]
-    ) -> str | TerminalRepr:
-        return _short(excinfo, super().repr_failure(excinfo))
 
-
-class GateItem(pytest.Item):
+class GateItem(_QuietItem):
     """One count against its ceiling (or a report's recorded-versus-recomputed check)."""
 
     def __init__(self, *, row: Row, **kwargs: Any) -> None:
@@ -99,19 +125,14 @@ class GateItem(pytest.Item):
         if row.verdict in ("fail", "error"):
             raise GateFailure(row.message)
 
-    def repr_failure(  # type: ignore[override]  # as pytest's own Collector does
-        self, excinfo: ExceptionInfo[BaseException]
-    ) -> str | TerminalRepr:
-        return _short(excinfo, super().repr_failure(excinfo))
-
     def reportinfo(self) -> tuple[Any, int | None, str]:
         line = None
         if self.row.source is not None:
             line = int(self.row.source.rsplit(":", 1)[1]) - 1
-        return self.path, line, f"{self.row.report}::{self.row.name}"
+        return self.path, line, f"{self.row.report}::{self.row.label}"
 
 
-class GuardItem(pytest.Item):
+class GuardItem(_QuietItem):
     """No ceiling was loosened since the guard's git ref without a reason (``--failgate-guard``)."""
 
     def __init__(self, *, guard: GuardResultModel, **kwargs: Any) -> None:
@@ -124,11 +145,6 @@ class GuardItem(pytest.Item):
         if not self.guard.passed:
             raise GateFailure("\n".join(self.guard.lines))
 
-    def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: TracebackStyle | None = None
-    ) -> str | TerminalRepr:
-        return _short(excinfo, super().repr_failure(excinfo, style=style))
-
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"guard against {self.guard.ref}"
 
@@ -137,12 +153,15 @@ def _properties(row: Row, parent: Any) -> list[tuple[str, object]]:
     """JUnit ``user_properties``: what the item measured, readable by CI tools."""
     props: list[tuple[str, object]] = [
         ("failgate_report", row.report),
+        ("failgate_slice", row.slice or ""),
         ("failgate_item", row.name),
     ]
     if row.count is not None:
         props.append(("count", row.count))
     props.append(("ceiling", row.allowed if row.allowed is not None else row.ceiling))
-    n_cases = parent.report.n_cases if isinstance(parent, ReportNode) else None
+    while isinstance(parent, SliceNode):
+        parent = parent.parent
+    n_cases = parent.report.n_cases if isinstance(parent, ReportNode) and not row.slice else None
     if n_cases is not None:
         props.append(("cases", n_cases))
         if row.count is not None:

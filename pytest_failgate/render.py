@@ -8,19 +8,21 @@ ceiling is written, the report, the rule, and the first cases to look at.
 from __future__ import annotations
 
 import json
+import json
 from typing import TYPE_CHECKING
 
 from .ceilings.check import rate_allowance
 from .ceilings.rewrite import format_number
 from .errors import display_path
-from .result import CaseExample, GateResult, ReportResult, Row
+from .result import CaseExample, GateResult, ReportResult, Row, RowVerdict
+from .taxonomy.model import GROUP_PREFIX
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from .ceilings.check import Check
     from .ceilings.rewrite import Lowering
-    from .gate import GateConfig
+    from .gate import ContractResult, GateConfig
     from .reports.model import Report
     from .taxonomy import Taxonomy
 
@@ -48,9 +50,20 @@ def ceiling_text(check: Check) -> str:
         parts.append(str(ceiling.max))
     if ceiling.max_rate is not None:
         rate = format_number(ceiling.max_rate)
-        parts.append(f"rate {rate}" + (f" ({check.allowed})" if check.allowed is not None
-                                       and ceiling.max is None else ""))
-    return ", ".join(parts)
+        per = f" per {ceiling.per}" if ceiling.per else ""
+        parts.append(f"rate {rate}{per}" + (f" ({check.allowed})" if check.allowed is not None
+                                            and ceiling.max is None else ""))
+    inherited = check.slice is not None and check.slice not in check.entry.loc
+    return ", ".join(parts) + (" (report's)" if inherited else "")
+
+
+def categories_of(name: str, taxonomy: Taxonomy) -> tuple[str, ...]:
+    """The categories a name counts: itself, a group's, or every one for ``total``."""
+    if name == "total":
+        return taxonomy.category_names
+    if name.startswith(GROUP_PREFIX):
+        return taxonomy.groups[name[len(GROUP_PREFIX):]]
+    return (name,)
 
 
 def _report_line(report: Report) -> str:
@@ -61,15 +74,35 @@ def _report_line(report: Report) -> str:
     return line
 
 
-def _case_ids(report: Report, name: str, taxonomy: Taxonomy) -> list[str]:
+def _scope_line(check: Check) -> str:
+    line = _report_line(check.report)
+    if check.slice is not None:
+        line += f"; slice {check.slice}: {plural(check.n_cases or 0, 'case')}"
+    if check.population is not None:
+        line += f"; counted among the {check.n_cases} cases where `{check.population}`"
+    return line
+
+
+def rule_text(name: str, taxonomy: Taxonomy) -> str:
     if name == "total":
-        return [i for category in taxonomy.category_names for i in report.case_ids(category)]
-    return report.case_ids(name)
+        return "all failed cases together"
+    if name.startswith(GROUP_PREFIX):
+        return f"the group's categories together: {', '.join(categories_of(name, taxonomy))}"
+    return taxonomy.describe(name)
+
+
+def _case_ids(report: Report, name: str, taxonomy: Taxonomy, slice_: str | None = None
+              ) -> list[str]:
+    ids: dict[str, list[str]] = report.tally.ids if report.tally is not None else {}
+    if slice_ is not None and report.tally is not None:
+        field, value = slice_.split("=", 1)
+        ids = report.tally.slices[field][value].ids
+    return [i for category in categories_of(name, taxonomy) for i in ids.get(category, [])]
 
 
 def examples(report: Report, name: str, taxonomy: Taxonomy) -> list[CaseExample]:
     """The first cases of a category with the fields that decided it: the ``failed``
-    rule's and the category rule's (every rule's for the fallback and for ``total``)."""
+    rule's and the category rule's (every rule's for the fallback, groups and ``total``)."""
     if report.tally is None:
         return []
     rules = {rule.name: rule for rule in taxonomy.categories}
@@ -78,25 +111,27 @@ def examples(report: Report, name: str, taxonomy: Taxonomy) -> list[CaseExample]
         found = report.tally.examples[name]
     else:
         reads = [field for rule in taxonomy.rules for field in rule.reads]
-        categories = taxonomy.category_names if name == "total" else [name]
-        found = [e for c in categories for e in report.tally.examples[c]][:FIRST_CASES]
+        found = [e for c in categories_of(name, taxonomy)
+                 for e in report.tally.examples[c]][:FIRST_CASES]
     fields = list(dict.fromkeys(reads))
     return [CaseExample(id=case_id, fields={f: case.get(f) for f in fields})
             for case_id, case in found]
 
 
-def first_cases(report: Report, name: str, taxonomy: Taxonomy) -> list[str]:
-    """The first case ids of a category (or of all failures, for ``total``)."""
-    return _case_ids(report, name, taxonomy)[:FIRST_CASES]
+def first_cases(report: Report, name: str, taxonomy: Taxonomy, slice_: str | None = None
+                ) -> list[str]:
+    """The first case ids a count holds."""
+    return _case_ids(report, name, taxonomy, slice_)[:FIRST_CASES]
 
 
-def _cases_line(report: Report, name: str, taxonomy: Taxonomy) -> str:
-    if report.kind == "aggregate":
+def _cases_line(check: Check, taxonomy: Taxonomy) -> str:
+    if check.report.kind == "aggregate":
         return "none listed: an aggregate records counts, not cases"
-    ids = _case_ids(report, name, taxonomy)
+    ids = _case_ids(check.report, check.name, taxonomy, check.slice)
     shown = ", ".join(ids[:FIRST_CASES])
     more = len(ids) - FIRST_CASES
-    return shown + (f" (+{more} more)" if more > 0 else "") if ids else "none"
+    text = shown + (f" (+{more} more)" if more > 0 else "") if ids else "none"
+    return text + (" (in the whole report)" if check.population is not None else "")
 
 
 def _ceiling_line(check: Check, source: str | None) -> str:
@@ -108,10 +143,11 @@ def _ceiling_line(check: Check, source: str | None) -> str:
     parts = []
     if ceiling.max is not None:
         parts.append(f"max {ceiling.max}")
-    if ceiling.max_rate is not None and check.report.n_cases is not None:
-        allows = rate_allowance(ceiling.max_rate, check.report.n_cases)
-        parts.append(f"max_rate {format_number(ceiling.max_rate)} "
-                     f"(allows {allows} of {check.report.n_cases} cases)")
+    if ceiling.max_rate is not None and check.n_cases is not None:
+        allows = rate_allowance(ceiling.max_rate, check.n_cases)
+        of = f"the {check.n_cases} cases where `{ceiling.per}`" if ceiling.per else (
+            f"{check.n_cases} cases")
+        parts.append(f"max_rate {format_number(ceiling.max_rate)} (allows {allows} of {of})")
     return f"{', '.join(parts)} at {source} ({entry.label})"
 
 
@@ -129,37 +165,60 @@ def check_message(
     plan: Sequence[Lowering],
 ) -> str:
     """The text of a failing item (empty when the check passes)."""
-    report = check.report
+    label = f"{check.slice}::{check.name}" if check.slice else check.name
     if check.verdict == "error":
-        return (f"{check.name}: cannot be checked: {check.problem}\n"
-                f"  report   {_report_line(report)}")
-    rule = "all failed cases together" if check.is_total else taxonomy.describe(check.name)
+        return (f"{label}: cannot be checked: {check.problem}\n"
+                f"  report   {_scope_line(check)}")
     if check.verdict == "fail":
         if check.entry is None:
-            head = f"{check.name}: {plural(check.count, 'case')}, and no ceiling is set"
+            head = f"{label}: {plural(check.count, 'case')}, and no ceiling is set"
         else:
-            head = (f"{check.name}: {plural(check.count, 'case')}, {check.over} over the "
+            head = (f"{label}: {plural(check.count, 'case')}, {check.over} over the "
                     f"ceiling of {check.allowed}")
         return "\n".join([
             head,
             f"  ceiling  {_ceiling_line(check, source)}",
-            f"  report   {_report_line(report)}",
-            f"  rule     {rule}",
-            f"  cases    {_cases_line(report, check.name, taxonomy)}",
+            f"  report   {_scope_line(check)}",
+            f"  rule     {rule_text(check.name, taxonomy)}",
+            f"  cases    {_cases_line(check, taxonomy)}",
         ])
     if slack:
         assert check.entry is not None
         lowered = [low for low in plan if low.entry.loc == check.entry.loc]
         targets = "; ".join(f"{low.key} {low.new_text}" for low in lowered)
         return "\n".join([
-            f"{check.name}: the ceiling has slack (count {check.count}), and "
+            f"{label}: the ceiling has slack (count {check.count}), and "
             "--failgate-strict wants gains committed",
             f"  ceiling  {_ceiling_line(check, source)}; a ratchet lowers it to {targets}",
-            f"  report   {_report_line(report)}",
+            f"  report   {_scope_line(check)}",
             f"  fix      run `{ratchet_command(config)}` and commit {source.split(':')[0]}"
             if source else "",
         ]).rstrip()
     return ""
+
+
+def contract_row(result: ContractResult, source: str) -> Row:
+    """The item of one contract on one report."""
+    contract = result.contract
+    shown = ", ".join(f"{name} = {json.dumps(value, sort_keys=True, default=str)}"
+                      for name, value in result.values.items())
+    if result.holds is None:
+        verdict: RowVerdict = "error"
+        message = (f"contract:{contract.name}: cannot be checked: {result.problem}\n"
+                   f"  contract `{contract.text}` at {source}")
+    elif result.holds:
+        verdict, message = "pass", ""
+    else:
+        verdict = "fail"
+        message = "\n".join([
+            f"contract:{contract.name}: `{contract.text}` does not hold",
+            f"  values   {shown}",
+            f"  contract at {source}",
+            f"  report   {_report_line(result.report)}",
+        ])
+    return Row(report=result.report.name, name=f"contract:{contract.name}", kind="contract",
+               count=None, allowed=None, ceiling=contract.text, source=source,
+               line=contract.line, verdict=verdict, rule=contract.text, message=message)
 
 
 def consistency_row(report: Report, differences: list[str]) -> Row:
@@ -197,7 +256,8 @@ def _jsonable(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
 
-def summary_lines(result: GateResult, outcomes: dict[tuple[str, str], str]) -> list[str]:
+def summary_lines(result: GateResult, outcomes: Mapping[tuple[str, str, str], str]
+                  ) -> list[str]:
     """The terminal summary: one table per report, then warnings and what a ratchet would do.
 
     ``outcomes`` maps (report, name) to how the item ended in this run ("passed",
@@ -227,20 +287,23 @@ def summary_lines(result: GateResult, outcomes: dict[tuple[str, str], str]) -> l
     return lines
 
 
-def _report_table(report: ReportResult, outcomes: dict[tuple[str, str], str]) -> list[str]:
+def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], str]
+                  ) -> list[str]:
     if report.error is not None:
         return [f"{report.name}: not loaded", f"  {report.error}"]
     head = f"{report.name}  {report.n_cases if report.n_cases is not None else '?'} cases, " \
            f"{report.failed} failed" + (" (recorded)" if report.kind == "aggregate" else "")
     table = [("category", "count", "ceiling", "headroom", "status")]
     for row in report.rows:
-        status = outcomes.get((row.report, row.name), "not run")
+        status = outcomes.get(row.key, "not run")
         status = {"passed": "ok", "failed": "FAIL", "skipped": "recorded"
                   if row.verdict == "record" else "skipped"}.get(status, status)
         if row.slack and status == "FAIL":
             status = "FAIL (slack)"
+        if row.slice is not None and not row.count and status in ("ok", "recorded"):
+            continue  # a slice's empty categories would drown the table
         count = "" if row.count is None else str(row.count)
-        table.append((row.name, count, row.ceiling, headroom_text(row.headroom), status))
+        table.append((row.label, count, row.ceiling, headroom_text(row.headroom), status))
     widths = [max(len(r[i]) for r in table) for i in range(5)]
     lines = [head]
     for cells in table:

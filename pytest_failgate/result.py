@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RowKind = Literal["category", "total", "consistency"]
+RowKind = Literal["category", "total", "group", "contract", "consistency"]
 RowVerdict = Literal["pass", "fail", "error", "record"]
 
 
@@ -44,7 +44,9 @@ class Row(_Model):
     """One gate item: a category, the total, or a report's consistency check."""
 
     report: str = Field(description="report name: its path under the --failgate root")
-    name: str = Field(description="category name, 'total' or 'consistency'")
+    slice: str | None = Field(default=None, description="the slice, e.g. query_type=comparison")
+    name: str = Field(
+        description="category, 'total', 'group:<g>', 'contract:<c>' or 'consistency'")
     kind: RowKind
     count: int | None = Field(description="cases in the category (None for consistency)")
     allowed: int | None = Field(description="most cases the ceiling allows in this report")
@@ -60,6 +62,15 @@ class Row(_Model):
         default=[], description="the first cases with the fields the deciding rules read")
     message: str = Field(default="", description="the failure text (empty when passing)")
     baseline: BaselineResult | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(report, slice or "", name): what identifies the item in a run."""
+        return self.report, self.slice or "", self.name
+
+    @property
+    def label(self) -> str:
+        return f"{self.slice}::{self.name}" if self.slice else self.name
 
     @property
     def baseline_text(self) -> str:
@@ -92,7 +103,7 @@ class LoweringResult(_Model):
     end: int
     new_text: str
     description: str
-    governs: list[tuple[str, str]]  # the (report, name) items whose counts set it
+    governs: list[tuple[str, str, str]]  # the (report, slice, name) items whose counts set it
 
 
 class GuardResultModel(_Model):

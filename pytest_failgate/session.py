@@ -51,7 +51,7 @@ class GateSession:
         self._error: FailgateError | None = None
         self.result: GateResult | None = None
         self._file_collected = False
-        self._outcomes: dict[tuple[str, str], str] = {}
+        self._outcomes: dict[tuple[str, str, str], str] = {}
         self._notes: list[str] = []
 
     # -- the gate itself -------------------------------------------------------
@@ -188,10 +188,10 @@ class GateSession:
             yield "ratchet: every ceiling is at its count"
 
 
-def _gate_key(properties: list[tuple[str, object]]) -> tuple[str, str] | None:
+def _gate_key(properties: list[tuple[str, object]]) -> tuple[str, str, str] | None:
     found = dict(properties)
-    report, name = found.get("failgate_report"), found.get("failgate_item")
-    if isinstance(report, str) and isinstance(name, str):
-        return report, name
+    key = found.get("failgate_report"), found.get("failgate_slice"), found.get("failgate_item")
+    if all(isinstance(part, str) for part in key):
+        return key  # type: ignore[return-value]
     return None
 

@@ -20,31 +20,32 @@ if TYPE_CHECKING:
 
     from .result import GateResult
 
-def outcomes_from_verdicts(result: GateResult) -> dict[tuple[str, str], str]:
+def outcomes_from_verdicts(result: GateResult) -> dict[tuple[str, str, str], str]:
     """Outcomes when every check runs, as in the CLI."""
-    return {(row.report, row.name): "passed" if row.verdict in ("pass", "record") else "failed"
+    return {row.key: "passed" if row.verdict in ("pass", "record") else "failed"
             for row in result.rows}
 
 
-def ratchet_refusal(result: GateResult, outcomes: Mapping[tuple[str, str], str]) -> str | None:
+def ratchet_refusal(result: GateResult, outcomes: Mapping[tuple[str, str, str], str]) -> str | None:
     """Why this run cannot ratchet, if it cannot: a ratchet needs the whole gate."""
     if result.load_errors:
         return f"{plural(len(result.load_errors), 'report')} failed to load"
-    missing = [row for row in result.rows if (row.report, row.name) not in outcomes]
+    missing = [row for row in result.rows if row.key not in outcomes]
     if missing:
         return (f"{len(missing)} of {len(result.rows)} gate items did not run "
                 "(deselected or stopped early); ratchet needs the whole gate")
     return None
 
 
-def ratchet(path: Path, result: GateResult, outcomes: Mapping[tuple[str, str], str]) -> list[str]:
+def ratchet(path: Path, result: GateResult, outcomes: Mapping[tuple[str, str, str], str]) -> list[str]:
     """Lower the ceilings the result plans to lower; the lines say what happened."""
     refusal = ratchet_refusal(result, outcomes)
     if refusal:
         return [f"ratchet: {result.ceilings_path} not written: {refusal}"]
     # A lowering's items passed by construction; one that did not (a crash) keeps its ceiling.
     lowerings = [low for low in result.lowerings
-                 if all(outcomes.get((r, n)) == "passed" for r, n in low.governs)]
+                 if all(outcomes.get(tuple(key)) == "passed"  # type: ignore[arg-type]
+                        for key in low.governs)]
     if not lowerings:
         return [f"ratchet: nothing to lower; {result.ceilings_path} unchanged"]
     text = read_text(path)

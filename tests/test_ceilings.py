@@ -48,7 +48,7 @@ def report(name: str, n_cases: int | None, **counts: int) -> Report:
         ("version: 1\nceiling:\n  x: 1\n", "2:1",
          "unknown key 'ceiling'; did you mean 'ceilings'?"),
         ("version: 1\nceilings:\n  retrieval_mis: 3\n", "3:3",
-         "'retrieval_mis' is not a category of taxonomy rag (nor 'total'); "
+         "'retrieval_mis' is not a category of taxonomy rag (nor 'total' or 'group:<name>'); "
          "did you mean 'retrieval_miss'?"),
         ("version: 1\nreports:\n  r:\n    totl: 3\n", "4:5", "did you mean 'total'?"),
         ("version: 1\nceilings:\n  unknown: \"3\"\n", "3:12",
@@ -110,8 +110,8 @@ def test_an_override_for_an_absent_report_is_a_warning(tmp_path: Path) -> None:
 
 
 def test_no_ceiling_means_zero() -> None:
-    assert evaluate(report("r", 10), "unknown", 0, None).verdict == "pass"
-    failing = evaluate(report("r", 10), "unknown", 1, None)
+    assert evaluate(report("r", 10), "unknown", 0, None, 10).verdict == "pass"
+    failing = evaluate(report("r", 10), "unknown", 1, None, 10)
     assert (failing.verdict, failing.allowed, failing.over) == ("fail", 0, 1)
 
 
@@ -121,22 +121,22 @@ def test_rate_ceiling_is_exact_where_floats_round(tmp_path: Path) -> None:
     entry = ceilings.entry("r", "unknown")
     assert entry is not None
     assert entry.ceiling.max_rate == Fraction(1, 40)
-    assert evaluate(report("r", 40), "unknown", 1, entry).verdict == "pass"
-    assert evaluate(report("r", 40), "unknown", 2, entry).verdict == "fail"
-    assert evaluate(report("r", 39), "unknown", 1, entry).verdict == "fail"
+    assert evaluate(report("r", 40), "unknown", 1, entry, 40).verdict == "pass"
+    assert evaluate(report("r", 40), "unknown", 2, entry, 40).verdict == "fail"
+    assert evaluate(report("r", 39), "unknown", 1, entry, 39).verdict == "fail"
 
 
 def test_rate_and_count_both_apply(tmp_path: Path) -> None:
     ceilings = load(write_ceilings(tmp_path / "c.yaml",
                                    {"unknown": {"max": 5, "max_rate": 0.1}}))
     entry = ceilings.entry("r", "unknown")
-    assert evaluate(report("r", 100), "unknown", 6, entry).allowed == 5
-    assert evaluate(report("r", 30), "unknown", 4, entry).allowed == 3
+    assert evaluate(report("r", 100), "unknown", 6, entry, 100).allowed == 5
+    assert evaluate(report("r", 30), "unknown", 4, entry, 30).allowed == 3
 
 
 def test_rate_over_an_aggregate_without_a_case_total_is_an_error_item(tmp_path: Path) -> None:
     ceilings = load(write_ceilings(tmp_path / "c.yaml", {"unknown": {"max_rate": 0.5}}))
-    check = evaluate(report("r", None), "unknown", 1, ceilings.entry("r", "unknown"))
+    check = evaluate(report("r", None), "unknown", 1, ceilings.entry("r", "unknown"), None)
     assert check.verdict == "error"
     assert "num_predictions" in check.problem
 
@@ -144,7 +144,7 @@ def test_rate_over_an_aggregate_without_a_case_total_is_an_error_item(tmp_path: 
 def test_ratchet_lowers_a_shared_default_only_to_the_highest_count(tmp_path: Path) -> None:
     ceilings = load(write_ceilings(tmp_path / "c.yaml", {"unknown": 10, "retrieval_miss": 4}))
     checks = [
-        evaluate(r, name, r.counts[name], ceilings.entry(r.name, name))
+        evaluate(r, name, r.counts[name], ceilings.entry(r.name, name), r.n_cases)
         for r in (report("a", 50, unknown=3, retrieval_miss=4), report("b", 50, unknown=7))
         for name in ("unknown", "retrieval_miss")
     ]
@@ -155,7 +155,7 @@ def test_ratchet_lowers_a_shared_default_only_to_the_highest_count(tmp_path: Pat
 def test_ratchet_never_raises_a_ceiling(tmp_path: Path) -> None:
     ceilings = load(write_ceilings(tmp_path / "c.yaml", {"unknown": 2}))
     r = report("a", 10, unknown=5)
-    assert plan_ratchet([evaluate(r, "unknown", 5, ceilings.entry("a", "unknown"))]) == []
+    assert plan_ratchet([evaluate(r, "unknown", 5, ceilings.entry("a", "unknown"), 10)]) == []
 
 
 @pytest.mark.parametrize(("count", "n"), [(0, 7), (1, 221), (76, 221), (3, 40), (9, 9),
@@ -181,7 +181,7 @@ def test_ratchet_rewrite_changes_only_the_numbers(tmp_path: Path) -> None:
     ceilings = load(path)
     r = report("a", 200, unknown=4, retrieval_miss=60)
     checks = [evaluate(r, name, r.failed if name == "total" else r.counts[name],
-                       ceilings.entry("a", name))
+                       ceilings.entry("a", name), r.n_cases)
               for name in ("unknown", "retrieval_miss", "total")]
     plan = plan_ratchet(checks)
     assert [(low.key, low.new_text) for low in plan] == [

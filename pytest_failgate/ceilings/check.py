@@ -45,6 +45,9 @@ class Check:
     verdict: Verdict
     allowed: int | None  # most cases the ceiling allows here (None when undecidable)
     problem: str = ""  # why the verdict is "error"
+    n_cases: int | None = None  # what a rate is a fraction of: the report, slice or population
+    slice: str | None = None
+    population: str | None = None  # the ``per:`` expression the count was taken within
 
     @property
     def is_total(self) -> bool:
@@ -59,24 +62,40 @@ def rate_allowance(max_rate: Fraction, n_cases: int) -> int:
     return math.floor(max_rate * n_cases)
 
 
-def evaluate(report: Report, name: str, count: int, entry: Entry | None) -> Check:
-    """The verdict for one count; a missing entry means a ceiling of 0."""
+def evaluate(report: Report, name: str, count: int, entry: Entry | None,
+             n_cases: int | None, slice_: str | None = None,
+             population: str | None = None) -> Check:
+    """The verdict for one count; a missing entry means a ceiling of 0.
+
+    ``n_cases`` is what a ``max_rate`` is a fraction of: the report's cases, the
+    slice's, or the size of the ``per:`` population the count was taken within.
+    """
+    def check(verdict: Verdict, allowed: int | None, problem: str = "") -> Check:
+        return Check(report, name, count, entry, verdict, allowed, problem, n_cases, slice_,
+                     population)
+
     if entry is None:
-        verdict: Verdict = "pass" if count == 0 else "fail"
-        return Check(report, name, count, None, verdict, 0)
+        return check("pass" if count == 0 else "fail", 0)
     ceiling = entry.ceiling
     by_rate = None
     if ceiling.max_rate is not None:
-        if report.n_cases is None:
-            return Check(
-                report, name, count, entry, "error", None,
-                "max_rate needs the report's case total, and this aggregate records no "
-                "num_predictions; use max, or record num_predictions",
-            )
-        by_rate = rate_allowance(ceiling.max_rate, report.n_cases)
-    limit = Limit(ceiling.max, by_rate)
-    allowed = limit.allowed
-    return Check(report, name, count, entry, "pass" if count <= allowed else "fail", allowed)
+        if n_cases is None:
+            return check("error", None,
+                         "max_rate needs the report's case total, and this aggregate records no "
+                         "num_predictions; use max, or record num_predictions")
+        if n_cases == 0:
+            return check("error", None,
+                         f"the population `{population}` holds no case, so a rate over it "
+                         "means nothing" if population else "a rate over zero cases")
+        by_rate = rate_allowance(ceiling.max_rate, n_cases)
+    allowed = Limit(ceiling.max, by_rate).allowed
+    return check("pass" if count <= allowed else "fail", allowed)
+
+
+def unmeasurable(report: Report, name: str, entry: Entry | None, problem: str,
+                 slice_: str | None = None) -> Check:
+    """A check that cannot be made (e.g. a population rate over an aggregate): an error."""
+    return Check(report, name, 0, entry, "error", None, problem, None, slice_)
 
 
 def consistency_differences(report: Report) -> list[str]:

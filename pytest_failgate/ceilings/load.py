@@ -2,7 +2,10 @@
 
 A report's ceiling for a name is its own override under ``reports:`` if there is
 one, else the default under ``ceilings:``; a category with neither has ceiling 0,
-so a new failure mode fails the gate until someone decides otherwise.
+so a new failure mode fails the gate until someone decides otherwise. A name is a
+category, ``total``, or ``group:<group>``. A slice item (``query_type=comparison``)
+takes the slice's own ceiling if one is written, else its report's: a slice never
+holds more cases than its report, so the report's ceiling bounds it already.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from pydantic import ValidationError
 from ..errors import FailgateError, closest, did_you_mean, display_path
 from ..taxonomy.files import resolve_taxonomy
 from ..yamlsource import Loc, Span, YamlDoc, load_yaml
-from .model import CEILING_KEYS, TOP_KEYS, Ceiling, CeilingsModel
+from ..taxonomy.expr import Compiled, ExprError, compile_expr
+from ..taxonomy.model import GROUP_PREFIX
+from .model import CEILING_KEYS, CONTRACT_KEYS, SLICE_SEPARATOR, TOP_KEYS, Ceiling, CeilingsModel, yaml_loc
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -30,7 +35,7 @@ TOTAL = "total"
 class Entry:
     """One ceiling written in the file, with the spans a rewrite edits."""
 
-    loc: tuple[str, ...]  # ("ceilings", name) or ("reports", report, name)
+    loc: tuple[str, ...]  # ("ceilings", [slice,] name) or ("reports", report, [slice,] name)
     name: str
     ceiling: Ceiling
     line: int
@@ -52,9 +57,17 @@ class Ceilings:
     model: CeilingsModel
     taxonomy: Taxonomy
     entries: dict[tuple[str, ...], Entry]
+    populations: dict[str, Compiled]  # ``per:`` text -> its predicate
+    contracts: dict[str, ContractCheck]
+    slicers: dict[str, Compiled]  # slice field -> its value
 
-    def entry(self, report: str, name: str) -> Entry | None:
-        """The entry governing ``name`` in ``report``, or ``None`` (ceiling 0 / no total)."""
+    def entry(self, report: str, name: str, slice_: str | None = None) -> Entry | None:
+        """The entry governing ``name`` in ``report`` (and slice), or ``None`` (0 / ungated)."""
+        if slice_ is not None:
+            found = (self.entries.get(("reports", report, slice_, name))
+                     or self.entries.get(("ceilings", slice_, name)))
+            if found is not None:
+                return found
         return self.entries.get(("reports", report, name)) or self.entries.get(("ceilings", name))
 
     def check_report_names(self, names: Iterable[str]) -> list[str]:
@@ -84,6 +97,21 @@ class Ceilings:
         return warnings
 
 
+@dataclass(frozen=True)
+class ContractCheck:
+    """A compiled contract: which names it reads from counts and from recorded aggregates."""
+
+    name: str
+    text: str
+    compiled: Compiled
+    reports: tuple[str, ...] | None
+    line: int
+
+    def recorded_keys(self, count_names: Iterable[str]) -> list[str]:
+        counts = set(count_names)
+        return [name for name in self.compiled.reads if name not in counts]
+
+
 def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
     """Parse and validate a ceilings file; every problem names its line."""
     doc = load_yaml(path)
@@ -92,22 +120,69 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
     except ValidationError as exc:
         raise validation_error(doc, exc) from None
     taxonomy = resolve_taxonomy(model.taxonomy, doc, taxonomies)
-    valid = (*taxonomy.category_names, TOTAL)
+    valid = (*taxonomy.category_names, TOTAL, *(GROUP_PREFIX + g for g in taxonomy.groups))
     entries: dict[tuple[str, ...], Entry] = {}
-    sections: list[tuple[tuple[str, ...], dict[str, Ceiling]]] = [
-        (("ceilings",), model.ceilings)
-    ] + [(("reports", report), names) for report, names in model.reports.items()]
+    populations: dict[str, Compiled] = {}
+    sections: list[tuple[tuple[str, ...], dict[str, Ceiling]]] = [(("ceilings",), model.ceilings)]
+    sections += [(("ceilings", s), names) for s, names in model.slice_ceilings.items()]
+    for report, names in model.reports.items():
+        sections.append((("reports", report), names))
+        sections += [(("reports", report, s), block)
+                     for s, block in model.report_slices.get(report, {}).items()]
     for prefix, section in sections:
+        if len(prefix) in (2, 3) and SLICE_SEPARATOR in prefix[-1]:
+            _check_slice(doc, model.slices, prefix)
         for name, ceiling in section.items():
             loc = (*prefix, name)
             if name not in valid:
+                kind = "group" if name.startswith(GROUP_PREFIX) else "category"
                 raise doc.error(
-                    f"'{name}' is not a category of taxonomy {taxonomy.name} (nor 'total')"
+                    f"'{name}' is not a {kind} of taxonomy {taxonomy.name}"
+                    + (" (nor 'total' or 'group:<name>')" if kind == "category" else "")
                     + did_you_mean(name, valid),
                     loc, at_key=True,
                 )
+            if ceiling.per is not None and ceiling.per not in populations:
+                populations[ceiling.per] = _compile(doc, ceiling.per, (*loc, "per"))
             entries[loc] = _entry(doc, loc, name, ceiling)
-    return Ceilings(path, doc, model, taxonomy, entries)
+    slicers = {field: _compile(doc, field, ("slices", index))
+               for index, field in enumerate(model.slices)}
+    counted = {*taxonomy.category_names, TOTAL, "cases", "groups"}
+    contracts = {}
+    for name, contract in model.contracts.items():
+        loc = ("contracts", name) if isinstance(doc.data_at(("contracts", name)), str) else (
+            "contracts", name, "check")
+        compiled = _compile(doc, contract.check, loc)
+        contracts[name] = ContractCheck(
+            name, contract.check, compiled,
+            tuple(contract.reports) if contract.reports is not None else None,
+            doc.keys[("contracts", name)].line)
+        if not set(compiled.reads) & counted:
+            raise doc.error(f"contract '{name}' reads no count (a category, total, cases or "
+                            "groups); it would compare recorded numbers only", loc)
+    return Ceilings(path, doc, model, taxonomy, entries, populations, contracts, slicers)
+
+
+def _check_slice(doc: YamlDoc, declared: list[str], loc: tuple[str, ...]) -> None:
+    field = loc[-1].split(SLICE_SEPARATOR, 1)[0]
+    if field not in declared:
+        raise doc.error(
+            f"'{loc[-1]}' is a slice of '{field}', which is not declared in slices:"
+            + (did_you_mean(field, declared) if declared else " (add `slices: [" + field + "]`)"),
+            loc, at_key=True)
+
+
+def _compile(doc: YamlDoc, text: str, loc: Loc) -> Compiled:
+    """An expression written in the ceilings file, compiled; errors point into the file."""
+    try:
+        return compile_expr(text)
+    except ExprError as exc:
+        span = doc.where(loc)
+        message = f"{exc.message}\n{exc.caret(text)}"
+        if span is None:
+            raise FailgateError(message, doc.path) from None
+        column = span.col + exc.col - 1 + (0 if span.style is None else 1)
+        raise FailgateError(message, doc.path, span.line, column) from None
 
 
 def _entry(doc: YamlDoc, loc: tuple[str, ...], name: str, ceiling: Ceiling) -> Entry:
@@ -125,7 +200,7 @@ def validation_error(doc: YamlDoc, exc: ValidationError) -> FailgateError:
     """The earliest problem in the file, as one message (with a count of the others)."""
     problems: list[tuple[int, int, str, Loc]] = []
     for error in exc.errors():
-        loc: Loc = tuple(error["loc"])
+        loc: Loc = yaml_loc(tuple(error["loc"]))
         message = _message(error, loc)
         span = doc.key_span(loc) if error["type"] == "extra_forbidden" else doc.where(loc)
         line, col = (span.line, span.col) if span else (0, 0)
@@ -144,7 +219,8 @@ def validation_error(doc: YamlDoc, exc: ValidationError) -> FailgateError:
 def _message(error: Any, loc: Loc) -> str:
     if error["type"] == "extra_forbidden":
         key = str(loc[-1])
-        options = TOP_KEYS if len(loc) == 1 else CEILING_KEYS
+        options = (TOP_KEYS if len(loc) == 1 else CONTRACT_KEYS if loc[0] == "contracts"
+                   else CEILING_KEYS)
         return f"unknown key '{key}'" + did_you_mean(key, options)
     if error["type"] == "value_error":
         return str(error["ctx"]["error"])

@@ -14,8 +14,10 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from ..errors import did_you_mean
 
-CEILING_KEYS = ("max", "max_rate", "reason", "owner", "goal")
-TOP_KEYS = ("version", "taxonomy", "ceilings", "reports")
+CEILING_KEYS = ("max", "max_rate", "per", "reason", "owner", "goal")
+TOP_KEYS = ("version", "taxonomy", "slices", "ceilings", "reports", "contracts")
+CONTRACT_KEYS = ("check", "reports", "reason")
+SLICE_SEPARATOR = "="  # a key such as ``query_type=comparison`` holds a slice's ceilings
 
 
 def _whole(value: object, what: str) -> int:
@@ -41,6 +43,7 @@ class Ceiling(BaseModel):
 
     max: int | None = None
     max_rate: Fraction | None = None
+    per: str | None = None  # max_rate among the cases where this expression holds
     reason: str | None = None
     owner: str | None = None
     goal: int | str | None = None
@@ -75,12 +78,33 @@ class Ceiling(BaseModel):
             raise ValueError(f"max_rate must be between 0 and 1, got {_show(value)}")
         return value
 
-    @field_validator("reason", "owner", mode="before")
+    @field_validator("reason", "owner", "per", mode="before")
     @classmethod
     def _text(cls, value: Any) -> str:
         if not isinstance(value, str):
             raise ValueError(f"must be text, got {_show(value)}")
         return value
+
+    @model_validator(mode="after")
+    def _per_needs_a_rate(self) -> Ceiling:
+        if self.per is not None and self.max_rate is None:
+            raise ValueError("'per' names the population of a rate: it needs 'max_rate'")
+        return self
+
+
+class Contract(BaseModel):
+    """An (in)equality between counts and a report's recorded aggregates, checked per report."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    check: str
+    reports: list[str] | None = None  # only these reports (default: every report)
+    reason: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_yaml(cls, value: Any) -> Any:
+        return {"check": value} if isinstance(value, str) else value
 
 
 class CeilingsModel(BaseModel):
@@ -90,8 +114,14 @@ class CeilingsModel(BaseModel):
 
     version: Literal[1]
     taxonomy: str | dict[str, Any] = "rag"  # a name, a file, or a taxonomy written inline
+    slices: list[str] = []
     ceilings: dict[str, Ceiling] = {}
     reports: dict[str, dict[str, Ceiling]] = {}
+    contracts: dict[str, Contract] = {}
+    # Slice blocks (``query_type=comparison: {...}``) written among the ceilings,
+    # moved here by ``_shape``; ``SLICE_HOMES`` maps them back for error places.
+    slice_ceilings: dict[str, dict[str, Ceiling]] = {}
+    report_slices: dict[str, dict[str, dict[str, Ceiling]]] = {}
 
     @model_validator(mode="before")
     @classmethod
@@ -100,9 +130,23 @@ class CeilingsModel(BaseModel):
             raise ValueError("the file must be a mapping with version, taxonomy, ceilings")
         if "version" not in value:
             raise ValueError("'version: 1' is required (the format of this file)")
-        for key in ("ceilings", "reports"):
-            if value.get(key, {}) is None:
+        for key in ("ceilings", "reports", "contracts", "slices"):
+            if key in value and value[key] is None:
                 raise ValueError(f"'{key}' is empty; remove it or add entries")
+        for key in ("slice_ceilings", "report_slices"):
+            if key in value:
+                raise ValueError(f"unknown key '{key}'")
+        value = dict(value)
+        if isinstance(value.get("ceilings"), dict):
+            value["ceilings"], value["slice_ceilings"] = _split_slices(value["ceilings"])
+        if isinstance(value.get("reports"), dict):
+            reports, slices = {}, {}
+            for name, entries in value["reports"].items():
+                if isinstance(entries, dict):
+                    reports[name], slices[name] = _split_slices(entries)
+                else:
+                    reports[name] = entries
+            value["reports"], value["report_slices"] = reports, slices
         return value
 
     @field_validator("version", mode="before")
@@ -128,3 +172,17 @@ class CeilingsModel(BaseModel):
                 if entries is None:
                     raise ValueError(f"report '{name}' has no ceilings; remove it or add some")
         return value
+
+
+def _split_slices(section: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    plain = {k: v for k, v in section.items() if SLICE_SEPARATOR not in k}
+    return plain, {k: v for k, v in section.items() if SLICE_SEPARATOR in k}
+
+
+def yaml_loc(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """Where a model location is written in the file (slice blocks sit among ceilings)."""
+    if loc[:1] == ("slice_ceilings",):
+        return ("ceilings", *loc[1:])
+    if loc[:1] == ("report_slices",):
+        return ("reports", *loc[1:])
+    return loc

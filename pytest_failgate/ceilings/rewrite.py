@@ -97,8 +97,8 @@ def plan_ratchet(checks: Iterable[Check]) -> list[Lowering]:
             if highest < ceiling.max:
                 plan.append(Lowering(entry, "max", ceiling.max, highest, entry.max_span))
         if ceiling.max_rate is not None and entry.rate_span is not None:
-            needed = max(Fraction(c.count, c.report.n_cases or 1) for c in group)
-            largest_n = max(c.report.n_cases or 1 for c in group)
+            needed = max(Fraction(c.count, c.n_cases or 1) for c in group)
+            largest_n = max(c.n_cases or 1 for c in group)
             rate = ratchet_rate(needed, largest_n)
             if rate < ceiling.max_rate:
                 plan.append(Lowering(entry, "max_rate", ceiling.max_rate, rate, entry.rate_span))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError, did_you_mean
 from ..taxonomy import Decision, Tallier, Taxonomy, kind_of
@@ -30,8 +31,27 @@ from .jsonscan import (
 )
 from .model import Report, ReportFile, SkippedFile, case_id
 
+if TYPE_CHECKING:
+    from ..taxonomy.expr import Compiled
+
 # Top-level aggregates kept from a report for cross-checks; everything else is skipped.
 RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outcomes")
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    """What to measure while reading, beyond the taxonomy's categories.
+
+    ``measures`` are predicates counted over every case (rate populations),
+    ``slicers`` give each case a value per slice field, ``recorded`` names further
+    top-level aggregates to keep (those contracts read), ``explain`` tries every
+    rule on every failed case.
+    """
+
+    measures: Mapping[str, Compiled] = field(default_factory=dict)
+    slicers: Mapping[str, Compiled] = field(default_factory=dict)
+    recorded: tuple[str, ...] = ()
+    explain: bool = False
 
 Locate = Callable[[int], tuple[int, int]]
 # what a case's rule fields decide: (decision, absent-field bits, ids rules read, the case)
@@ -51,10 +71,15 @@ class _CaseError(Exception):
 class _CaseSink:
     """Turns picked cases into tallied ones, checking that ids are unique."""
 
-    def __init__(self, report: ReportFile, taxonomy: Taxonomy) -> None:
+    def __init__(self, report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> None:
         self.report = report
-        self.tallier = Tallier(taxonomy)
-        names = [f.name for f in taxonomy.fields]
+        self.tallier = Tallier(
+            taxonomy, {text: c.holds for text, c in spec.measures.items()}, spec.explain,
+            {name: c.function for name, c in spec.slicers.items()})
+        declared = [f.name for f in taxonomy.fields]
+        extra = [name for c in (*spec.measures.values(), *spec.slicers.values())
+                 for name in c.reads if name not in declared]
+        names = [*declared, *dict.fromkeys(extra)]
         id_only = [name for name in taxonomy.id_fields if name not in names]
         read_ids = [(names.index(n), 1 << names.index(n)) for n in taxonomy.id_fields
                     if n in names]
@@ -68,7 +93,8 @@ class _CaseSink:
             return tallier.decide(case), absent, ids, case
 
         self.picker = FieldPicker(
-            [Wanted(f.name, _ABSENT, f.problem) for f in taxonomy.fields], id_only, decide
+            [Wanted(f.name, _ABSENT, f.problem) for f in taxonomy.fields]
+            + [Wanted(name, _ABSENT) for name in names[len(declared):]], id_only, decide
         )
         # Where each id field's value comes from, in the order ids are tried.
         read_names = [n for n in taxonomy.id_fields if n in names]
@@ -146,13 +172,15 @@ class _CaseSink:
         )
 
 
-def load_report(report: ReportFile, taxonomy: Taxonomy) -> Report | SkippedFile:
+def load_report(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec | None = None
+                ) -> Report | SkippedFile:
     """Read one report file, or say why it is not a report."""
+    spec = spec or ReadSpec()
     if report.path.suffix == ".jsonl":
-        return _read_jsonl(report, taxonomy)
+        return _read_jsonl(report, taxonomy, spec)
     data = _read_bytes(report)
     try:
-        return _read_json(report, taxonomy, data)
+        return _read_json(report, taxonomy, data, spec)
     except JsonSyntaxError as exc:
         raise FailgateError(f"invalid JSON: {exc.message}", report.path,
                             *place(data, exc.index)) from None
@@ -166,7 +194,8 @@ def _read_bytes(report: ReportFile) -> bytes:
     return data[3:] if data.startswith(codecs.BOM_UTF8) else data
 
 
-def _read_json(report: ReportFile, taxonomy: Taxonomy, data: bytes) -> Report | SkippedFile:
+def _read_json(report: ReportFile, taxonomy: Taxonomy, data: bytes, spec: ReadSpec
+               ) -> Report | SkippedFile:
     start = skip_ws(data, 0)
     if start == len(data):
         raise FailgateError("the file is empty", report.path)
@@ -176,7 +205,7 @@ def _read_json(report: ReportFile, taxonomy: Taxonomy, data: bytes) -> Report | 
 
     opener = data[start:start + 1]
     if opener == b"[":
-        cases = _CaseSink(report, taxonomy)
+        cases = _CaseSink(report, taxonomy, spec)
         end = _read_cases(data, start, cases, locate, report)
         _expect_end(data, end)
         return cases.finish()
@@ -201,9 +230,9 @@ def _read_json(report: ReportFile, taxonomy: Taxonomy, data: bytes) -> Report | 
                 if not data.startswith(b"[", value_at):
                     raise FailgateError("'case_results' must be a list of cases",
                                         report.path, *locate(value_at))
-                sink = _CaseSink(report, taxonomy)
+                sink = _CaseSink(report, taxonomy, spec)
                 end = _read_cases(data, value_at, sink, locate, report)
-            elif key in RECORDED_KEYS:
+            elif key in RECORDED_KEYS or key in spec.recorded:
                 recorded[key], end = decode_at(data, value_at)
                 places[key] = value_at
             else:
@@ -262,8 +291,8 @@ def _expect_end(data: bytes, end: int) -> None:
         raise JsonSyntaxError("extra data after the JSON value", rest)
 
 
-def _read_jsonl(report: ReportFile, taxonomy: Taxonomy) -> Report:
-    sink = _CaseSink(report, taxonomy)
+def _read_jsonl(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report:
+    sink = _CaseSink(report, taxonomy, spec)
     pick = sink.picker.pick
     try:
         handle = report.path.open("rb")

@@ -16,19 +16,22 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+from .model import Case
 
-    from .model import Case, Predicate, Taxonomy
+if TYPE_CHECKING:
+    from .model import Predicate, Taxonomy
 
 EXAMPLES = 10  # cases kept per category with their fields
 
 # What ``decide`` says of a case: (0 passed / 1-based deciding rule / fallback,
-# flag bits, bits of every enabled rule that matched when explaining)
-Decision = tuple[int, int, int]
+# flag bits, bits of every enabled rule that matched when explaining, the case's
+# value of each slice field as text)
+Decision = tuple[int, int, int, tuple[str, ...]]
+Slicer = Callable[[Case], Any]
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,23 @@ class Explanation:
 
 
 @dataclass
+class SliceTally:
+    """The cases whose slice field has one value: their number and their categories."""
+
+    n_cases: int = 0
+    ids: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {category: len(ids) for category, ids in self.ids.items()}
+
+
+def slice_text(value: Any) -> str:
+    """How a slice value is written in item names and ceilings (``query_type=comparison``)."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+@dataclass
 class Tally:
     """Counts per category (every category, zeros included) for one report."""
 
@@ -68,6 +88,8 @@ class Tally:
     flags: dict[str, int] = field(default_factory=dict)  # flag -> cases it holds for
     flagged: dict[str, dict[str, int]] = field(default_factory=dict)  # flag -> category -> n
     explanation: Explanation | None = None
+    # slice field -> value -> its cases (values in order of first appearance)
+    slices: dict[str, dict[str, SliceTally]] = field(default_factory=dict)
 
     @property
     def failed(self) -> int:
@@ -94,9 +116,12 @@ class Tallier:
     """Classifies cases one at a time, so a report never needs to be held in memory."""
 
     def __init__(self, taxonomy: Taxonomy, measures: Mapping[str, Predicate] | None = None,
-                 explain: bool = False) -> None:
+                 explain: bool = False, slicers: Mapping[str, Slicer] | None = None) -> None:
         self.taxonomy = taxonomy
         self.explain = explain
+        self.slice_names = list(slicers or {})
+        self._slicers = list((slicers or {}).values())
+        self._slices: dict[str, dict[str, SliceTally]] = {name: {} for name in self.slice_names}
         self._names = [f.name for f in taxonomy.fields]
         self._bits = {name: 1 << i for i, name in enumerate(self._names)}
         self._rules = [r for r in taxonomy.categories if r.enabled]
@@ -133,8 +158,9 @@ class Tallier:
         for i, predicate in enumerate(self._flag_predicates):
             if predicate(case):
                 flags |= 1 << i
+        sliced = tuple(slice_text(slicer(case)) for slicer in self._slicers)
         if not self._failed(case):
-            return 0, flags, 0
+            return 0, flags, 0, sliced
         decided = 0
         matches = 0
         for position, rule in enumerate(self._rules, start=1):
@@ -144,20 +170,28 @@ class Tallier:
                     if not self.explain:
                         break
                 matches |= 1 << position
-        return decided or len(self._rules) + 1, flags, matches
+        return decided or len(self._rules) + 1, flags, matches, sliced
 
     def record(self, case_id: str, decision: Decision, absent: int,
                case: Case | None = None) -> str | None:
         """Count a case whose ``decision`` was made; returns its category."""
-        decided, flags, matches = decision
+        decided, flags, matches, sliced = decision
         self.n_cases += 1
         key = absent * self._stride + decided
         self._reach[key] = self._reach.get(key, 0) + 1
         if flags:
             self._flagged[flags, decided] = self._flagged.get((flags, decided), 0) + 1
+        category = self._category_at[decided]
+        for name, value in zip(self.slice_names, sliced, strict=True):
+            tally = self._slices[name].get(value)
+            if tally is None:
+                tally = self._slices[name][value] = SliceTally(
+                    ids={c: [] for c in self.taxonomy.category_names})
+            tally.n_cases += 1
+            if decided:
+                tally.ids[category].append(case_id)
         if not decided:
             return None
-        category = self._category_at[decided]
         ids = self._ids[category]
         ids.append(case_id)
         if case is not None and len(ids) <= EXAMPLES:
@@ -209,6 +243,7 @@ class Tallier:
             flags=flags,
             flagged=flagged,
             explanation=self._explanation() if self.explain else None,
+            slices=self._slices,
         )
 
     def _explanation(self) -> Explanation:
