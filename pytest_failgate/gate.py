@@ -333,7 +333,7 @@ def _contract(report: Report, contract: ContractCheck, taxonomy: Taxonomy) -> Co
             namespace[key] = report.recorded[key]
         else:
             missing.append(key)
-    if missing or report.n_cases is None and "cases" in contract.compiled.reads:
+    if missing or (report.n_cases is None and "cases" in contract.compiled.reads):
         what = ", ".join(missing) if missing else "cases (num_predictions)"
         return ContractResult(report, contract, None,
                               f"the report does not record {what}, so it cannot be checked")

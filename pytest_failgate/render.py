@@ -8,7 +8,6 @@ ceiling is written, the report, the rule, and the first cases to look at.
 from __future__ import annotations
 
 import json
-import json
 from typing import TYPE_CHECKING
 
 from .ceilings.check import rate_allowance

@@ -7,6 +7,7 @@ CLI (where every check "ran"), so both refuse and write in exactly the same case
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from .ceilings.rewrite import write_atomic
@@ -15,7 +16,6 @@ from .render import plural
 from .yamlsource import read_text
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from pathlib import Path
 
     from .result import GateResult
@@ -26,7 +26,7 @@ def outcomes_from_verdicts(result: GateResult) -> dict[tuple[str, str, str], str
             for row in result.rows}
 
 
-def ratchet_refusal(result: GateResult, outcomes: Mapping[tuple[str, str, str], str]) -> str | None:
+def ratchet_refusal(result: GateResult, outcomes: Outcomes) -> str | None:
     """Why this run cannot ratchet, if it cannot: a ratchet needs the whole gate."""
     if result.load_errors:
         return f"{plural(len(result.load_errors), 'report')} failed to load"
@@ -37,7 +37,10 @@ def ratchet_refusal(result: GateResult, outcomes: Mapping[tuple[str, str, str], 
     return None
 
 
-def ratchet(path: Path, result: GateResult, outcomes: Mapping[tuple[str, str, str], str]) -> list[str]:
+Outcomes = Mapping[tuple[str, str, str], str]  # (report, slice, name) -> how the item ended
+
+
+def ratchet(path: Path, result: GateResult, outcomes: Outcomes) -> list[str]:
     """Lower the ceilings the result plans to lower; the lines say what happened."""
     refusal = ratchet_refusal(result, outcomes)
     if refusal:

@@ -16,11 +16,19 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..errors import FailgateError, closest, did_you_mean, display_path
-from ..taxonomy.files import resolve_taxonomy
-from ..yamlsource import Loc, Span, YamlDoc, load_yaml
 from ..taxonomy.expr import Compiled, ExprError, compile_expr
+from ..taxonomy.files import resolve_taxonomy
 from ..taxonomy.model import GROUP_PREFIX
-from .model import CEILING_KEYS, CONTRACT_KEYS, SLICE_SEPARATOR, TOP_KEYS, Ceiling, CeilingsModel, yaml_loc
+from ..yamlsource import Loc, Span, YamlDoc, load_yaml
+from .model import (
+    CEILING_KEYS,
+    CONTRACT_KEYS,
+    SLICE_SEPARATOR,
+    TOP_KEYS,
+    Ceiling,
+    CeilingsModel,
+    yaml_loc,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
