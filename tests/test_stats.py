@@ -1,0 +1,537 @@
+"""The statistics core: exact binomial tails, verdicts, noise bands, Wilson intervals."""
+
+from __future__ import annotations
+
+import decimal
+import json
+import math
+import random
+from fractions import Fraction
+from typing import Any
+
+import pytest
+import scipy.stats  # type: ignore[import-untyped, unused-ignore]
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_failgate import stats
+from pytest_failgate.stats import (
+    NoiseBand,
+    TailProbability,
+    band_cases,
+    binomial_upper_tail,
+    measure_noise,
+    noise_band_document,
+    paired_increase,
+    rate_verdict,
+    read_noise_band,
+    regression_verdict,
+    smallest_detectable,
+    wilson_interval,
+)
+
+ALPHA = Fraction(1, 20)
+HALF = Fraction(1, 2)
+P_VALUES = [Fraction(1, 2), Fraction(1, 40), Fraction(3, 10)]
+# Derandomized and with no example database, so runs repeat and the tree stays clean.
+PROPERTIES = settings(max_examples=60, deadline=None, derandomize=True, database=None)
+
+
+def exact_tail(k: int, n: int, p: Fraction) -> Fraction:
+    """P[X >= k] summed independently of the module, from math.comb (shorter side)."""
+    a, b = p.numerator, p.denominator
+    c = b - a
+
+    def terms(start: int, stop: int) -> int:  # sum of comb(n, i) a^i c^(n-i), one term at a time
+        term = math.comb(n, start) * a**start * c ** (n - start)
+        total = 0
+        for i in range(start, stop):
+            total += term
+            term = term * (n - i) * a // ((i + 1) * c)
+        return total
+
+    if k > n // 2:
+        return Fraction(terms(k, n + 1), b**n)
+    return 1 - Fraction(terms(0, k), b**n)
+
+
+def grid_ks(n: int, p: Fraction) -> list[int]:
+    """k = 0, 1, 2, n-1, n, and k from far below to far above n*p."""
+    mean = n * p
+    sd = math.sqrt(n * p * (1 - p))
+    ks = {0, 1, 2, n - 1, n, math.floor(mean), math.floor(mean) + 1, math.ceil(mean) - 1}
+    for z in (-6, -3, -1, -0.25, 0.25, 1, 2, 3, 5, 8, 12, 20, 40):
+        ks.add(math.floor(mean + z * sd))
+    return sorted(k for k in ks if 0 <= k <= n)
+
+
+# ------------------------------------------------------------------ float agreement with scipy
+
+
+@pytest.mark.parametrize("p", [*P_VALUES, Fraction(999, 1000)], ids=str)
+@pytest.mark.parametrize("n", [1, 2, 5, 40, 100, 1000, 2500, 10_000, 33_333, 100_000])
+def test_float_matches_scipy_binomtest_grid(n: int, p: Fraction) -> None:
+    for k in grid_ks(n, p):
+        ours = float(binomial_upper_tail(k, n, p))
+        theirs = scipy.stats.binomtest(k, n, float(p), alternative="greater").pvalue
+        assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-12), (k, n, p)
+        assert abs(ours - theirs) <= 1e-12, (k, n, p)
+
+
+def test_float_keeps_relative_accuracy_in_the_far_tail() -> None:
+    # 1e-300-sized p-values are still right to many digits, not just "about zero".
+    for k, n in [(700, 1000), (999, 1000), (1000, 1000), (51_500, 100_000), (60_000, 100_000)]:
+        ours = float(binomial_upper_tail(k, n))
+        theirs = scipy.stats.binomtest(k, n, 0.5, alternative="greater").pvalue
+        assert ours == pytest.approx(theirs, rel=1e-9), (k, n)
+    assert float(binomial_upper_tail(1000, 1000)) == 2.0**-1000
+
+
+def test_float_of_small_problems_is_the_correctly_rounded_exact_value() -> None:
+    for n in (0, 1, 7, 30):
+        for k in range(n + 2):
+            for p in P_VALUES:
+                assert float(binomial_upper_tail(k, n, p)) == float(exact_tail(k, n, p))
+
+
+# ------------------------------------------------------------------ exactness
+
+
+@pytest.mark.parametrize("p", [*P_VALUES, Fraction(7, 9)], ids=str)
+def test_exact_value_equals_the_sum_of_binomial_terms(p: Fraction) -> None:
+    for n in (0, 1, 2, 3, 10, 31, 150):
+        for k in range(n + 2):
+            assert binomial_upper_tail(k, n, p).exact() == exact_tail(k, n, p), (k, n)
+
+
+@pytest.mark.parametrize("p", P_VALUES, ids=str)
+def test_at_most_is_exact_at_the_boundary_for_small_n(p: Fraction) -> None:
+    n = 30
+    for k in range(n + 2):
+        tail = binomial_upper_tail(k, n, p)
+        value = exact_tail(k, n, p)
+        tiny = Fraction(1, 10**80)  # far below any float's resolution
+        assert tail.at_most(value)
+        assert tail.at_most(value + tiny)
+        assert not tail.at_most(value - tiny)
+
+
+@pytest.mark.parametrize(("k", "n", "p"), [(1_580, 3_000, HALF), (1_430, 3_000, HALF),
+                                           (170, 6_000, Fraction(1, 40)),
+                                           (930, 3_000, Fraction(3, 10))], ids=str)
+def test_at_most_is_exact_at_the_boundary_where_the_enclosure_cannot_decide(
+        k: int, n: int, p: Fraction) -> None:
+    # Past the outright-exact size: an alpha within 2**-1000 (relative) of the tail
+    # goes through both enclosures and on to the exact sum.
+    assert not stats._exact_is_cheap(k, n, p.denominator)
+    value = exact_tail(k, n, p)
+    step = value / 2**1000
+    tail = binomial_upper_tail(k, n, p)
+    assert tail.at_most(value)
+    assert tail.at_most(value + step)
+    assert not tail.at_most(value - step)
+    # and an alpha within 2**-100 is settled by the 512-bit enclosure alone
+    assert tail.at_most(value + value / 2**100)
+    assert not tail.at_most(value - value / 2**100)
+
+
+def test_floats_cannot_decide_what_at_most_decides() -> None:
+    # alpha is below the tail by 2**-70 of it: the same float, a different answer.
+    for k, n, p in [(9, 40, Fraction(1, 40)), (5, 5, Fraction(1, 2)), (1_520, 3_000, HALF)]:
+        value = exact_tail(k, n, p)
+        alpha = value - value / 2**70
+        tail = binomial_upper_tail(k, n, p)
+        assert float(alpha) == float(value)
+        assert not tail.at_most(alpha)
+        assert tail.at_most(value)
+
+
+
+def test_rates_like_0_025_times_40_are_compared_exactly() -> None:
+    # In floats 0.29 * 100 == 28.999999999999996 < 29: a float ceiling check would
+    # call 29 of 100 cases over a 29% ceiling.
+    assert 0.29 * 100 < 29
+    assert rate_verdict(29, 100, Fraction(29, 100), ALPHA) == "PASS"
+    assert rate_verdict(29, 100, Fraction(29, 100), None) == "PASS"
+    assert rate_verdict(30, 100, Fraction(29, 100), None) == "FAIL"
+    # 1 of 40 against a 1/40 ceiling is exactly at it, n * p == 1 exactly
+    assert rate_verdict(1, 40, Fraction(1, 40), ALPHA) == "PASS"
+    assert rate_verdict(7, 100, Fraction(7, 100), None) == "PASS"
+    assert rate_verdict(3, 10, Fraction(3, 10), None) == "PASS"
+    # and a tail that equals alpha exactly is "at most": P[Bin(5, 1/2) >= 5] == 1/32
+    assert binomial_upper_tail(5, 5).at_most(Fraction(1, 32))
+    assert not binomial_upper_tail(5, 5).at_most(Fraction(1, 32) - Fraction(1, 2**200))
+    # P[Bin(40, 1/40) >= 40] == 40**-40, exactly
+    assert binomial_upper_tail(40, 40, Fraction(1, 40)).exact() == Fraction(1, 40**40)
+
+
+def test_floats_are_refused_where_a_decision_is_made() -> None:
+    tail = binomial_upper_tail(3, 10)
+    with pytest.raises(TypeError, match="Fraction"):
+        tail.at_most(0.05)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Fraction"):
+        binomial_upper_tail(3, 10, 0.3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Fraction"):
+        rate_verdict(3, 10, 0.2, None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Fraction"):
+        regression_verdict(3, 1, None, 0.05)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("k", "n"), [(-1, 5), (7, 5), (0, -1)])
+def test_out_of_range_arguments_are_errors(k: int, n: int) -> None:
+    with pytest.raises(ValueError, match="must be"):
+        binomial_upper_tail(k, n)
+
+
+def test_edges_are_exact() -> None:
+    assert binomial_upper_tail(0, 0).exact() == 1
+    assert binomial_upper_tail(1, 0).exact() == 0
+    assert binomial_upper_tail(0, 100_000, Fraction(3, 10)).exact() == 1
+    assert binomial_upper_tail(100_001, 100_000).exact() == 0
+    assert float(binomial_upper_tail(100_001, 100_000)) == 0.0
+    assert binomial_upper_tail(100_001, 100_000).at_most(Fraction(0))
+    assert not binomial_upper_tail(100_000, 100_000).at_most(Fraction(0))
+    assert binomial_upper_tail(3, 10, Fraction(0)).exact() == 0
+    assert binomial_upper_tail(10, 10, Fraction(1)).exact() == 1
+    assert float(binomial_upper_tail(1, 100_000)) == 1.0
+    assert not binomial_upper_tail(1, 100_000).at_most(1 - Fraction(1, 2**200))
+    assert binomial_upper_tail(1, 100_000).at_most(1 - Fraction(1, 2**100_001))
+
+
+def test_enclosures_hold_the_exact_tail() -> None:
+    # Forced on sizes where the exact tail is cheap, including n >= 2000 where
+    # ln j! and ln (n-j)! both come from Stirling's series.
+    for p in [*P_VALUES, Fraction(999, 1000), Fraction(123_456_789, 1_000_000_007)]:
+        a, b = p.numerator, p.denominator
+        for n in (1, 9, 200, 2400):
+            for k in grid_ks(n, p):
+                if not 0 < k <= n:
+                    continue
+                value = exact_tail(k, n, p)
+                for w in stats._STAGES:
+                    (lm, le), (hm, he) = stats._enclosure(k, n, a, b, w)
+                    lo, hi = lm * Fraction(2) ** le, hm * Fraction(2) ** he
+                    assert lo <= value <= hi, (k, n, p, w)
+                    assert hi - lo <= value / 2 ** (w - 8), (k, n, p, w)
+
+
+@PROPERTIES
+@given(n=st.integers(1, 400), data=st.data())
+def test_at_most_agrees_with_the_exact_comparison(n: int, data: st.DataObject) -> None:
+    k = data.draw(st.integers(0, n + 1))
+    p = data.draw(st.sampled_from([*P_VALUES, Fraction(2, 3)]))
+    shift = data.draw(st.sampled_from([-1, 0, 1]))
+    scale = data.draw(st.integers(1, 2000))
+    value = exact_tail(k, n, p)
+    alpha = value + shift * value / 2**scale
+    tail = binomial_upper_tail(k, n, p)
+    assert tail.at_most(alpha) is (value <= alpha)
+    if 0 < k <= n:  # the enclosures never contradict the exact answer
+        for w in stats._STAGES:
+            lo, hi = stats._enclosure(k, n, p.numerator, p.denominator, w)
+            if stats._dyadic_at_most(hi, alpha):
+                assert value <= alpha
+            if not stats._dyadic_at_most(lo, alpha):
+                assert value > alpha
+
+
+def test_a_large_call_near_the_centre() -> None:
+    # n = 100,000 one standard deviation above the centre: the ordinary path, kept
+    # fast (bench/stats_speed.py times it); no timing is asserted here.
+    tail = binomial_upper_tail(50_158, 100_000)
+    expected = scipy.stats.binomtest(50_158, 100_000, 0.5, alternative="greater").pvalue
+    assert float(tail) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert not tail.at_most(ALPHA)
+    assert tail.at_most(Fraction(1, 5))
+    assert binomial_upper_tail(50_600, 100_000, Fraction(1, 2)).at_most(Fraction(1, 1000))
+
+
+# ------------------------------------------------------------------ the paired test
+
+
+def test_paired_increase_is_mcnemar_exact_one_sided() -> None:
+    assert paired_increase(5, 0).exact() == Fraction(1, 32)
+    assert paired_increase(3, 1).exact() == Fraction(5, 16)  # P[Bin(4) >= 3] = 5/16
+    for new, fixed in [(12, 3), (40, 22), (3, 9), (700, 600)]:
+        expected = scipy.stats.binomtest(new, new + fixed, 0.5, alternative="greater").pvalue
+        assert float(paired_increase(new, fixed)) == pytest.approx(expected, abs=1e-12)
+
+
+def test_no_discordant_pairs_is_a_p_value_of_exactly_one() -> None:
+    tail = paired_increase(0, 0)
+    assert tail.exact() == 1
+    assert float(tail) == 1.0
+    assert tail.at_most(Fraction(1))
+    assert not tail.at_most(1 - Fraction(1, 10**50))
+
+
+# ------------------------------------------------------------------ verdicts
+
+
+def band(low: int, high: int, runs: int = 3) -> NoiseBand:
+    return NoiseBand(std=0.0 if low == high else 1.0, min=low, max=high, n=runs)
+
+
+def test_band_cases_is_the_range_with_a_floor_of_one() -> None:
+    assert band_cases(None) == 1
+    assert band_cases(band(7, 7)) == 1
+    assert band_cases(band(4, 5)) == 1
+    assert band_cases(band(4, 9)) == 5
+    assert band_cases(NoiseBand(std=123.0, min=0, max=2, n=5)) == 2  # std is not used
+
+
+@pytest.mark.parametrize(("new", "fixed", "noise", "expected"), [
+    # the same run against itself
+    (0, 0, None, "PASS"),
+    # decreases and no change are PASS, whatever the band
+    (0, 10, None, "PASS"),
+    (3, 50, band(0, 0), "PASS"),
+    (5, 5, None, "PASS"),
+    (200, 200, band(0, 0), "PASS"),
+    # significant and beyond the band: FAIL  (p = 2**-10)
+    (10, 0, None, "FAIL"),
+    (10, 0, band(3, 12), "FAIL"),
+    # significant, inside the band: WARN
+    (10, 0, band(0, 12), "WARN"),
+    (10, 0, band(0, 10), "WARN"),  # an increase equal to the band is not beyond it
+    # beyond the band, not significant: WARN  (p = P[Bin(55) >= 30] ~ 0.3)
+    (30, 25, None, "WARN"),
+    (2, 0, band(5, 5), "WARN"),  # band floor 1: +2 is beyond; p = 1/4
+    # neither: PASS
+    (2, 1, None, "PASS"),  # +1 is within the floor of one case; p = 1/2
+    (30, 25, band(0, 8), "PASS"),
+    # the floor of one case: +1 is never beyond, even with a zero-width band
+    (1, 0, band(6, 6), "PASS"),
+    (5, 0, band(6, 6), "FAIL"),  # p = 1/32 <= 1/20, +5 > 1
+    (4, 0, band(6, 6), "WARN"),  # p = 1/16 > 1/20
+])
+def test_regression_verdict_table(new: int, fixed: int, noise: NoiseBand | None,
+                                  expected: str) -> None:
+    assert regression_verdict(new, fixed, noise, ALPHA) == expected
+
+
+def test_regression_verdict_significance_is_inclusive_and_exact() -> None:
+    # p-value exactly alpha counts as significant; a hair above it does not
+    assert regression_verdict(5, 0, None, Fraction(1, 32)) == "FAIL"
+    assert regression_verdict(5, 0, None, Fraction(1, 32) - Fraction(1, 10**40)) == "WARN"
+
+
+def test_regression_verdict_with_many_cases() -> None:
+    # 100,000 cases, 12,000 churned: +300 net is significant (z ~ 2.7) and beyond a band of 40
+    assert regression_verdict(6_150, 5_850, band(100, 140, 5), ALPHA) == "FAIL"
+    assert regression_verdict(6_050, 5_950, band(100, 140, 5), ALPHA) == "WARN"  # p ~ 0.18
+    assert regression_verdict(6_020, 5_980, band(100, 140, 5), ALPHA) == "PASS"
+
+
+@pytest.mark.parametrize(("count", "n", "rate", "alpha", "expected"), [
+    (0, 40, Fraction(0), ALPHA, "PASS"),
+    (1, 40, Fraction(1, 40), ALPHA, "PASS"),  # exactly at the ceiling
+    (2, 40, Fraction(1, 40), ALPHA, "WARN"),  # over, but P[Bin(40, 1/40) >= 2] ~ 0.26
+    (2, 40, Fraction(1, 40), None, "FAIL"),  # no significance: any excess fails
+    (6, 40, Fraction(1, 40), ALPHA, "FAIL"),  # P[>= 6] ~ 5e-4
+    (1, 40, Fraction(0), ALPHA, "FAIL"),  # any failure against a zero ceiling
+    (40, 40, Fraction(1), ALPHA, "PASS"),
+    (0, 0, Fraction(1, 10), ALPHA, "PASS"),  # nothing counted, nothing over
+    (3_100, 100_000, Fraction(3, 100), ALPHA, "FAIL"),  # z ~ 1.85
+    (3_080, 100_000, Fraction(3, 100), ALPHA, "WARN"),  # z ~ 1.48
+])
+def test_rate_verdict_table(count: int, n: int, rate: Fraction, alpha: Fraction | None,
+                            expected: str) -> None:
+    assert rate_verdict(count, n, rate, alpha) == expected
+
+
+def test_verdict_arguments_are_checked() -> None:
+    with pytest.raises(ValueError, match="alpha"):
+        regression_verdict(3, 1, None, Fraction(0))
+    with pytest.raises(ValueError, match="alpha"):
+        regression_verdict(3, 1, None, Fraction(1))
+    with pytest.raises(ValueError, match="new"):
+        regression_verdict(-1, 1, None, ALPHA)
+    with pytest.raises(ValueError, match="count"):
+        rate_verdict(5, 4, Fraction(1, 2), None)
+    with pytest.raises(ValueError, match="max_rate"):
+        rate_verdict(1, 4, Fraction(3, 2), None)
+
+
+# ------------------------------------------------------------------ smallest detectable
+
+
+def test_smallest_detectable_without_churn() -> None:
+    # no churn: k new cases alone give p = 2**-k; 2**-5 <= 1/20 < 2**-4
+    assert smallest_detectable(0, None, ALPHA) == 5
+    assert smallest_detectable(1, None, ALPHA) == 5  # 1 // 2 == 0 fixed cases
+    assert smallest_detectable(0, band(0, 9), ALPHA) == 10  # the band dominates
+
+
+@pytest.mark.parametrize("churn", [0, 2, 7, 30, 101, 400])
+@pytest.mark.parametrize("noise", [None, band(2, 6), band(0, 30)])
+def test_smallest_detectable_is_the_first_fail(churn: int, noise: NoiseBand | None) -> None:
+    half = churn // 2
+    k = smallest_detectable(churn, noise, ALPHA)
+    assert regression_verdict(k + half, half, noise, ALPHA) == "FAIL"
+    assert all(regression_verdict(j + half, half, noise, ALPHA) != "FAIL" for j in range(k))
+
+
+def test_smallest_detectable_with_heavy_churn() -> None:
+    # 100,000 discordant cases: about 1.645 * sqrt(100,000) ~ 520 net cases
+    k = smallest_detectable(100_000, band(10, 30), ALPHA)
+    assert 500 < k < 540
+    assert regression_verdict(k + 50_000, 50_000, band(10, 30), ALPHA) == "FAIL"
+    assert regression_verdict(k - 1 + 50_000, 50_000, band(10, 30), ALPHA) == "WARN"
+
+
+# ------------------------------------------------------------------ noise bands
+
+
+RUNS: list[dict[str, int]] = [
+    {"retrieval_miss": 3, "generator_hallucination": 1},
+    {"retrieval_miss": 5},
+    {"retrieval_miss": 4, "generator_hallucination": 2, "unknown": 1},
+]
+
+
+def test_measure_noise() -> None:
+    bands = measure_noise(RUNS)
+    assert list(bands) == ["generator_hallucination", "retrieval_miss", "unknown"]
+    assert bands["retrieval_miss"] == NoiseBand(std=1.0, min=3, max=5, n=3)
+    assert bands["generator_hallucination"] == NoiseBand(std=1.0, min=0, max=2, n=3)
+    # 0, 0, 1: sample std sqrt(1/3) = 0.5773502691896257, kept to 6 decimals
+    assert bands["unknown"] == NoiseBand(std=0.57735, min=0, max=1, n=3)
+    assert measure_noise([{"a": 2}, {"a": 2}]) == {"a": NoiseBand(std=0.0, min=2, max=2, n=2)}
+
+
+def test_measure_noise_needs_two_runs() -> None:
+    with pytest.raises(ValueError, match="at least 2 runs"):
+        measure_noise([{"a": 1}])
+    with pytest.raises(ValueError, match="at least 2 runs"):
+        measure_noise([])
+    with pytest.raises(ValueError, match="count of 'a'"):
+        measure_noise([{"a": 1}, {"a": -1}])
+
+
+def test_noise_band_document_shape_and_round_trip() -> None:
+    bands = measure_noise(RUNS)
+    document = noise_band_document(bands)
+    assert document == {"metric_band": {
+        "mode:generator_hallucination": {"std": 1.0, "min": 0, "max": 2, "n": 3},
+        "mode:retrieval_miss": {"std": 1.0, "min": 3, "max": 5, "n": 3},
+        "mode:unknown": {"std": 0.57735, "min": 0, "max": 1, "n": 3},
+    }}
+    assert read_noise_band(json.loads(json.dumps(document))) == bands
+    assert read_noise_band({"metric_band": {}}) == {}
+    # other top-level keys (metadata) are left alone
+    assert read_noise_band({**document, "runs": 3, "config": "x"}) == bands
+
+
+def good_entry(**change: Any) -> dict[str, Any]:
+    return {"std": 0.5, "min": 1, "max": 2, "n": 3, **change}
+
+
+@pytest.mark.parametrize(("document", "message"), [
+    ([], "JSON object"),
+    ({}, "'metric_band'"),
+    ({"metric_band": []}, "'metric_band' must be an object"),
+    ({"metric_band": {"retrieval_miss": good_entry()}}, r"\['retrieval_miss'\].*mode:"),
+    ({"metric_band": {"mode:": good_entry()}}, r"\['mode:'\]"),
+    ({"metric_band": {"mode:a": 3}}, r"\['mode:a'\] must be an object"),
+    ({"metric_band": {"mode:a": {"std": 0.5, "max": 2, "n": 3}}}, r"\['mode:a'\].*'min'"),
+    ({"metric_band": {"mode:a": good_entry(mean=1.5)}}, r"\['mode:a'\].*unknown 'mean'"),
+    ({"metric_band": {"mode:a": good_entry(min=-1)}}, r"\['mode:a'\].*min must be >= 0"),
+    ({"metric_band": {"mode:a": good_entry(min=1.5)}}, r"\['mode:a'\].*min must be an int"),
+    ({"metric_band": {"mode:a": good_entry(min=3)}}, r"\['mode:a'\].*must not exceed"),
+    ({"metric_band": {"mode:a": good_entry(n=1)}}, r"\['mode:a'\].*n must be >= 2"),
+    ({"metric_band": {"mode:a": good_entry(n=True)}}, r"\['mode:a'\].*n must be an int"),
+    ({"metric_band": {"mode:a": good_entry(std=-0.5)}}, r"\['mode:a'\].*std"),
+    ({"metric_band": {"mode:a": good_entry(std="0.5")}}, r"\['mode:a'\].*std"),
+    ({"metric_band": {"mode:a": good_entry(std=float("nan"))}}, r"\['mode:a'\].*std"),
+    ({"metric_band": {"mode:ok": good_entry(), "mode:bad": good_entry(max=0)}},
+     r"\['mode:bad'\]"),
+])
+def test_malformed_noise_band_documents_name_the_bad_key(document: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        read_noise_band(document)
+
+
+# ------------------------------------------------------------------ Wilson
+
+
+@pytest.mark.parametrize(("successes", "n", "low", "high"), [
+    # Newcombe (1998), Statistics in Medicine 17:857, Table I, method 3 (Wilson score)
+    (81, 263, 0.2553, 0.3662),
+    (15, 148, 0.0624, 0.1605),
+    (0, 20, 0.0, 0.1611),
+    (1, 29, 0.0061, 0.1718),
+])
+def test_wilson_interval_textbook_values(successes: int, n: int, low: float,
+                                         high: float) -> None:
+    lo, hi = wilson_interval(Fraction(successes), n)
+    assert (round(lo, 4), round(hi, 4)) == (low, high)
+    reference = scipy.stats.binomtest(successes, n).proportion_ci(method="wilson")
+    assert lo == pytest.approx(reference.low, abs=1e-12)
+    assert hi == pytest.approx(reference.high, abs=1e-12)
+
+
+def test_wilson_interval_fractional_and_clamped() -> None:
+    lo, hi = wilson_interval(Fraction(27, 2), 20)  # 13.5 of 20, e.g. mean of graded scores
+    assert 0 < lo < 0.675 < hi < 1
+    assert wilson_interval(Fraction(0), 1)[0] == 0.0
+    assert wilson_interval(Fraction(5), 5)[1] == 1.0
+    assert all(0.0 <= x <= 1.0 for s in range(11) for x in wilson_interval(Fraction(s), 10))
+    with pytest.raises(ValueError, match="successes"):
+        wilson_interval(Fraction(11), 10)
+    with pytest.raises(ValueError, match="n must be"):
+        wilson_interval(Fraction(0), 0)
+
+
+# ------------------------------------------------------------------ determinism and internals
+
+
+def test_determinism() -> None:
+    cases = [(k, 100_000, p) for p in P_VALUES for k in (int(100_000 * p) + 37, 99_000)]
+    first = [(float(binomial_upper_tail(*c)), binomial_upper_tail(*c).at_most(ALPHA))
+             for c in cases]
+    stats._clear_caches()
+    again = [(float(binomial_upper_tail(*c)), binomial_upper_tail(*c).at_most(ALPHA))
+             for c in cases]
+    assert first == again
+    shuffled = [dict(random.Random(seed).sample(sorted(run.items()), len(run)))
+                for seed, run in enumerate(reversed(RUNS))]
+    one = json.dumps(noise_band_document(measure_noise(RUNS[::-1])))
+    two = json.dumps(noise_band_document(measure_noise(shuffled)))
+    assert one == two
+    assert binomial_upper_tail(3, 10) == TailProbability(3, 10, Fraction(1, 2))
+    assert hash(binomial_upper_tail(3, 10)) == hash(TailProbability(3, 10))
+
+
+def test_the_callers_decimal_context_does_not_matter() -> None:
+    cases = [(50_158, 100_000, HALF), (2_600, 100_000, Fraction(1, 40)), (1_430, 3_000, HALF)]
+    expected = [(float(binomial_upper_tail(*c)), binomial_upper_tail(*c).at_most(ALPHA))
+                for c in cases]
+    stats._clear_caches()
+    default = decimal.DefaultContext  # new Context() objects copy what they omit from it
+    saved = (default.prec, default.rounding, default.Emax, default.traps.copy())
+    try:
+        default.prec, default.rounding, default.Emax = 2, decimal.ROUND_UP, 3
+        default.traps[decimal.Inexact] = True
+        with decimal.localcontext() as context:
+            context.prec = 2
+            context.rounding = decimal.ROUND_UP
+            context.traps[decimal.Inexact] = True
+            context.Emax = 3
+            got = [(float(binomial_upper_tail(*c)), binomial_upper_tail(*c).at_most(ALPHA))
+                   for c in cases]
+    finally:
+        default.prec, default.rounding, default.Emax = saved[:3]
+        default.traps.update(saved[3])
+    assert got == expected
+
+
+def test_constants_behind_the_enclosure() -> None:
+    assert [stats._bernoulli(i) for i in (0, 1, 2, 4, 12, 13)] == [
+        1, Fraction(-1, 2), Fraction(1, 6), Fraction(-1, 30), Fraction(-691, 2730), 0]
+    assert stats._bernoulli(30) == Fraction(8_615_841_276_005, 14_322)
+    lo, hi = stats._pi_dyadic(200)
+    digits = 314159265358979323846264338327950288419716939937510
+    assert Fraction(lo, 2**200) <= Fraction(digits + 1, 10**50)
+    assert Fraction(hi, 2**200) >= Fraction(digits, 10**50)
+    assert hi - lo < 2**8
