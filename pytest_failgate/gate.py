@@ -117,6 +117,8 @@ class Gate:
                 kind=gated.report.kind, n_cases=gated.report.n_cases,
                 failed=gated.report.failed, rows=rows,
                 warnings=render.missing_field_warnings(gated.report),
+                caveats=render.caveat_counts(gated.report),
+                explain=render.explain_lines(gated.report),
             ))
         loaded = [g.report for g in self.reports if g.report is not None]
         return GateResult(

@@ -27,6 +27,8 @@ _HELP = {
     "init": "write a new ceilings file from the current counts (never overwrites)",
     "md": "write the gate as a Markdown report (a pull-request comment) to FILE",
     "json": "write the gate's result as JSON to FILE (schema: `failgate schema`)",
+    "explain": "add rule diagnostics to the summary: what first-match hid, rules that never "
+    "matched, how often the fields each rule reads were absent, the fallback's cases",
     "guard": "fail when a ceiling was raised or removed since the git ref REF without a "
     "reason written in this change (e.g. origin/main)",
     "github": "GitHub Actions: ::error annotations on failing ceilings, and the Markdown "
@@ -40,7 +42,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     dest="failgate", help=_HELP["failgate"])
     group.addoption("--failgate-ceilings", metavar="FILE", dest="failgate_ceilings",
                     help=_HELP["ceilings"])
-    for flag in ("ratchet", "strict", "init"):
+    for flag in ("ratchet", "strict", "init", "explain"):
         group.addoption(f"--failgate-{flag}", action="store_true", default=None,
                         dest=f"failgate_{flag}", help=_HELP[flag])
     for output in ("md", "json"):
@@ -52,7 +54,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("failgate", _HELP["failgate"], type="paths", default=[])
     for key in ("ceilings", "md", "json", "guard"):
         parser.addini(f"failgate_{key}", _HELP[key], type="string", default="")
-    for flag in ("ratchet", "strict", "init", "github"):
+    for flag in ("ratchet", "strict", "init", "github", "explain"):
         parser.addini(f"failgate_{flag}", _HELP[flag], type="bool", default=False)
 
 
@@ -104,5 +106,6 @@ def _settings(config: pytest.Config) -> tuple[GateConfig, Outputs] | None:
         mode=mode,
         guard_ref=(config.getoption("failgate_guard")
                    or str(config.getini("failgate_guard")) or None),
+        explain=flag("explain"),
     )
     return gate, Outputs(markdown=path("md"), json=path("json"), github=flag("github"))

@@ -251,6 +251,46 @@ def missing_field_warnings(report: Report) -> list[str]:
     return warnings
 
 
+def caveat_counts(report: Report) -> dict[str, int]:
+    """How many cases each of the taxonomy's caveats flagged (informational)."""
+    if report.tally is None:
+        return {}
+    return {c.name: report.tally.flags.get(c.name, 0) for c in report.tally.taxonomy.caveats}
+
+
+def explain_lines(report: Report) -> list[str]:
+    """Rule diagnostics: what first-match hid, unused rules, missing fields, the fallback."""
+    tally = report.tally
+    if tally is None or tally.explanation is None:
+        return []
+    explanation = tally.explanation
+    taxonomy = tally.taxonomy
+    lines = ["categories, and what first-match hid (cases a later rule also matched):"]
+    for name in taxonomy.category_names:
+        hidden = explanation.hidden.get(name, {})
+        shown = ", ".join(f"{rule} {n}" for rule, n in hidden.items())
+        lines.append(f"  {name}: {tally.counts[name]}" + (f"; also {shown}" if shown else ""))
+    unused = [rule.name for rule in taxonomy.categories
+              if rule.enabled and explanation.matched.get(rule.name, 0) == 0]
+    if unused:
+        lines.append("rules that matched no failed case: " + ", ".join(unused))
+    lines.append("fields each rule read: absent in the cases it examined / in all cases:")
+    for rule in taxonomy.rules:
+        if not rule.reads:
+            continue
+        parts = [f"{field} {tally.missing[rule.name].get(field, 0)}/{tally.examined[rule.name]}"
+                 f" ({tally.absent.get(field, 0)}/{tally.n_cases})" for field in rule.reads]
+        lines.append(f"  {rule.name}: " + ", ".join(parts))
+    groups = explanation.fallback_groups.most_common(5)
+    if groups:
+        lines.append(f"{taxonomy.fallback} ({tally.counts[taxonomy.fallback]} cases), most "
+                     "common field values:")
+        for signature, count in groups:
+            values = ", ".join(f"{name}={value}" for name, value in signature)
+            lines.append(f"  {count} x {values}")
+    return lines
+
+
 def _jsonable(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
@@ -310,5 +350,9 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
             cell.rjust(width) if i in (1, 3) else cell.ljust(width)
             for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
         ).rstrip())
+    if report.caveats:
+        lines.append("  caveats: " + ", ".join(f"{name} {n}" for name, n in
+                                               report.caveats.items()))
     lines.extend(f"  warning: {w}" for w in report.warnings)
+    lines.extend(f"  {line}" for line in report.explain)
     return lines

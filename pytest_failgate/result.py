@@ -95,6 +95,8 @@ class ReportResult(_Model):
     error: str | None = None
     rows: list[Row] = []
     warnings: list[str] = []
+    caveats: dict[str, int] = Field(default={}, description="informational flags: cases each")
+    explain: list[str] = Field(default=[], description="rule diagnostics (--failgate-explain)")
 
 
 class LoweringResult(_Model):

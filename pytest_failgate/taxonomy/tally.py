@@ -90,6 +90,7 @@ class Tally:
     explanation: Explanation | None = None
     # slice field -> value -> its cases (values in order of first appearance)
     slices: dict[str, dict[str, SliceTally]] = field(default_factory=dict)
+    absent: dict[str, int] = field(default_factory=dict)  # field -> cases without it
 
     @property
     def failed(self) -> int:
@@ -223,6 +224,12 @@ class Tallier:
                 for name, bit in rule_masks[rule_name]:
                     if mask & bit:
                         missing[rule_name][name] = missing[rule_name].get(name, 0) + count
+        absent = dict.fromkeys(self._names, 0)
+        for key, count in self._reach.items():
+            mask = key // self._stride
+            for name, bit in self._bits.items():
+                if mask & bit:
+                    absent[name] += count
         flags = dict.fromkeys(self.flag_names, 0)
         flagged: dict[str, dict[str, int]] = {name: {} for name in self.flag_names}
         for (bits, decided), count in self._flagged.items():
@@ -244,6 +251,7 @@ class Tallier:
             flagged=flagged,
             explanation=self._explanation() if self.explain else None,
             slices=self._slices,
+            absent=absent,
         )
 
     def _explanation(self) -> Explanation:
