@@ -19,9 +19,10 @@ from .ceilings.model import SLICE_SEPARATOR
 from .ceilings.rewrite import Lowering, init_text, plan_ratchet
 from .errors import FailgateError, display_path
 from .guard import GuardResult, guard
-from .reports.discover import discover
+from .reports.discover import REPORT_SUFFIXES, discover
 from .reports.model import Report, ReportFile, SkippedFile
 from .reports.read import ReadSpec, load_report
+from .reports.readers import ReportReader, builtin_readers
 from .result import (
     GateResult,
     GuardResultModel,
@@ -36,7 +37,7 @@ from .taxonomy.expr import ExprRuntimeError
 from .taxonomy.model import GROUP_PREFIX
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
 Mode = Literal["gate", "strict", "ratchet", "init"]
@@ -193,12 +194,15 @@ class Gate:
         return span.line if span is not None else 1
 
 
-def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None) -> Gate:
+def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
+             readers: Sequence[ReportReader] = ()) -> Gate:
     """Run the whole gate; raises ``FailgateError`` for problems that stop everything.
 
-    ``taxonomies`` are those a ceilings file may name (default: the built-in ones).
+    ``taxonomies`` are those a ceilings file may name (default: the built-in ones);
+    ``readers`` read formats beyond failgate's own JSON (default: the built-in ones).
     """
     taxonomies = builtin_taxonomies() if taxonomies is None else taxonomies
+    readers = (*readers, *builtin_readers())
     ceilings: Ceilings | None = None
     if config.mode == "init":
         if config.ceilings_path.exists():
@@ -216,7 +220,8 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
             )
         ceilings = load_ceilings(config.ceilings_path, taxonomies)
         taxonomy = ceilings.taxonomy
-    gated, skipped = load_run(config.paths, taxonomy, _read_spec(ceilings, taxonomy, config))
+    spec = _read_spec(ceilings, taxonomy, config, tuple(readers))
+    gated, skipped = load_run(config.paths, taxonomy, spec)
     warnings = ceilings.check_report_names(g.file.name for g in gated) if ceilings else []
     for report_gate in gated:
         if report_gate.report is not None:
@@ -230,7 +235,9 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
 def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy, spec: ReadSpec | None = None
              ) -> tuple[list[ReportGate], list[SkippedFile]]:
     """Find and load every report of one run; a run with no report at all is an error."""
-    files, skipped = discover(paths)
+    readers = spec.readers if spec is not None else ()
+    suffixes = (*REPORT_SUFFIXES, *(s for reader in readers for s in reader.suffixes))
+    files, skipped = discover(paths, suffixes)
     gated: list[ReportGate] = []
     for file in files:
         try:
@@ -254,14 +261,15 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy, spec: ReadSpec | None 
     return gated, skipped
 
 
-def _read_spec(ceilings: Ceilings | None, taxonomy: Taxonomy, config: GateConfig) -> ReadSpec:
+def _read_spec(ceilings: Ceilings | None, taxonomy: Taxonomy, config: GateConfig,
+               readers: tuple[ReportReader, ...]) -> ReadSpec:
     """What reading must measure for these ceilings: populations, slices, recorded keys."""
     if ceilings is None:
-        return ReadSpec(explain=config.explain)
+        return ReadSpec(explain=config.explain, readers=readers)
     counted = {*taxonomy.category_names, TOTAL, "cases", "groups"}
     recorded = tuple(dict.fromkeys(
         key for c in ceilings.contracts.values() for key in c.recorded_keys(counted)))
-    return ReadSpec(ceilings.populations, ceilings.slicers, recorded, config.explain)
+    return ReadSpec(ceilings.populations, ceilings.slicers, recorded, config.explain, readers)
 
 
 def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceilings | None,
@@ -295,8 +303,9 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
         for contract in ceilings.contracts.values():
             if contract.reports is None or report.name in contract.reports:
                 gated.contracts.append(_contract(report, contract, taxonomy))
-    if report.kind == "cases" and report.recorded_counts is not None:
-        gated.differences = consistency_differences(report)
+    if report.kind == "cases" and (report.recorded_counts is not None
+                                   or report.contradictions is not None):
+        gated.differences = [*consistency_differences(report), *(report.contradictions or [])]
 
 
 def _sum(name: str, counts: Mapping[str, int], taxonomy: Taxonomy) -> int:

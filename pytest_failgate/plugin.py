@@ -36,6 +36,12 @@ _HELP = {
 }
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("failgate", "failure-category ceilings for evaluation reports")
     group.addoption("--failgate", action="append", default=[], metavar="PATH",

@@ -20,10 +20,13 @@ from .gate import Gate, GateConfig, run_gate
 from .items import GateFile
 from .markdown import render_markdown
 from .result import GateResult
+from .taxonomy import Taxonomy, builtin_taxonomies
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
+
+    from .reports.readers import ReportReader
 
 _WORKER_KEY = "failgate"
 
@@ -62,7 +65,7 @@ class GateSession:
             raise self._error
         if self._gate is None:
             try:
-                self._gate = run_gate(self.config)
+                self._gate = run_gate(self.config, *self._contributions())
             except FailgateError as exc:
                 self._error = exc
                 self._send_to_controller(error=str(exc))
@@ -70,6 +73,24 @@ class GateSession:
             self.result = self._gate.result()
             self._send_to_controller(result=self.result)
         return self._gate
+
+    def _contributions(self) -> tuple[dict[str, Taxonomy], list[ReportReader]]:
+        """Built-in taxonomies plus those plugins contribute; plugins' readers."""
+        hook = self.pytest_config.hook
+        taxonomies = dict(builtin_taxonomies())
+        for contributed in hook.pytest_failgate_taxonomies(config=self.pytest_config):
+            for name, taxonomy in dict(contributed).items():
+                if not isinstance(taxonomy, Taxonomy):
+                    raise FailgateError(f"pytest_failgate_taxonomies returned {name!r}: "
+                                        f"{type(taxonomy).__name__}, not a Taxonomy")
+                taxonomies[name] = taxonomy
+        readers = [reader for batch in hook.pytest_failgate_readers(config=self.pytest_config)
+                   for reader in batch]
+        for reader in readers:
+            if not callable(getattr(reader, "read", None)) or not hasattr(reader, "suffixes"):
+                raise FailgateError(f"pytest_failgate_readers returned {reader!r}, which has "
+                                    "no read() or suffixes")
+        return taxonomies, readers
 
     def _send_to_controller(self, **payload: Any) -> None:
         workeroutput = getattr(self.pytest_config, "workeroutput", None)

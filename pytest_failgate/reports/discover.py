@@ -26,19 +26,21 @@ def report_name(path: Path, root: Path) -> str:
     return relative.with_suffix("").as_posix()
 
 
-def discover(paths: Sequence[Path]) -> tuple[list[ReportFile], list[SkippedFile]]:
-    """Every candidate report under ``paths``, and the files that are not candidates."""
+def discover(paths: Sequence[Path], suffixes: Sequence[str] = REPORT_SUFFIXES
+             ) -> tuple[list[ReportFile], list[SkippedFile]]:
+    """Every candidate report under ``paths`` (files with a suffix some reader reads),
+    and the files that are not candidates."""
     found: list[ReportFile] = []
     skipped: list[SkippedFile] = []
     for given in paths:
         if given.is_file():
-            if given.suffix not in REPORT_SUFFIXES:
+            if given.suffix not in suffixes:
                 raise FailgateError(
-                    "not a report: failgate reads .json and .jsonl files", given
-                )
+                    f"not a report: failgate reads {', '.join(sorted(set(suffixes)))} files",
+                    given)
             found.append(ReportFile(given, report_name(given, given.parent)))
         elif given.is_dir():
-            _walk(given, found, skipped)
+            _walk(given, found, skipped, suffixes)
         else:
             raise FailgateError("no such file or directory", given)
     by_name: dict[str, Path] = {}
@@ -52,14 +54,15 @@ def discover(paths: Sequence[Path]) -> tuple[list[ReportFile], list[SkippedFile]
     return found, skipped
 
 
-def _walk(root: Path, found: list[ReportFile], skipped: list[SkippedFile]) -> None:
+def _walk(root: Path, found: list[ReportFile], skipped: list[SkippedFile],
+          suffixes: Sequence[str]) -> None:
     for directory, subdirs, files in os.walk(root):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
         for filename in sorted(files):
             if filename.startswith("."):
                 continue
             path = Path(directory, filename)
-            if path.suffix in REPORT_SUFFIXES:
+            if path.suffix in suffixes:
                 found.append(ReportFile(path, report_name(path, root)))
             else:
-                skipped.append(SkippedFile(path, "not .json or .jsonl"))
+                skipped.append(SkippedFile(path, "no reader for this kind of file"))

@@ -52,6 +52,8 @@ class Report:
     recorded: dict[str, Any] = field(default_factory=dict)
     # every case's id, as the canonical JSON string it was compared by (cases reports)
     id_keys: list[bytes] = field(default_factory=list, repr=False)
+    # cases whose fields contradict what the file records of them (a reader's finding)
+    contradictions: list[str] | None = None
 
     @property
     def failed(self) -> int:

@@ -30,6 +30,7 @@ from .jsonscan import (
     skip_ws,
 )
 from .model import Report, ReportFile, SkippedFile, case_id
+from .readers import ReportReader, report_from_cases
 
 if TYPE_CHECKING:
     from ..taxonomy.expr import Compiled
@@ -52,6 +53,7 @@ class ReadSpec:
     slicers: Mapping[str, Compiled] = field(default_factory=dict)
     recorded: tuple[str, ...] = ()
     explain: bool = False
+    readers: tuple[ReportReader, ...] = ()  # other formats, tried in order
 
 Locate = Callable[[int], tuple[int, int]]
 # what a case's rule fields decide: (decision, absent-field bits, ids rules read, the case)
@@ -174,16 +176,30 @@ class _CaseSink:
 
 def load_report(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec | None = None
                 ) -> Report | SkippedFile:
-    """Read one report file, or say why it is not a report."""
+    """Read one report file, or say why it is not a report.
+
+    failgate's own JSON shapes are read first (and fast); a file they do not
+    recognise is offered to the other readers whose suffixes match, in order.
+    """
     spec = spec or ReadSpec()
-    if report.path.suffix == ".jsonl":
+    suffix = report.path.suffix
+    if suffix == ".jsonl":
         return _read_jsonl(report, taxonomy, spec)
-    data = _read_bytes(report)
-    try:
-        return _read_json(report, taxonomy, data, spec)
-    except JsonSyntaxError as exc:
-        raise FailgateError(f"invalid JSON: {exc.message}", report.path,
-                            *place(data, exc.index)) from None
+    found: Report | SkippedFile = SkippedFile(report.path, f"no reader for {suffix} files")
+    if suffix == ".json":
+        data = _read_bytes(report)
+        try:
+            found = _read_json(report, taxonomy, data, spec)
+        except JsonSyntaxError as exc:
+            raise FailgateError(f"invalid JSON: {exc.message}", report.path,
+                                *place(data, exc.index)) from None
+    if isinstance(found, SkippedFile):
+        for reader in spec.readers:
+            if suffix in reader.suffixes:
+                output = reader.read(report.path)
+                if output is not None:
+                    return report_from_cases(report, taxonomy, spec, output)
+    return found
 
 
 def _read_bytes(report: ReportFile) -> bytes:
