@@ -6,6 +6,7 @@ Exit codes: 0 the gate passed, 1 it failed, 2 a usage or input error.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,11 +32,14 @@ def _out(line: str = "") -> None:
 def _config(args: argparse.Namespace, mode: Mode) -> GateConfig:
     from .gate import GateConfig
 
+    noise = getattr(args, "noise", None)
     return GateConfig(
         paths=tuple(Path(p).resolve() for p in args.paths),
         ceilings_path=Path(args.ceilings).resolve(),
         mode=mode,
         init_taxonomy=getattr(args, "taxonomy", None) or "rag",
+        baseline=tuple(Path(p).resolve() for p in getattr(args, "baseline", [])),
+        noise=Path(noise).resolve() if noise else None,
     )
 
 
@@ -231,6 +235,36 @@ def cmd_guard(args: argparse.Namespace) -> int:
     return EXIT_PASS if result.passed else EXIT_FAIL
 
 
+def cmd_noise(args: argparse.Namespace) -> int:
+    from .gate import load_run
+    from .stats import measure_noise, noise_band_document
+
+    if len(args.runs) < 2:
+        raise FailgateError("a noise band needs at least two runs of one configuration")
+    taxonomy = _taxonomy(args)
+    runs = []
+    for run in args.runs:
+        gated, _ = load_run((Path(run).resolve(),), taxonomy)
+        broken = [g for g in gated if g.error is not None]
+        if broken:
+            raise broken[0].error  # type: ignore[misc]
+        counts = {name: 0 for name in (*taxonomy.category_names, "total")}
+        for loaded in gated:
+            assert loaded.report is not None
+            for name, count in loaded.report.counts.items():
+                counts[name] += count
+            counts["total"] += loaded.report.failed
+        runs.append(counts)
+    bands = measure_noise(runs)
+    text = json.dumps(noise_band_document(bands), indent=2, sort_keys=True) + "\n"
+    Path(args.out).write_text(text, encoding="utf-8")
+    width = max(len(name) for name in bands)
+    _out(f"noise over {len(runs)} runs -> {args.out}")
+    for name, band in bands.items():
+        _out(f"  {name:<{width}}  min {band.min:>5}  max {band.max:>5}  std {band.std:>8.3f}")
+    return EXIT_PASS
+
+
 SCHEMA = Path(__file__).parent / "schema" / "gate-result.schema.json"
 
 
@@ -271,6 +305,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--md", metavar="FILE", help="write a Markdown report (a PR comment)")
     check.add_argument("--json", metavar="FILE",
                        help="write the result as JSON (see `failgate schema`)")
+    check.add_argument("--baseline", action="append", default=[], metavar="PATH",
+                       help="compare with a baseline run's reports, case by case")
+    check.add_argument("--noise", metavar="FILE", help="noise bands (from `failgate noise`)")
     check.add_argument("--github", action="store_true",
                        help="emit ::error annotations and append to $GITHUB_STEP_SUMMARY")
 
@@ -307,6 +344,16 @@ def _parser() -> argparse.ArgumentParser:
                                help="the git ref to compare with (e.g. origin/main)")
     guard_command.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
                                help="the ceilings file (default: ceilings.yaml)")
+
+    noise = command("noise", "measure each category's noise band from repeated runs",
+                    "failgate noise run1/ run2/ run3/ --out noise_band.json", cmd_noise)
+    noise.add_argument("runs", nargs="+", metavar="RUN",
+                       help="the reports of one run of the same configuration (2 or more)")
+    noise.add_argument("--out", default="noise_band.json", metavar="FILE",
+                       help="where to write the bands (default: noise_band.json)")
+    noise.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
+                       help="take the taxonomy from this ceilings file (default: ceilings.yaml)")
+    noise.add_argument("--taxonomy", metavar="NAME", help="the taxonomy (default: rag)")
 
     command("schema", "print the JSON Schema of --json / --failgate-json output",
             "failgate schema > failgate.schema.json", cmd_schema)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .errors import FailgateError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from .reports.model import Report
 
@@ -56,10 +56,21 @@ class RunComparison:
     only_candidate: list[str]
 
 
-def compare_report(base: Report, candidate: Report, categories: Sequence[str]) -> ReportComparison:
-    """Pair one report's cases by id and list, per category, what entered and left it."""
+def compare_report(base: Report, candidate: Report, categories: Sequence[str],
+                   members: Callable[[str], Sequence[str]] | None = None) -> ReportComparison:
+    """Pair one report's cases by id and list, per name, what entered and left it.
+
+    A name is a category, or (through ``members``) the union of several: ``total``,
+    a group.
+    """
+    def of(name: str) -> Sequence[str]:
+        return members(name) if members is not None else (name,)
+
+    def count(report: Report, name: str) -> int:
+        return sum(report.counts[c] for c in of(name))
+
     if base.tally is None or candidate.tally is None:
-        changes = [CategoryChange(c, base.counts[c], candidate.counts[c]) for c in categories]
+        changes = [CategoryChange(c, count(base, c), count(candidate, c)) for c in categories]
         return ReportComparison(candidate.name, False, changes)
     base_ids = base.all_case_ids()
     candidate_ids = candidate.all_case_ids()
@@ -72,15 +83,17 @@ def compare_report(base: Report, candidate: Report, categories: Sequence[str]) -
             candidate.path,
         )
     changes = []
-    for category in categories:
-        before = set(base.case_ids(category)) & both
-        after = set(candidate.case_ids(category)) & both
+    for name in categories:
+        base_ids_in = [i for c in of(name) for i in base.case_ids(c)]
+        candidate_ids_in = [i for c in of(name) for i in candidate.case_ids(c)]
+        before = set(base_ids_in) & both
+        after = set(candidate_ids_in) & both
         changes.append(CategoryChange(
-            category,
-            base.counts[category],
-            candidate.counts[category],
-            new=[i for i in candidate.case_ids(category) if i in after and i not in before],
-            fixed=[i for i in base.case_ids(category) if i in before and i not in after],
+            name,
+            count(base, name),
+            count(candidate, name),
+            new=[i for i in candidate_ids_in if i in after and i not in before],
+            fixed=[i for i in base_ids_in if i in before and i not in after],
         ))
     return ReportComparison(
         candidate.name, True, changes, len(both),
@@ -90,11 +103,12 @@ def compare_report(base: Report, candidate: Report, categories: Sequence[str]) -
 
 
 def compare_runs(base: Sequence[Report], candidate: Sequence[Report],
-                 categories: Sequence[str]) -> RunComparison:
+                 categories: Sequence[str],
+                 members: Callable[[str], Sequence[str]] | None = None) -> RunComparison:
     """Pair reports by name; each pair compared case by case."""
     base_by_name = {r.name: r for r in base}
     candidate_names = {r.name for r in candidate}
-    reports = [compare_report(base_by_name[r.name], r, categories)
+    reports = [compare_report(base_by_name[r.name], r, categories, members)
                for r in candidate if r.name in base_by_name]
     if not reports:
         raise FailgateError(

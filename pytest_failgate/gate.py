@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import render
+from .baseline import BaselineRun, baseline_message, compare_with_baseline, load_noise_bands
 from .ceilings.check import Check, consistency_differences, evaluate, unmeasurable
 from .ceilings.load import TOTAL, Ceilings, ContractCheck, Entry, load_ceilings
+from .ceilings.metrics import MetricCheck, evaluate_metric, metric_message
 from .ceilings.model import SLICE_SEPARATOR
-from .ceilings.rewrite import Lowering, init_text, plan_ratchet
+from .ceilings.rewrite import Lowering, format_number, init_text, plan_ratchet
 from .errors import FailgateError, display_path
 from .guard import GuardResult, guard
 from .reports.discover import REPORT_SUFFIXES, discover
@@ -38,6 +40,7 @@ from .taxonomy.model import GROUP_PREFIX
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from fractions import Fraction
     from pathlib import Path
 
 Mode = Literal["gate", "strict", "ratchet", "init"]
@@ -53,6 +56,8 @@ class GateConfig:
     init_taxonomy: str = "rag"
     guard_ref: str | None = None  # compare the ceilings file with this git ref
     explain: bool = False  # try every rule on every failed case (--failgate-explain)
+    baseline: tuple[Path, ...] = ()  # compare, case by case, with this run's reports
+    noise: Path | None = None  # a noise_band.json measured from repeated runs
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ class ReportGate:
     checks: list[Check] = field(default_factory=list)
     differences: list[str] | None = None  # consistency; None when nothing to cross-check
     contracts: list[ContractResult] = field(default_factory=list)
+    metrics: list[MetricCheck] = field(default_factory=list)
 
 
 @dataclass
@@ -88,6 +94,7 @@ class Gate:
     plan: list[Lowering]
     warnings: list[str] = field(default_factory=list)
     guard: GuardResult | None = None
+    baseline: BaselineRun | None = None
 
     @property
     def checks(self) -> list[Check]:
@@ -111,6 +118,7 @@ class Gate:
             assert self.ceilings is not None or not gated.contracts
             rows += [render.contract_row(c, f"{display_path(self.config.ceilings_path)}:"
                                             f"{c.contract.line}") for c in gated.contracts]
+            rows += [self._metric_row(m) for m in gated.metrics]
             if gated.differences is not None:
                 rows.append(render.consistency_row(gated.report, gated.differences))
             reports.append(ReportResult(
@@ -165,6 +173,19 @@ class Gate:
                        source=None, line=None, verdict="record", rule=rule, first_cases=first,
                        examples=examples)
         verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
+        message = render.check_message(check, source, self.taxonomy, slack, self.config,
+                                       self.plan)
+        warnings = [check.warning] if check.warning else []
+        compared = None
+        if self.baseline is not None and check.slice is None and kind in ("category", "total"):
+            compared = self.baseline.judge(check.report.name, check.name)
+        if compared is not None and compared.verdict != "PASS":
+            text = baseline_message(check.name, compared, self.baseline.alpha)  # type: ignore[union-attr]
+            if compared.verdict == "FAIL":
+                verdict = "fail" if verdict == "pass" else verdict
+                message = f"{message}\n{text}" if message else text
+            else:
+                warnings.append(text)
         return Row(
             report=check.report.name,
             slice=check.slice,
@@ -180,8 +201,23 @@ class Gate:
             rule=rule,
             first_cases=first,
             examples=examples,
-            message=render.check_message(check, source, self.taxonomy, slack,
-                                         self.config, self.plan),
+            message=message,
+            baseline=compared,
+            warnings=warnings,
+        )
+
+    def _metric_row(self, check: MetricCheck) -> Row:
+        source = f"{display_path(self.config.ceilings_path)}:{check.line}"
+        interval = check.interval
+        return Row(
+            report=check.report.name, name=f"metric:{check.name}", kind="metric", count=None,
+            allowed=None, ceiling=f"min {format_number(check.floor.min)}", source=source,
+            line=check.line, verdict=check.verdict,
+            rule=f"mean of {check.name} over the cases where it applies (nulls excluded)",
+            message=metric_message(check, source) if check.verdict != "pass" else "",
+            value=float(check.mean) if check.mean is not None else None,
+            effective_n=check.effective_n,
+            interval=list(interval) if interval is not None else None,
         )
 
 
@@ -229,7 +265,28 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     checks = [check for g in gated for check in g.checks]
     plan = plan_ratchet(checks) if ceilings is not None else []
     loosened = guard(config.ceilings_path, config.guard_ref) if config.guard_ref else None
-    return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened)
+    baseline = None
+    if config.baseline:
+        baseline = _baseline(config, taxonomy, spec, ceilings, gated)
+        warnings += baseline.notes()
+    return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline)
+
+
+def _baseline(config: GateConfig, taxonomy: Taxonomy, spec: ReadSpec, ceilings: Ceilings | None,
+              gated: list[ReportGate]) -> BaselineRun:
+    """Load the baseline run as this one was loaded, and pair the two."""
+    try:
+        base, _ = load_run(config.baseline, taxonomy, spec)
+    except FailgateError as exc:
+        raise FailgateError(f"baseline: {exc}") from None
+    broken = [g for g in base if g.error is not None]
+    if broken:
+        raise FailgateError(f"baseline: {broken[0].error}")
+    bands = load_noise_bands(config.noise) if config.noise is not None else {}
+    alpha = ceilings.model.significance if ceilings is not None else None
+    return compare_with_baseline([g.report for g in base if g.report is not None],
+                                 [g.report for g in gated if g.report is not None],
+                                 taxonomy, bands, alpha)
 
 
 def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy, spec: ReadSpec | None = None
@@ -267,9 +324,11 @@ def _read_spec(ceilings: Ceilings | None, taxonomy: Taxonomy, config: GateConfig
     if ceilings is None:
         return ReadSpec(explain=config.explain, readers=readers)
     counted = {*taxonomy.category_names, TOTAL, "cases", "groups"}
-    recorded = tuple(dict.fromkeys(
-        key for c in ceilings.contracts.values() for key in c.recorded_keys(counted)))
-    return ReadSpec(ceilings.populations, ceilings.slicers, recorded, config.explain, readers)
+    recorded = [key for c in ceilings.contracts.values() for key in c.recorded_keys(counted)]
+    if ceilings.metrics:  # an aggregate's recorded metrics and their confidence blocks
+        recorded += [*ceilings.metrics, "ci"]
+    return ReadSpec(ceilings.populations, ceilings.slicers, tuple(dict.fromkeys(recorded)),
+                    config.explain, readers, ceilings.metrics)
 
 
 def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceilings | None,
@@ -282,9 +341,10 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
         names.append(TOTAL)
     elif ceilings is not None:
         names += [n for n in optional if ceilings.entry(report.name, n) is not None]
+    alpha = ceilings.model.significance if ceilings is not None else None
     for name in names:
         entry = ceilings.entry(report.name, name) if ceilings is not None else None
-        gated.checks.append(_measure(report, name, entry, taxonomy))
+        gated.checks.append(_measure(report, name, entry, taxonomy, alpha))
     if ceilings is not None and report.tally is not None:
         for field, values in report.tally.slices.items():
             for value, cases in values.items():
@@ -297,12 +357,14 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
                             report, name, entry, "per: populations are not counted per slice",
                             slice_))
                     else:
-                        gated.checks.append(
-                            evaluate(report, name, count, entry, cases.n_cases, slice_))
+                        gated.checks.append(evaluate(report, name, count, entry,
+                                                     cases.n_cases, slice_, significance=alpha))
     if ceilings is not None:
         for contract in ceilings.contracts.values():
             if contract.reports is None or report.name in contract.reports:
                 gated.contracts.append(_contract(report, contract, taxonomy))
+        for name, floor in ceilings.model.metrics.items():
+            gated.metrics.append(evaluate_metric(report, name, floor, ceilings.metric_line(name)))
     if report.kind == "cases" and (report.recorded_counts is not None
                                    or report.contradictions is not None):
         gated.differences = [*consistency_differences(report), *(report.contradictions or [])]
@@ -317,18 +379,19 @@ def _sum(name: str, counts: Mapping[str, int], taxonomy: Taxonomy) -> int:
     return counts.get(name, 0)
 
 
-def _measure(report: Report, name: str, entry: Entry | None, taxonomy: Taxonomy) -> Check:
+def _measure(report: Report, name: str, entry: Entry | None, taxonomy: Taxonomy,
+             alpha: Fraction | None) -> Check:
     per = entry.ceiling.per if entry is not None else None
     if per is None:
         return evaluate(report, name, _sum(name, report.counts, taxonomy), entry,
-                        report.n_cases)
+                        report.n_cases, significance=alpha)
     if report.tally is None:
         return unmeasurable(report, name, entry,
                             "per: counts a population among the cases, and an aggregate "
                             "records counts only")
     inside = report.tally.flagged.get(per, {})
     return evaluate(report, name, _sum(name, inside, taxonomy), entry,
-                    report.tally.flags.get(per, 0), population=per)
+                    report.tally.flags.get(per, 0), population=per, significance=alpha)
 
 
 def _contract(report: Report, contract: ContractCheck, taxonomy: Taxonomy) -> ContractResult:

@@ -7,6 +7,7 @@ reports it, so items are cheap, deterministic and identical on every worker.
 
 from __future__ import annotations
 
+import warnings
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from .session import GateSession
 
 MARKER = "failgate"
+
+
+class FailgateWarning(UserWarning):
+    """A check that passed but is worth a look (a WARN verdict)."""
 
 
 class GateFailure(Exception):
@@ -120,6 +125,8 @@ class GateItem(_QuietItem):
 
     def runtest(self) -> None:
         row = self.row
+        for text in row.warnings:
+            warnings.warn(FailgateWarning(text), stacklevel=1)
         if row.verdict == "record":
             pytest.skip(f"--failgate-init records {row.count} as the ceiling")
         if row.verdict in ("fail", "error"):
@@ -167,6 +174,12 @@ def _properties(row: Row, parent: Any) -> list[tuple[str, object]]:
         if row.count is not None:
             props.append(("rate", _decimal(Fraction(row.count, n_cases))))
     props.append(("verdict", row.verdict))
+    if row.baseline is not None:
+        props += [("baseline_new", row.baseline.n_new), ("baseline_fixed", row.baseline.n_fixed),
+                  ("baseline_p", f"{row.baseline.p_value:.6g}"),
+                  ("baseline_verdict", row.baseline.verdict)]
+    if row.value is not None:
+        props += [("value", f"{row.value:.6g}"), ("effective_n", row.effective_n)]
     return props
 
 

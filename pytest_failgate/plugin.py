@@ -27,6 +27,9 @@ _HELP = {
     "init": "write a new ceilings file from the current counts (never overwrites)",
     "md": "write the gate as a Markdown report (a pull-request comment) to FILE",
     "json": "write the gate's result as JSON to FILE (schema: `failgate schema`)",
+    "baseline": "compare with a baseline run's reports (same layout), case by case: a "
+    "category fails only when its increase is significant and beyond the noise band",
+    "noise": "a noise_band.json (from `failgate noise`) giving each category's noise band",
     "explain": "add rule diagnostics to the summary: what first-match hid, rules that never "
     "matched, how often the fields each rule reads were absent, the fallback's cases",
     "guard": "fail when a ceiling was raised or removed since the git ref REF without a "
@@ -57,8 +60,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--failgate-github", action="store_true", default=None,
                     dest="failgate_github", help=_HELP["github"])
     group.addoption("--failgate-guard", metavar="REF", dest="failgate_guard", help=_HELP["guard"])
+    group.addoption("--failgate-baseline", action="append", default=[], metavar="PATH",
+                    dest="failgate_baseline", help=_HELP["baseline"])
+    group.addoption("--failgate-noise", metavar="FILE", dest="failgate_noise",
+                    help=_HELP["noise"])
     parser.addini("failgate", _HELP["failgate"], type="paths", default=[])
-    for key in ("ceilings", "md", "json", "guard"):
+    parser.addini("failgate_baseline", _HELP["baseline"], type="paths", default=[])
+    for key in ("ceilings", "md", "json", "guard", "noise"):
         parser.addini(f"failgate_{key}", _HELP[key], type="string", default="")
     for flag in ("ratchet", "strict", "init", "github", "explain"):
         parser.addini(f"failgate_{flag}", _HELP[flag], type="bool", default=False)
@@ -113,5 +121,9 @@ def _settings(config: pytest.Config) -> tuple[GateConfig, Outputs] | None:
         guard_ref=(config.getoption("failgate_guard")
                    or str(config.getini("failgate_guard")) or None),
         explain=flag("explain"),
+        baseline=tuple(Path(p).resolve() for p in (
+            [invocation / b for b in config.getoption("failgate_baseline")]
+            or list(config.getini("failgate_baseline")))),
+        noise=path("noise"),
     )
     return gate, Outputs(markdown=path("md"), json=path("json"), github=flag("github"))

@@ -90,6 +90,11 @@ def rule_text(name: str, taxonomy: Taxonomy) -> str:
     return taxonomy.describe(name)
 
 
+def _hint_line(name: str, taxonomy: Taxonomy) -> list[str]:
+    rule = next((r for r in taxonomy.categories if r.name == name), None)
+    return [f"  hint     {rule.hint}"] if rule is not None and rule.hint else []
+
+
 def _case_ids(report: Report, name: str, taxonomy: Taxonomy, slice_: str | None = None
               ) -> list[str]:
     ids: dict[str, list[str]] = report.tally.ids if report.tally is not None else {}
@@ -179,6 +184,7 @@ def check_message(
             f"  ceiling  {_ceiling_line(check, source)}",
             f"  report   {_scope_line(check)}",
             f"  rule     {rule_text(check.name, taxonomy)}",
+            *_hint_line(check.name, taxonomy),
             f"  cases    {_cases_line(check, taxonomy)}",
         ])
     if slack:
@@ -332,7 +338,9 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
         return [f"{report.name}: not loaded", f"  {report.error}"]
     head = f"{report.name}  {report.n_cases if report.n_cases is not None else '?'} cases, " \
            f"{report.failed} failed" + (" (recorded)" if report.kind == "aggregate" else "")
-    table = [("category", "count", "ceiling", "headroom", "status")]
+    compared = any(row.baseline is not None for row in report.rows)
+    table: list[tuple[str, ...]] = [
+        ("category", "count", "ceiling", "headroom", "status", "vs baseline")]
     for row in report.rows:
         status = outcomes.get(row.key, "not run")
         status = {"passed": "ok", "failed": "FAIL", "skipped": "recorded"
@@ -341,9 +349,16 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
             status = "FAIL (slack)"
         if row.slice is not None and not row.count and status in ("ok", "recorded"):
             continue  # a slice's empty categories would drown the table
+        if row.warnings and status == "ok":
+            status = "ok (warn)"
         count = "" if row.count is None else str(row.count)
-        table.append((row.label, count, row.ceiling, headroom_text(row.headroom), status))
-    widths = [max(len(r[i]) for r in table) for i in range(5)]
+        if row.kind == "metric" and row.value is not None:
+            count = f"{row.value:.4g}"
+        table.append((row.label, count, row.ceiling, headroom_text(row.headroom), status,
+                      row.baseline_text))
+    columns = 6 if compared else 5
+    table = [cells[:columns] for cells in table]
+    widths = [max(len(r[i]) for r in table) for i in range(columns)]
     lines = [head]
     for cells in table:
         lines.append("  " + "  ".join(
@@ -354,5 +369,7 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
         lines.append("  caveats: " + ", ".join(f"{name} {n}" for name, n in
                                                report.caveats.items()))
     lines.extend(f"  warning: {w}" for w in report.warnings)
+    for row in report.rows:
+        lines.extend(f"  warning: {w.splitlines()[0]}" for w in row.warnings)
     lines.extend(f"  {line}" for line in report.explain)
     return lines

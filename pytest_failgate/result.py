@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RowKind = Literal["category", "total", "group", "contract", "consistency"]
+RowKind = Literal["category", "total", "group", "contract", "metric", "consistency"]
 RowVerdict = Literal["pass", "fail", "error", "record"]
 
 
@@ -29,8 +29,11 @@ class BaselineResult(_Model):
     n_new: int
     n_fixed: int
     p_value: float = Field(description="one-sided exact McNemar p-value, for display")
+    significant: bool = Field(description="decided exactly: p <= alpha and cases increased")
     band: int = Field(description="the noise band in whole cases (at least 1)")
+    beyond_band: bool = Field(description="new - fixed exceeds the band")
     verdict: Literal["PASS", "WARN", "FAIL"]
+    paired: int = Field(description="cases present in both runs")
 
 
 class CaseExample(_Model):
@@ -62,6 +65,12 @@ class Row(_Model):
         default=[], description="the first cases with the fields the deciding rules read")
     message: str = Field(default="", description="the failure text (empty when passing)")
     baseline: BaselineResult | None = None
+    warnings: list[str] = Field(
+        default=[], description="passed, but worth a look (a WARN verdict); pytest warnings")
+    value: float | None = Field(default=None, description="a metric's mean, for display")
+    effective_n: int | None = Field(default=None, description="cases a metric's mean is over")
+    interval: list[float] | None = Field(default=None,
+                                         description="95% Wilson interval of a metric's mean")
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from fractions import Fraction
 
     from ..reports.model import Report
+from ..stats import binomial_upper_tail
 
 Verdict = Literal["pass", "fail", "error"]
 
@@ -48,6 +49,7 @@ class Check:
     n_cases: int | None = None  # what a rate is a fraction of: the report, slice or population
     slice: str | None = None
     population: str | None = None  # the ``per:`` expression the count was taken within
+    warning: str = ""  # above the rate but not significantly so: passes, noted
 
     @property
     def is_total(self) -> bool:
@@ -64,15 +66,19 @@ def rate_allowance(max_rate: Fraction, n_cases: int) -> int:
 
 def evaluate(report: Report, name: str, count: int, entry: Entry | None,
              n_cases: int | None, slice_: str | None = None,
-             population: str | None = None) -> Check:
+             population: str | None = None, significance: Fraction | None = None) -> Check:
     """The verdict for one count; a missing entry means a ceiling of 0.
 
     ``n_cases`` is what a ``max_rate`` is a fraction of: the report's cases, the
     slice's, or the size of the ``per:`` population the count was taken within.
+    With a ``significance`` level (the ceiling's own, else the file's), a count over
+    the rate fails only when it is significantly over it (an exact binomial upper
+    tail at the ceiling rate); over but not significantly passes with a warning.
     """
-    def check(verdict: Verdict, allowed: int | None, problem: str = "") -> Check:
+    def check(verdict: Verdict, allowed: int | None, problem: str = "",
+              warning: str = "") -> Check:
         return Check(report, name, count, entry, verdict, allowed, problem, n_cases, slice_,
-                     population)
+                     population, warning)
 
     if entry is None:
         return check("pass" if count == 0 else "fail", 0)
@@ -89,7 +95,19 @@ def evaluate(report: Report, name: str, count: int, entry: Entry | None,
                          "means nothing" if population else "a rate over zero cases")
         by_rate = rate_allowance(ceiling.max_rate, n_cases)
     allowed = Limit(ceiling.max, by_rate).allowed
-    return check("pass" if count <= allowed else "fail", allowed)
+    if count <= allowed:
+        return check("pass", allowed)
+    alpha = ceiling.significance or significance
+    over_max = ceiling.max is not None and count > ceiling.max
+    if ceiling.max_rate is None or alpha is None or over_max:
+        return check("fail", allowed)
+    assert n_cases is not None
+    tail = binomial_upper_tail(count, n_cases, ceiling.max_rate)
+    if tail.at_most(alpha):
+        return check("fail", allowed)
+    return check("pass", allowed, warning=(
+        f"{name}: {count} of {n_cases} cases is above max_rate {float(ceiling.max_rate):g}, but "
+        f"not significantly (exact binomial p = {float(tail):.4g} > {float(alpha):g})"))
 
 
 def unmeasurable(report: Report, name: str, entry: Entry | None, problem: str,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..errors import FailgateError, closest, did_you_mean, display_path
+from ..reports.read import MetricSpec
 from ..taxonomy.expr import Compiled, ExprError, compile_expr
 from ..taxonomy.files import resolve_taxonomy
 from ..taxonomy.model import GROUP_PREFIX
@@ -23,6 +24,7 @@ from ..yamlsource import Loc, Span, YamlDoc, load_yaml
 from .model import (
     CEILING_KEYS,
     CONTRACT_KEYS,
+    METRIC_KEYS,
     SLICE_SEPARATOR,
     TOP_KEYS,
     Ceiling,
@@ -68,6 +70,11 @@ class Ceilings:
     populations: dict[str, Compiled]  # ``per:`` text -> its predicate
     contracts: dict[str, ContractCheck]
     slicers: dict[str, Compiled]  # slice field -> its value
+    # metric -> its value in a case, and which cases answered (the floor's or the taxonomy's)
+    metrics: dict[str, MetricSpec]
+
+    def metric_line(self, name: str) -> int:
+        return self.doc.keys[("metrics", name)].line
 
     def entry(self, report: str, name: str, slice_: str | None = None) -> Entry | None:
         """The entry governing ``name`` in ``report`` (and slice), or ``None`` (0 / ungated)."""
@@ -168,7 +175,19 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
         if not set(compiled.reads) & counted:
             raise doc.error(f"contract '{name}' reads no count (a category, total, cases or "
                             "groups); it would compare recorded numbers only", loc)
-    return Ceilings(path, doc, model, taxonomy, entries, populations, contracts, slicers)
+    metrics: dict[str, MetricSpec] = {}
+    for name, floor in model.metrics.items():
+        value = _compile(doc, name, ("metrics", name))
+        if floor.substantive is not None:
+            rule = _compile(doc, floor.substantive, ("metrics", name, "substantive"))
+            metrics[name] = MetricSpec(value, rule.holds, rule.reads)
+        elif taxonomy.substantive is not None:
+            metrics[name] = MetricSpec(value, taxonomy.substantive.predicate,
+                                       taxonomy.substantive.reads)
+        else:
+            metrics[name] = MetricSpec(value)
+    return Ceilings(path, doc, model, taxonomy, entries, populations, contracts, slicers,
+                    metrics)
 
 
 def _check_slice(doc: YamlDoc, declared: list[str], loc: tuple[str, ...]) -> None:
@@ -228,7 +247,7 @@ def _message(error: Any, loc: Loc) -> str:
     if error["type"] == "extra_forbidden":
         key = str(loc[-1])
         options = (TOP_KEYS if len(loc) == 1 else CONTRACT_KEYS if loc[0] == "contracts"
-                   else CEILING_KEYS)
+                   else METRIC_KEYS if loc[0] == "metrics" else CEILING_KEYS)
         return f"unknown key '{key}'" + did_you_mean(key, options)
     if error["type"] == "value_error":
         return str(error["ctx"]["error"])

@@ -14,9 +14,11 @@ from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from ..errors import did_you_mean
 
-CEILING_KEYS = ("max", "max_rate", "per", "reason", "owner", "goal")
-TOP_KEYS = ("version", "taxonomy", "slices", "ceilings", "reports", "contracts")
+CEILING_KEYS = ("max", "max_rate", "per", "significance", "reason", "owner", "goal")
+TOP_KEYS = ("version", "taxonomy", "significance", "slices", "ceilings", "reports", "contracts",
+            "metrics")
 CONTRACT_KEYS = ("check", "reports", "reason")
+METRIC_KEYS = ("min", "min_n", "substantive", "reason", "owner")
 SLICE_SEPARATOR = "="  # a key such as ``query_type=comparison`` holds a slice's ceilings
 
 
@@ -25,6 +27,13 @@ def _whole(value: object, what: str) -> int:
         raise ValueError(f"{what} must be a whole number of cases, got {_show(value)}")
     if value < 0:
         raise ValueError(f"{what} must be 0 or more, got {value}")
+    return value
+
+
+def _alpha(value: object) -> Fraction:
+    if type(value) is not Fraction or not 0 < value < 1:
+        raise ValueError(f"significance is a level between 0 and 1 such as 0.05, got "
+                         f"{_show(value)}")
     return value
 
 
@@ -44,6 +53,8 @@ class Ceiling(BaseModel):
     max: int | None = None
     max_rate: Fraction | None = None
     per: str | None = None  # max_rate among the cases where this expression holds
+    # fail a max_rate only when the count is significantly above it (else WARN)
+    significance: Fraction | None = None
     reason: str | None = None
     owner: str | None = None
     goal: int | str | None = None
@@ -78,6 +89,11 @@ class Ceiling(BaseModel):
             raise ValueError(f"max_rate must be between 0 and 1, got {_show(value)}")
         return value
 
+    @field_validator("significance", mode="before")
+    @classmethod
+    def _significance(cls, value: Any) -> Fraction:
+        return _alpha(value)
+
     @field_validator("reason", "owner", "per", mode="before")
     @classmethod
     def _text(cls, value: Any) -> str:
@@ -89,7 +105,56 @@ class Ceiling(BaseModel):
     def _per_needs_a_rate(self) -> Ceiling:
         if self.per is not None and self.max_rate is None:
             raise ValueError("'per' names the population of a rate: it needs 'max_rate'")
+        if self.significance is not None and self.max_rate is None:
+            raise ValueError("'significance' tests a rate: it needs 'max_rate'")
         return self
+
+
+class MetricFloor(BaseModel):
+    """The least mean a metric may have, over the cases where it applies (ADR 0054).
+
+    A case whose value is null does not count, in the numerator or the denominator;
+    ``min_n`` asks for at least that many cases with a value.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    min: Fraction
+    min_n: int | None = None
+    substantive: str | None = None  # cases that answered; others must not carry 1.0
+    reason: str | None = None
+    owner: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_yaml(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return value
+        return {"min": value}
+
+    @field_validator("min", mode="before")
+    @classmethod
+    def _min(cls, value: Any) -> Fraction:
+        if type(value) is int:
+            return Fraction(value)
+        if type(value) is not Fraction:
+            raise ValueError(f"a floor is a number such as 0.25, got {_show(value)}")
+        return value
+
+    @field_validator("min_n", mode="before")
+    @classmethod
+    def _min_n(cls, value: Any) -> int:
+        number = _whole(value, "min_n")
+        if number < 1:
+            raise ValueError("min_n is at least 1")
+        return number
+
+    @field_validator("substantive", "reason", "owner", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> str:
+        if not isinstance(value, str):
+            raise ValueError(f"must be text, got {_show(value)}")
+        return value
 
 
 class Contract(BaseModel):
@@ -114,10 +179,13 @@ class CeilingsModel(BaseModel):
 
     version: Literal[1]
     taxonomy: str | dict[str, Any] = "rag"  # a name, a file, or a taxonomy written inline
+    # the level of the exact tests: baseline comparisons, and max_rate ceilings
+    significance: Fraction | None = None
     slices: list[str] = []
     ceilings: dict[str, Ceiling] = {}
     reports: dict[str, dict[str, Ceiling]] = {}
     contracts: dict[str, Contract] = {}
+    metrics: dict[str, MetricFloor] = {}
     # Slice blocks (``query_type=comparison: {...}``) written among the ceilings,
     # moved here by ``_shape``; ``SLICE_HOMES`` maps them back for error places.
     slice_ceilings: dict[str, dict[str, Ceiling]] = {}
@@ -130,7 +198,7 @@ class CeilingsModel(BaseModel):
             raise ValueError("the file must be a mapping with version, taxonomy, ceilings")
         if "version" not in value:
             raise ValueError("'version: 1' is required (the format of this file)")
-        for key in ("ceilings", "reports", "contracts", "slices"):
+        for key in ("ceilings", "reports", "contracts", "slices", "metrics"):
             if key in value and value[key] is None:
                 raise ValueError(f"'{key}' is empty; remove it or add entries")
         for key in ("slice_ceilings", "report_slices"):
@@ -148,6 +216,11 @@ class CeilingsModel(BaseModel):
                     reports[name] = entries
             value["reports"], value["report_slices"] = reports, slices
         return value
+
+    @field_validator("significance", mode="before")
+    @classmethod
+    def _significance(cls, value: Any) -> Fraction:
+        return _alpha(value)
 
     @field_validator("version", mode="before")
     @classmethod

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError, did_you_mean
 from ..taxonomy import Decision, Tallier, Taxonomy, kind_of
+from ..taxonomy.tally import RuleError
 from .jsonscan import (
     FieldPicker,
     FieldValueError,
@@ -34,9 +35,19 @@ from .readers import ReportReader, report_from_cases
 
 if TYPE_CHECKING:
     from ..taxonomy.expr import Compiled
+    from ..taxonomy.model import Predicate
 
 # Top-level aggregates kept from a report for cross-checks; everything else is skipped.
 RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outcomes")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric to average over the cases: its value, and which cases answered."""
+
+    value: Compiled
+    substantive: Predicate | None = None
+    substantive_reads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,23 @@ class ReadSpec:
     recorded: tuple[str, ...] = ()
     explain: bool = False
     readers: tuple[ReportReader, ...] = ()  # other formats, tried in order
+    metrics: Mapping[str, MetricSpec] = field(default_factory=dict)
+
+    def tallier(self, taxonomy: Taxonomy) -> Tallier:
+        """A tallier measuring what this spec asks for."""
+        return Tallier(
+            taxonomy, {text: c.holds for text, c in self.measures.items()}, self.explain,
+            {name: c.function for name, c in self.slicers.items()},
+            {name: (metric.value.function, metric.substantive)
+             for name, metric in self.metrics.items()})
+
+    def reads(self) -> list[str]:
+        """The case fields the measures, slices and metrics read."""
+        compiled = [*self.measures.values(), *self.slicers.values(),
+                    *(metric.value for metric in self.metrics.values())]
+        reads = [name for c in compiled for name in c.reads]
+        reads += [name for metric in self.metrics.values() for name in metric.substantive_reads]
+        return list(dict.fromkeys(reads))
 
 Locate = Callable[[int], tuple[int, int]]
 # what a case's rule fields decide: (decision, absent-field bits, ids rules read, the case)
@@ -75,13 +103,9 @@ class _CaseSink:
 
     def __init__(self, report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> None:
         self.report = report
-        self.tallier = Tallier(
-            taxonomy, {text: c.holds for text, c in spec.measures.items()}, spec.explain,
-            {name: c.function for name, c in spec.slicers.items()})
+        self.tallier = spec.tallier(taxonomy)
         declared = [f.name for f in taxonomy.fields]
-        extra = [name for c in (*spec.measures.values(), *spec.slicers.values())
-                 for name in c.reads if name not in declared]
-        names = [*declared, *dict.fromkeys(extra)]
+        names = [*declared, *(name for name in spec.reads() if name not in declared)]
         id_only = [name for name in taxonomy.id_fields if name not in names]
         read_ids = [(names.index(n), 1 << names.index(n)) for n in taxonomy.id_fields
                     if n in names]
@@ -288,6 +312,10 @@ def _read_cases(data: bytes, start: int, sink: _CaseSink, locate: Locate,
         where = locate(_case_start(data, start, exc.position))
         raise FailgateError(f"case #{exc.position}: {exc.message}", report.path,
                             *where) from None
+    except RuleError as exc:
+        position = sink.tallier.n_cases + 1
+        raise FailgateError(f"case #{position}: {exc}", report.path,
+                            *locate(_case_start(data, start, position))) from None
     return picker.end
 
 
@@ -342,6 +370,9 @@ def _read_jsonl(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Repor
                 ) from None
             except FieldValueError as exc:
                 raise sink.field_error(exc, locate) from None
+            except RuleError as exc:
+                raise FailgateError(f"case #{sink.tallier.n_cases + 1}: {exc}", report.path,
+                                    number, start + 1) from None
             try:
                 sink.add(derived, raws)
             except _CaseError as exc:

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import FailgateError
-from ..taxonomy import Tallier, kind_of
+from ..taxonomy import kind_of
+from ..taxonomy.tally import RuleError
 from .model import Report, case_id
 
 if TYPE_CHECKING:
@@ -79,8 +80,7 @@ def path_value(case: Mapping[str, Any], path: str) -> Any:
 def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
                       output: ReaderOutput) -> Report:
     """Classify a reader's cases into a report, checking them as failgate's own reader does."""
-    tallier = Tallier(taxonomy, {t: c.holds for t, c in spec.measures.items()}, spec.explain,
-                      {name: c.function for name, c in spec.slicers.items()})
+    tallier = spec.tallier(taxonomy)
     fields = [(f.name, f) for f in taxonomy.fields]
     bits = {name: tallier.bit(name) for name, _ in fields}
     seen: dict[bytes, int] = {}
@@ -106,7 +106,10 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
             raise FailgateError(
                 f"case #{position}: duplicate case id '{case_id(key)}' (also case #{first})",
                 file.path)
-        decision = tallier.decide(view)
+        try:
+            decision = tallier.decide(view)
+        except RuleError as exc:
+            raise FailgateError(f"case #{position}: {exc}", file.path) from None
         tallier.record(case_id(key) if decision[0] else "", decision, absent, view)
     if position == 0:
         raise FailgateError("the report has no cases; a gate over zero cases would pass "
@@ -136,4 +139,6 @@ def _id_key(case: Mapping[str, Any], id_fields: tuple[str, ...], position: int,
 
 def builtin_readers() -> tuple[ReportReader, ...]:
     """The readers shipped with failgate, after any a plugin contributes."""
-    return ()
+    from .karenina import KareninaCsvReader, KareninaJsonReader  # here: karenina imports us
+
+    return (KareninaJsonReader(), KareninaCsvReader())

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..yamlsource import Loc
 
 TOP_KEYS = ("name", "description", "id_field", "id_fields", "defaults", "types", "failed",
-            "categories", "caveats")
+            "categories", "caveats", "substantive")
 CATEGORY_KEYS = ("name", "when", "description", "group", "stage", "hint", "enabled")
 CAVEAT_KEYS = ("name", "when", "description")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -82,6 +82,8 @@ class _Builder:
         caveats = [self.caveat(entry, ("caveats", i))
                    for i, entry in enumerate(self.sequence(data.get("caveats", []), ("caveats",)))]
         id_fields = self.id_fields(data)
+        substantive = (self.rule("substantive", data["substantive"], ("substantive",))
+                       if "substantive" in data else None)
         try:
             return Taxonomy(
                 name=name,
@@ -95,6 +97,7 @@ class _Builder:
                 caveats=tuple(caveats),
                 id_fields=id_fields,
                 source=source,
+                substantive=substantive,
             )
         except ValueError as exc:
             raise self.error(str(exc).split(": ", 1)[-1], ()) from None

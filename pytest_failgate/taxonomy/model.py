@@ -131,6 +131,8 @@ class Taxonomy:
     fallback_group: str | None = None
     caveats: tuple[Rule, ...] = ()
     id_fields: tuple[str, ...] = DEFAULT_ID_FIELDS
+    # which cases answered substantively: a quality metric's 1.0 elsewhere is vacuous
+    substantive: Rule | None = None
     source: Path | None = None
     field_index: Mapping[str, Field] = field(init=False, repr=False, compare=False)
 
@@ -185,8 +187,7 @@ class Taxonomy:
         for position, rule in enumerate(self.categories, start=1):
             if rule.name == category:
                 state = "" if rule.enabled else " (disabled)"
-                text = f"{position} of {len(self.categories) + 1}{state}: {rule.description}"
-                return text + (f" (hint: {rule.hint})" if rule.hint else "")
+                return f"{position} of {len(self.categories) + 1}{state}: {rule.description}"
         return f"fallback: {self.fallback_description}"
 
 

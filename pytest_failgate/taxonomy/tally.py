@@ -15,9 +15,11 @@ every rule is also tried on every failed case, to show what first-match hid.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from .model import Case
@@ -29,9 +31,33 @@ EXAMPLES = 10  # cases kept per category with their fields
 
 # What ``decide`` says of a case: (0 passed / 1-based deciding rule / fallback,
 # flag bits, bits of every enabled rule that matched when explaining, the case's
-# value of each slice field as text)
-Decision = tuple[int, int, int, tuple[str, ...]]
+# value of each slice field as text, each metric's (value or None, vacuous?))
+Decision = tuple[int, int, int, tuple[str, ...], tuple[tuple[Any, bool], ...]]
 Slicer = Callable[[Case], Any]
+# a metric: its value in a case, and which cases answered (None: no check)
+Metric = tuple[Callable[[Case], Any], "Predicate | None"]
+
+
+class RuleError(Exception):
+    """A rule (or slice, population or metric) could not be evaluated on a case."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(f"{rule}: {message}")
+        self.rule = rule
+        self.message = message
+
+
+@dataclass
+class MetricTally:
+    """A metric over the cases where it applies (non-null values only, ADR 0054)."""
+
+    n_values: int = 0
+    total: Fraction = Fraction(0)
+    vacuous: int = 0  # non-substantive cases carrying 1.0: the vacuous-truth trap
+
+    @property
+    def mean(self) -> Fraction | None:
+        return self.total / self.n_values if self.n_values else None
 
 
 @dataclass(frozen=True)
@@ -91,6 +117,7 @@ class Tally:
     # slice field -> value -> its cases (values in order of first appearance)
     slices: dict[str, dict[str, SliceTally]] = field(default_factory=dict)
     absent: dict[str, int] = field(default_factory=dict)  # field -> cases without it
+    metrics: dict[str, MetricTally] = field(default_factory=dict)
 
     @property
     def failed(self) -> int:
@@ -117,9 +144,13 @@ class Tallier:
     """Classifies cases one at a time, so a report never needs to be held in memory."""
 
     def __init__(self, taxonomy: Taxonomy, measures: Mapping[str, Predicate] | None = None,
-                 explain: bool = False, slicers: Mapping[str, Slicer] | None = None) -> None:
+                 explain: bool = False, slicers: Mapping[str, Slicer] | None = None,
+                 metrics: Mapping[str, Metric] | None = None) -> None:
         self.taxonomy = taxonomy
         self.explain = explain
+        self.metric_names = list(metrics or {})
+        self._metrics = list((metrics or {}).values())
+        self._metric_values: list[Counter[tuple[Any, bool]]] = [Counter() for _ in self._metrics]
         self.slice_names = list(slicers or {})
         self._slicers = list((slicers or {}).values())
         self._slices: dict[str, dict[str, SliceTally]] = {name: {} for name in self.slice_names}
@@ -154,14 +185,47 @@ class Tallier:
         return self.record(case_id, self.decide(case), absent, case)
 
     def decide(self, case: Case) -> Decision:
-        """What the rules say of a case. Pure, so callers may cache it by the case's fields."""
+        """What the rules say of a case. Pure, so callers may cache it by the case's fields.
+
+        A rule that raises (a type it cannot handle) becomes a ``RuleError`` naming it.
+        """
+        try:
+            return self._decide(case)
+        except Exception as exc:  # a user's predicate may raise anything
+            raise self._culprit(case, exc) from None
+
+    def _culprit(self, case: Case, exc: Exception) -> RuleError:
+        named = [(self.taxonomy.failed.name, self._failed), *((r.name, r.predicate)
+                 for r in self._rules), *zip(self.flag_names, self._flag_predicates,
+                                             strict=True)]
+        for name, predicate in named:
+            try:
+                predicate(case)
+            except Exception as found:
+                return RuleError(name, str(found) or type(found).__name__)
+        return RuleError("a slice or metric", str(exc) or type(exc).__name__)
+
+    def _observe(self, case: Case) -> tuple[tuple[Any, bool], ...]:
+        observed = []
+        for name, (value_of, substantive) in zip(self.metric_names, self._metrics, strict=True):
+            value = value_of(case)
+            if value is not None and (type(value) is bool or not isinstance(value, int | float)
+                                      or not math.isfinite(value)):
+                raise RuleError(f"metric {name}", f"is {value!r}; a metric value is a number "
+                                "or null (not applicable)")
+            vacuous = value == 1 and substantive is not None and not substantive(case)
+            observed.append((value, vacuous))
+        return tuple(observed)
+
+    def _decide(self, case: Case) -> Decision:
         flags = 0
         for i, predicate in enumerate(self._flag_predicates):
             if predicate(case):
                 flags |= 1 << i
         sliced = tuple(slice_text(slicer(case)) for slicer in self._slicers)
+        observed = self._observe(case) if self._metrics else ()
         if not self._failed(case):
-            return 0, flags, 0, sliced
+            return 0, flags, 0, sliced, observed
         decided = 0
         matches = 0
         for position, rule in enumerate(self._rules, start=1):
@@ -171,13 +235,15 @@ class Tallier:
                     if not self.explain:
                         break
                 matches |= 1 << position
-        return decided or len(self._rules) + 1, flags, matches, sliced
+        return decided or len(self._rules) + 1, flags, matches, sliced, observed
 
     def record(self, case_id: str, decision: Decision, absent: int,
                case: Case | None = None) -> str | None:
         """Count a case whose ``decision`` was made; returns its category."""
-        decided, flags, matches, sliced = decision
+        decided, flags, matches, sliced, observed = decision
         self.n_cases += 1
+        for values, observation in zip(self._metric_values, observed, strict=True):
+            values[observation] += 1
         key = absent * self._stride + decided
         self._reach[key] = self._reach.get(key, 0) + 1
         if flags:
@@ -252,6 +318,8 @@ class Tallier:
             explanation=self._explanation() if self.explain else None,
             slices=self._slices,
             absent=absent,
+            metrics={name: _metric_tally(values)
+                     for name, values in zip(self.metric_names, self._metric_values, strict=True)},
         )
 
     def _explanation(self) -> Explanation:
@@ -266,3 +334,15 @@ class Tallier:
                     category = self._category_at[decided]
                     hidden[category][rule.name] = hidden[category].get(rule.name, 0) + count
         return Explanation(hidden, matched, self._fallback_groups)
+
+
+def _metric_tally(values: Counter[tuple[Any, bool]]) -> MetricTally:
+    """Exact sums: each distinct value once, as the decimal it was written as."""
+    tally = MetricTally()
+    for (value, vacuous), count in values.items():
+        if value is None:
+            continue
+        tally.n_values += count
+        tally.total += Fraction(repr(value)) * count
+        tally.vacuous += count if vacuous else 0
+    return tally
