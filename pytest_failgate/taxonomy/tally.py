@@ -191,6 +191,8 @@ class Tallier:
         """
         try:
             return self._decide(case)
+        except RuleError:
+            raise
         except Exception as exc:  # a user's predicate may raise anything
             raise self._culprit(case, exc) from None
 

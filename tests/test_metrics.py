@@ -1,0 +1,112 @@
+"""Metric floors with ADR 0054's conditional semantics: nulls are not applicable."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import EXAMPLES, case, write_ceilings, write_summary
+
+from pytest_failgate.gate import GateConfig, run_gate
+from pytest_failgate.result import Row
+
+ROOT = EXAMPLES.parent
+
+
+def _metric_rows(tmp: Path, reports: Path, metrics: str) -> dict[str, Row]:
+    ceilings = tmp / "c.yaml"
+    text = (ROOT / "ceilings.yaml").read_text() + "metrics:\n" + metrics
+    ceilings.write_text(text)
+    rows = run_gate(GateConfig((reports,), ceilings)).result().rows
+    return {f"{r.report}::{r.name}": r for r in rows if r.kind == "metric"}
+
+
+def test_a_floor_counts_only_the_cases_with_a_value(tmp_path: Path) -> None:
+    rows = _metric_rows(tmp_path, EXAMPLES / "reports", "  accuracy: {min: 0.9}\n")
+    row = rows["eval_summary::metric:accuracy"]
+    assert row.verdict == "pass"
+    assert row.effective_n == 19  # 7 unanswerable cases have accuracy null
+    assert row.value == pytest.approx(18 / 19)
+    assert row.interval is not None
+    assert row.interval[0] < 18 / 19 < row.interval[1]
+
+
+def test_a_mean_below_the_floor_fails_with_its_numbers(tmp_path: Path) -> None:
+    rows = _metric_rows(tmp_path, EXAMPLES / "reports", "  accuracy: 0.95\n")
+    row = rows["eval_summary::metric:accuracy"]
+    assert row.verdict == "fail"
+    assert row.message.splitlines()[:3] == [
+        "metric:accuracy: mean 0.9474 is below the floor 0.95",
+        "  measured over 19 cases of 26 cases; the rest have no value (not applicable)",
+        f"  interval 95% Wilson {row.interval[0]:.3f} to {row.interval[1]:.3f}"  # type: ignore[index]
+    ]
+
+
+def test_the_vacuous_truth_trap_is_flagged(tmp_path: Path) -> None:
+    # The example report predates ADR 0054: a correct refusal carries groundedness 1.0.
+    rows = _metric_rows(tmp_path, EXAMPLES / "reports", "  groundedness: {min: 0.1}\n")
+    row = rows["eval_summary::metric:groundedness"]
+    assert row.verdict == "fail"
+    assert "1 cases that did not answer substantively carry groundedness = 1.0" in row.message
+
+
+def test_a_metric_with_no_value_anywhere_is_not_applicable_not_a_pass(tmp_path: Path) -> None:
+    rows = _metric_rows(tmp_path, EXAMPLES / "reports",
+                        "  claim_citation_alignment: {min: 0.5}\n")
+    row = rows["eval_summary::metric:claim_citation_alignment"]
+    assert row.verdict == "error"
+    assert "not applicable: none of the 26 cases has a value" in row.message
+
+
+def test_min_n_asks_for_enough_measured_cases(tmp_path: Path) -> None:
+    rows = _metric_rows(tmp_path, EXAMPLES / "reports", "  accuracy: {min: 0.5, min_n: 20}\n")
+    row = rows["eval_summary::metric:accuracy"]
+    assert row.verdict == "error"
+    assert "only 19 cases have a value for accuracy; the floor needs at least min_n 20" in (
+        row.message)
+
+
+def test_an_aggregate_floor_uses_the_recorded_mean_and_its_n(tmp_path: Path) -> None:
+    rows = _metric_rows(tmp_path, EXAMPLES / "reports", "  accuracy: {min: 0.15, min_n: 100}\n")
+    row = rows["real100/baseline.aggregate::metric:accuracy"]
+    assert row.verdict == "pass"
+    assert row.effective_n == 118
+    assert row.value == pytest.approx(0.16101694915254236)
+    gone = rows["real100/failure_distribution.aggregate::metric:accuracy"]
+    assert gone.verdict == "error"
+    assert "records no accuracy" in gone.message
+
+
+def test_floors_are_exact_where_float_sums_round(tmp_path: Path) -> None:
+    # 0.1 + 0.2 + 0.3 + 0.4 is 0.9999999999999999 in floats: exactly 1.0 here.
+    cases = [case(f"c{i}", score=v) for i, v in enumerate((0.1, 0.2, 0.3, 0.4))]
+    write_summary(tmp_path / "r" / "run.json", cases)
+    ceilings = write_ceilings(tmp_path / "c.yaml", {})
+    ceilings.write_text(ceilings.read_text() + "metrics:\n  score: {min: 0.25}\n")
+    [row] = [r for r in run_gate(GateConfig((tmp_path / "r",), ceilings)).result().rows
+             if r.kind == "metric"]
+    assert row.verdict == "pass"
+
+
+def test_a_metric_value_that_is_not_a_number_is_a_clear_error(tmp_path: Path) -> None:
+    write_summary(tmp_path / "r" / "run.json", [case("a", score=0.5), case("b", score="high")])
+    ceilings = write_ceilings(tmp_path / "c.yaml", {})
+    ceilings.write_text(ceilings.read_text() + "metrics:\n  score: 0.25\n")
+    gate = run_gate(GateConfig((tmp_path / "r",), ceilings))
+    [broken] = gate.reports
+    assert "case #2: metric score: is 'high'; a metric value is a number or null" in str(
+        broken.error)
+
+
+def test_metric_items_run_in_pytest_with_their_properties(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    ceilings = project / "ceilings.yaml"
+    ceilings.write_text(ceilings.read_text() + "metrics:\n  accuracy: {min: 0.9}\n")
+    shutil.rmtree(project / "reports" / "real100")
+    result = pytester.runpytest("--failgate=reports", "-k", "metric", "--junitxml=out.xml")
+    result.assert_outcomes(passed=1, deselected=8)
+    result.stdout.fnmatch_lines(["  metric:accuracy *0.9474 *min 0.9 *ok"])
+    xml = (project / "out.xml").read_text()
+    assert '<property name="effective_n" value="19" />' in xml
