@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__, github, render, writeback
+from . import __version__, render, writeback
 from .errors import FailgateError, display_path
+from .outputs import Outputs, write_outputs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -80,22 +81,17 @@ def _verdict(result: GateResult) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     mode: Mode = "strict" if args.strict else "gate"
-    _, result = _gate(args, mode)
+    gate, result = _gate(args, mode)
     config = _config(args, mode)
     _print_summary(result, config)
-    markdown = None
-    if args.md or args.github:
-        from .markdown import render_markdown
-
-        markdown = render_markdown(result, render.ratchet_command(config))
-    if args.md:
-        Path(args.md).write_text(markdown or "", encoding="utf-8")
-    if args.json:
-        Path(args.json).write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    if args.github:
-        for line in github.error_annotations(result):
+    outputs = Outputs(
+        markdown=Path(args.md) if args.md else None, json=Path(args.json) if args.json else None,
+        html=Path(args.html) if args.html else None,
+        history=Path(args.history) if args.history else None, github=args.github)
+    for line in write_outputs(outputs, result, render.ratchet_command(config), gate.taxonomy,
+                              result.default_ceilings):
+        if not line.startswith("wrote "):
             _out(line)
-        github.append_step_summary(markdown or "")
     return _verdict(result)
 
 
@@ -268,6 +264,36 @@ def cmd_noise(args: argparse.Namespace) -> int:
 SCHEMA = Path(__file__).parent / "schema" / "gate-result.schema.json"
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    from .history import charted, history_svg, load_history
+
+    taxonomy = _taxonomy(args)
+    ceilings: dict[str, int] = {}
+    if Path(args.ceilings).exists() and not args.taxonomy:
+        from .ceilings.load import load_ceilings
+        from .taxonomy import builtin_taxonomies
+
+        model = load_ceilings(Path(args.ceilings).resolve(), builtin_taxonomies()).model
+        ceilings = {n: c.max for n, c in model.ceilings.items() if c.max is not None}
+    points = load_history(Path(args.folder), taxonomy)
+    names = charted(points, taxonomy.category_names)
+    width = max([len(p.label) for p in points] + [len("ceiling")])
+    header = [f"{'run':<{width}}", *(f"{n:>{max(len(n), 5)}}" for n in names)]
+    _out("  ".join(header))
+    for point in points:
+        cells = [f"{point.label:<{width}}",
+                 *(f"{point.counts.get(n, 0):>{max(len(n), 5)}}" for n in names)]
+        _out("  ".join(cells))
+    if any(n in ceilings for n in names):
+        _out("  ".join([f"{'ceiling':<{width}}",
+                        *(f"{ceilings.get(n, ''):>{max(len(n), 5)}}" for n in names)]))
+    if args.svg:
+        Path(args.svg).write_text(history_svg(points, taxonomy.category_names, ceilings),
+                                  encoding="utf-8")
+        _out(f"chart: {args.svg}")
+    return EXIT_PASS
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     sys.stdout.write(SCHEMA.read_text(encoding="utf-8"))
     return EXIT_PASS
@@ -305,6 +331,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--md", metavar="FILE", help="write a Markdown report (a PR comment)")
     check.add_argument("--json", metavar="FILE",
                        help="write the result as JSON (see `failgate schema`)")
+    check.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    check.add_argument("--history", metavar="DIR",
+                       help="chart the runs in DIR (in name order) in the Markdown/HTML reports")
     check.add_argument("--baseline", action="append", default=[], metavar="PATH",
                        help="compare with a baseline run's reports, case by case")
     check.add_argument("--noise", metavar="FILE", help="noise bands (from `failgate noise`)")
@@ -354,6 +383,16 @@ def _parser() -> argparse.ArgumentParser:
     noise.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
                        help="take the taxonomy from this ceilings file (default: ceilings.yaml)")
     noise.add_argument("--taxonomy", metavar="NAME", help="the taxonomy (default: rag)")
+
+    history = command("history", "counts per category over a folder of runs, as a table and an "
+                      "SVG chart", "failgate history reports/history/ --svg history.svg",
+                      cmd_history)
+    history.add_argument("folder", metavar="DIR",
+                         help="one run per entry: a report file or a folder of reports")
+    history.add_argument("--svg", metavar="FILE", help="write the chart as a standalone SVG")
+    history.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
+                         help="draw these ceilings; take the taxonomy from them")
+    history.add_argument("--taxonomy", metavar="NAME", help="the taxonomy (default: rag)")
 
     command("schema", "print the JSON Schema of --json / --failgate-json output",
             "failgate schema > failgate.schema.json", cmd_schema)

@@ -148,6 +148,9 @@ class Gate:
                 )
                 for lowering in self.plan
             ],
+            default_ceilings={name: ceiling.max for name, ceiling in
+                              (self.ceilings.model.ceilings.items() if self.ceilings else ())
+                              if ceiling.max is not None},
             guard=None if self.guard is None else GuardResultModel(
                 ref=self.guard.ref, passed=self.guard.passed, lines=list(self.guard.lines())),
             init_text=(

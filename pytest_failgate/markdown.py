@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from .render import headroom_text, plural
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .result import GateResult, Row
 
 _VERDICT = {"pass": "✅ pass", "fail": "❌ FAIL", "error": "⚠️ error", "record": "📝 new"}
@@ -30,7 +32,7 @@ def _row_line(row: Row, with_baseline: bool) -> str:
 
 
 def render_markdown(result: GateResult, ratchet_command: str | None = None,
-                    history_svg: str | None = None) -> str:
+                    history: Sequence[str] | None = None, chart: str | None = None) -> str:
     """The comment: headline, failing checks, the rest folded, cases, what to run next."""
     rows = result.rows
     failing = [row for row in rows if row.verdict in ("fail", "error")]
@@ -81,8 +83,11 @@ def render_markdown(result: GateResult, ratchet_command: str | None = None,
         lines.append("")
         lines.append(", ".join(f"`{_cell(i)}`" for i in ids))
         lines += ["", "</details>", ""]
-    if history_svg is not None:
-        lines += ["<details><summary>history</summary>", "", history_svg, "", "</details>", ""]
+    if history is not None:
+        lines += ["<details><summary>history</summary>", "", *history, ""]
+        if chart is not None:
+            lines += [f"![failure categories over time]({chart})", ""]
+        lines += ["</details>", ""]
     if result.lowerings and ratchet_command and result.mode in ("gate", "strict"):
         lines.append(f"{plural(len(result.lowerings), 'ceiling')} can be lowered: "
                      f"`{ratchet_command}`, then commit `{result.ceilings_path}`.")

@@ -15,7 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .gate import GateConfig, Mode
-    from .session import Outputs  # imported at run time inside _settings
+    from .outputs import Outputs
 
 _HELP = {
     "failgate": "gate failure-category counts of the evaluation reports under PATH "
@@ -26,6 +26,9 @@ _HELP = {
     "strict": "fail items whose ceiling is above the count, so gains must be committed",
     "init": "write a new ceilings file from the current counts (never overwrites)",
     "md": "write the gate as a Markdown report (a pull-request comment) to FILE",
+    "html": "write the gate as a self-contained HTML report to FILE",
+    "history": "a folder of past runs (report files or folders, in name order) to chart "
+    "in the Markdown and HTML reports",
     "json": "write the gate's result as JSON to FILE (schema: `failgate schema`)",
     "baseline": "compare with a baseline run's reports (same layout), case by case: a "
     "category fails only when its increase is significant and beyond the noise band",
@@ -54,7 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for flag in ("ratchet", "strict", "init", "explain"):
         group.addoption(f"--failgate-{flag}", action="store_true", default=None,
                         dest=f"failgate_{flag}", help=_HELP[flag])
-    for output in ("md", "json"):
+    for output in ("md", "json", "html"):
         group.addoption(f"--failgate-{output}", metavar="FILE", dest=f"failgate_{output}",
                         help=_HELP[output])
     group.addoption("--failgate-github", action="store_true", default=None,
@@ -64,9 +67,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     dest="failgate_baseline", help=_HELP["baseline"])
     group.addoption("--failgate-noise", metavar="FILE", dest="failgate_noise",
                     help=_HELP["noise"])
+    group.addoption("--failgate-history", metavar="DIR", dest="failgate_history",
+                    help=_HELP["history"])
     parser.addini("failgate", _HELP["failgate"], type="paths", default=[])
     parser.addini("failgate_baseline", _HELP["baseline"], type="paths", default=[])
-    for key in ("ceilings", "md", "json", "guard", "noise"):
+    for key in ("ceilings", "md", "json", "html", "history", "guard", "noise"):
         parser.addini(f"failgate_{key}", _HELP[key], type="string", default="")
     for flag in ("ratchet", "strict", "init", "github", "explain"):
         parser.addini(f"failgate_{flag}", _HELP[flag], type="bool", default=False)
@@ -91,7 +96,7 @@ def _settings(config: pytest.Config) -> tuple[GateConfig, Outputs] | None:
     if not paths:
         return None
     from .gate import GateConfig
-    from .session import Outputs
+    from .outputs import Outputs
 
     ini_dir = config.inipath.parent if config.inipath else config.rootpath
 
@@ -126,4 +131,5 @@ def _settings(config: pytest.Config) -> tuple[GateConfig, Outputs] | None:
             or list(config.getini("failgate_baseline")))),
         noise=path("noise"),
     )
-    return gate, Outputs(markdown=path("md"), json=path("json"), github=flag("github"))
+    return gate, Outputs(markdown=path("md"), json=path("json"), html=path("html"),
+                         history=path("history"), github=flag("github"))

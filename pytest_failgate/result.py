@@ -139,6 +139,8 @@ class GateResult(_Model):
     lowerings: list[LoweringResult]
     init_text: str | None = None
     guard: GuardResultModel | None = None
+    default_ceilings: dict[str, int] = Field(
+        default={}, description="the counts under `ceilings:` (drawn on history charts)")
 
     @property
     def rows(self) -> list[Row]:

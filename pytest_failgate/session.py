@@ -9,16 +9,16 @@ outcomes from their reports, so a ratchet never depends on which worker ran what
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import github, render, writeback
-from .errors import FailgateError, display_path
+from . import render, writeback
+from .ceilings.load import load_ceilings
+from .errors import FailgateError
 from .gate import Gate, GateConfig, run_gate
 from .items import GateFile
-from .markdown import render_markdown
+from .outputs import Outputs, write_outputs
 from .result import GateResult
 from .taxonomy import Taxonomy, builtin_taxonomies
 
@@ -29,15 +29,6 @@ if TYPE_CHECKING:
     from .reports.readers import ReportReader
 
 _WORKER_KEY = "failgate"
-
-
-@dataclass(frozen=True)
-class Outputs:
-    """Reports written at the end of the run (by the process that prints the summary)."""
-
-    markdown: Path | None = None
-    json: Path | None = None
-    github: bool = False
 
 
 class GateSession:
@@ -166,24 +157,27 @@ class GateSession:
         self._write_outputs(self.result)
 
     def _write_outputs(self, result: GateResult) -> None:
-        outputs = self.outputs
-        markdown = None
-        if outputs.markdown is not None or outputs.github:
-            markdown = render_markdown(result, render.ratchet_command(self.config))
-        for target, text in ((outputs.markdown, markdown),
-                             (outputs.json, result.model_dump_json(indent=2) + "\n")):
-            if target is None or text is None:
-                continue
+        taxonomy = None
+        if self.outputs.history is not None:
             try:
-                target.write_text(text, encoding="utf-8")
-                self._notes.append(f"wrote {display_path(target)}")
-            except OSError as exc:
-                self._notes.append(f"could not write {display_path(target)}: {exc.strerror}")
-        if outputs.github and markdown is not None:
-            self._notes.extend(github.error_annotations(result))
-            if github.append_step_summary(markdown) is None:
-                self._notes.append("--failgate-github: $GITHUB_STEP_SUMMARY is not set; "
-                                   "annotations only")
+                taxonomy = self._taxonomy()
+                self._notes.extend(write_outputs(self.outputs, result,
+                                                 render.ratchet_command(self.config), taxonomy,
+                                                 result.default_ceilings))
+            except FailgateError as exc:
+                self._notes.append(f"history: {exc}")
+            return
+        self._notes.extend(write_outputs(self.outputs, result, render.ratchet_command(self.config),
+                                         taxonomy, result.default_ceilings))
+
+    def _taxonomy(self) -> Taxonomy:
+        """The gate's taxonomy, in the process that writes reports (an xdist controller too)."""
+        if self._gate is not None:
+            return self._gate.taxonomy
+        taxonomies, _ = self._contributions()
+        if self.config.mode == "init":
+            return taxonomies[self.config.init_taxonomy]
+        return load_ceilings(self.config.ceilings_path, taxonomies).taxonomy
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -29,7 +29,10 @@ def _run(ids: dict[str, str | None], seed: int) -> list[dict[str, Any]]:
     return records
 
 
-def _paired_runs(n: int, k: int, jitter: int, seed: int) -> tuple[list[dict[str, Any]], ...]:
+Cases = list[dict[str, Any]]
+
+
+def _paired_runs(n: int, k: int, jitter: int, seed: int) -> tuple[Cases, Cases]:
     """A baseline, and a candidate where ``k`` passing cases newly miss retrieval while
     ``jitter`` cases swap between unknown and passing (noise within the band)."""
     rng = random.Random(seed)
@@ -163,7 +166,7 @@ def test_noise_command_measures_bands_that_the_gate_reads(
     monkeypatch.chdir(tmp_path)
     for run, unknown in enumerate((3, 5, 4)):
         cases = [category_case("unknown", f"u{i}") for i in range(unknown)]
-        write_summary(tmp_path / f"run{run}" / "r.json", cases + [case("ok")])
+        write_summary(tmp_path / f"run{run}" / "r.json", [*cases, case("ok")])
     assert main(["noise", "run0", "run1", "run2", "--out", "bands.json"]) == 0
     bands = json.loads((tmp_path / "bands.json").read_text())["metric_band"]
     assert bands["mode:unknown"] == {"max": 5, "min": 3, "n": 3, "std": 1.0}

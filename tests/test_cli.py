@@ -203,3 +203,48 @@ def test_diff_lists_new_and_fixed_cases_per_category(
     ]
     code, out, _ = run(capsys, "diff", "examples/regression", "examples/reports")
     assert "  retrieval_miss: 4 -> 1  +0 new, -3 fixed" in out
+
+
+def _history(folder: Path) -> Path:
+    folder.mkdir()
+    real100 = EXAMPLES / "reports" / "real100"
+    shutil.copy(real100 / "baseline.aggregate.json", folder / "01-a.aggregate.json")
+    shutil.copy(real100 / "failure_distribution.aggregate.json", folder / "02-b.aggregate.json")
+    (folder / "03-smoke").mkdir()
+    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", folder / "03-smoke")
+    return folder
+
+
+def test_history_prints_a_table_and_writes_a_chart(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _history(workdir / "history")
+    code, out, _ = run(capsys, "history", "history", "--svg", "h.svg")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["run", "total", "verifier_false_negative",
+                                "verifier_false_positive", "retrieval_miss",
+                                "planner_under_decomposition", "generator_hallucination",
+                                "unknown"]
+    assert lines[1].split() == ["01-a", "180", "76", "3", "64", "1", "1", "35"]
+    assert lines[3].split() == ["03-smoke", "7", "6", "0", "1", "0", "0", "0"]
+    assert lines[4].split()[0] == "ceiling"
+    svg = Path("h.svg").read_text()
+    assert svg.startswith("<svg")
+    assert "verifier_false_negative" in svg
+
+
+def test_check_embeds_the_history_in_markdown_and_html(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _history(workdir / "history")
+    code, _, _ = run(capsys, "check", "examples/reports", "--history", "history",
+                     "--md", "gate.md", "--html", "gate.html")
+    assert code == 0
+    markdown = Path("gate.md").read_text()
+    assert "| 02-b | 164 | 49 | 1 | 83 | 0 | 0 | 31 |" in markdown
+    assert "![failure categories over time](gate.history.svg)" in markdown
+    assert Path("gate.history.svg").exists()
+    html = Path("gate.html").read_text()
+    assert "<svg" in html
+    assert "02-b" in html

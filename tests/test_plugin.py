@@ -362,3 +362,14 @@ def test_guard_item_fails_when_a_ceiling_was_loosened_since_the_ref(
         "  unknown: 40", '  unknown: {max: 40, reason: "harder eval set"}'))
     pytester.runpytest("--failgate=reports", "--failgate-guard=main", "-k", "guard"
                        ).assert_outcomes(passed=1, deselected=GATE_ITEMS)
+
+
+def test_reports_are_written_once_under_xdist(pytester: pytest.Pytester, regression: Path) -> None:
+    result = pytester.runpytest("--failgate=reports", "-n", "2", "--failgate-md=gate.md",
+                                "--failgate-json=gate.json", "--failgate-html=gate.html")
+    result.assert_outcomes(passed=GATE_ITEMS - 2, failed=2)
+    result.stdout.fnmatch_lines(["wrote gate.md", "wrote gate.json", "wrote gate.html"])
+    assert (regression / "gate.md").read_text().startswith(
+        "### failgate: ❌ 2 of 24 checks failed")
+    assert json.loads((regression / "gate.json").read_text())["schema_version"] == 1
+    assert "2 of 24 checks failed" in (regression / "gate.html").read_text()

@@ -1,0 +1,80 @@
+"""The gate's reports for people: Markdown (a PR comment), JSON, HTML, history, GitHub.
+
+Written by the process that prints the summary (a plain pytest run, the xdist
+controller, or the CLI), from the same result, so every adapter writes the same files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import github
+from .errors import display_path
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .history_chart import HistoryPoint
+    from .result import GateResult
+    from .taxonomy import Taxonomy
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Which reports to write at the end of a run."""
+
+    markdown: Path | None = None
+    json: Path | None = None
+    html: Path | None = None
+    history: Path | None = None  # a folder of past runs to chart
+    github: bool = False
+
+
+def write_outputs(outputs: Outputs, result: GateResult, ratchet_command: str,
+                  taxonomy: Taxonomy | None, ceilings: dict[str, int]) -> list[str]:
+    """Write what ``outputs`` asks for; the lines say what was written (or why not)."""
+    from .markdown import render_markdown
+
+    notes: list[str] = []
+    points: list[HistoryPoint] | None = None
+    svg = None
+    if outputs.history is not None and taxonomy is not None:
+        from .history import history_svg, load_history
+
+        points = load_history(outputs.history, taxonomy)
+        svg = history_svg(points, taxonomy.category_names, ceilings)
+    table = None
+    chart = None
+    if points is not None and taxonomy is not None:
+        from .history import history_table
+
+        table = history_table(points, taxonomy.category_names, ceilings)
+        if outputs.markdown is not None and svg is not None:
+            chart_path = outputs.markdown.with_suffix(".history.svg")
+            notes += _write(chart_path, svg)
+            chart = chart_path.name
+    markdown = None
+    if outputs.markdown is not None or outputs.github:
+        markdown = render_markdown(result, ratchet_command, table, chart)
+    if outputs.markdown is not None and markdown is not None:
+        notes += _write(outputs.markdown, markdown)
+    if outputs.json is not None:
+        notes += _write(outputs.json, result.model_dump_json(indent=2) + "\n")
+    if outputs.html is not None:
+        from .html_report import render_html
+
+        notes += _write(outputs.html, render_html(result, svg))
+    if outputs.github and markdown is not None:
+        notes += github.error_annotations(result)
+        if github.append_step_summary(markdown) is None:
+            notes.append("github: $GITHUB_STEP_SUMMARY is not set; annotations only")
+    return notes
+
+
+def _write(path: Path, text: str) -> list[str]:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return [f"could not write {display_path(path)}: {exc.strerror}"]
+    return [f"wrote {display_path(path)}"]
