@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +42,7 @@ def _config(args: argparse.Namespace, mode: Mode) -> GateConfig:
         init_taxonomy=getattr(args, "taxonomy", None) or "rag",
         baseline=tuple(Path(p).resolve() for p in getattr(args, "baseline", [])),
         noise=Path(noise).resolve() if noise else None,
+        explain=getattr(args, "explain", False),
     )
 
 
@@ -328,6 +330,9 @@ def _parser() -> argparse.ArgumentParser:
     gate_arguments(check)
     check.add_argument("--strict", action="store_true",
                        help="also fail ceilings above their count (gains must be committed)")
+    check.add_argument("--explain", action="store_true",
+                       help="add rule diagnostics: what first-match hid, rules that never "
+                            "matched, absent fields, the fallback's common field values")
     check.add_argument("--md", metavar="FILE", help="write a Markdown report (a PR comment)")
     check.add_argument("--json", metavar="FILE",
                        help="write the result as JSON (see `failgate schema`)")
@@ -406,6 +411,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FailgateError as exc:
         print(f"failgate: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    except BrokenPipeError:  # `failgate show ... | head`: the reader left; so do we, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAIL
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,6 +19,7 @@ from helpers import (
 )
 
 from pytest_failgate.ceilings.load import load_ceilings
+from pytest_failgate.cli import main as cli_main
 from pytest_failgate.errors import FailgateError
 from pytest_failgate.gate import GateConfig, run_gate
 from pytest_failgate.taxonomy import BUILTIN_DIR
@@ -259,7 +260,9 @@ def test_a_rule_that_cannot_evaluate_a_case_names_the_rule_and_case(tmp_path: Pa
     assert str(report.error).startswith(str(tmp_path / "r" / "run.json") + ":")
 
 
-def test_explain_shows_what_first_match_hid(pytester: pytest.Pytester) -> None:
+def test_explain_shows_what_first_match_hid_in_pytest_and_the_cli(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
     # ADR 0075's trap: an early, broad rule swallows cases a later rule also matches.
     (pytester.path / "broad.yaml").write_text(
         "name: broad\nfailed: accuracy != 1.0\ncategories:\n"
@@ -275,12 +278,16 @@ def test_explain_shows_what_first_match_hid(pytester: pytest.Pytester) -> None:
         "  unknown: 2\n")
     result = pytester.runpytest("--failgate=reports", "--failgate-explain")
     result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines([
+    expected = [
         "    parse_or_metadata_issue: 4; also retrieval_miss 4",
         "  rules that matched no failed case: never",
         "*unknown (2 cases), most common field values:",
         '    2 x accuracy=null, evidence_doc_ids=["doc-a", "doc-b"], query_type="odd"',
-    ])
+    ]
+    result.stdout.fnmatch_lines(expected)
+    capsys.readouterr()
+    assert cli_main(["check", "reports", "--explain"]) == 0
+    pytest.LineMatcher(capsys.readouterr().out.splitlines()).fnmatch_lines(expected)
 
 
 def test_conftest_hooks_contribute_a_taxonomy_and_a_reader(pytester: pytest.Pytester) -> None:

@@ -1,0 +1,54 @@
+"""The README's examples are real: its ceilings file and taxonomy load, its conftest works."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from helpers import BUILTIN, EXAMPLES
+
+from pytest_failgate.ceilings.load import load_ceilings
+from pytest_failgate.taxonomy.files import load_taxonomy_file
+
+README = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+
+
+def _block(section: str, language: str) -> str:
+    """The first fenced block of `language` after the heading `section`."""
+    start = README.index(f"\n{section}\n")
+    match = re.compile(rf"^```{language}\n(.*?)^```", re.S | re.M).search(README, start)
+    assert match, f"no {language} block under {section}"
+    return match.group(1)
+
+
+def test_readme_ceilings_example_loads_with_its_names_checked(tmp_path: Path) -> None:
+    path = tmp_path / "ceilings.yaml"
+    path.write_text(_block("## `ceilings.yaml`", "yaml"), encoding="utf-8")
+    ceilings = load_ceilings(path, BUILTIN)
+    assert ceilings.taxonomy.name == "rag"
+    assert list(ceilings.contracts) == ["finding_1"]
+    assert list(ceilings.metrics) == ["accuracy"]
+
+
+def test_readme_taxonomy_example_loads(tmp_path: Path) -> None:
+    path = tmp_path / "taxonomy.yaml"
+    path.write_text(_block("### Writing a taxonomy", "yaml"), encoding="utf-8")
+    taxonomy = load_taxonomy_file(path)
+    assert [rule.name for rule in taxonomy.categories] == [
+        "wrong_language", "no_docs", "stale_kb"]
+    assert taxonomy.fallback == "other"
+    assert [rule.name for rule in taxonomy.caveats] == ["slow"]
+
+
+def test_readme_conftest_example_contributes_a_taxonomy_and_a_reader(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(_block("### Plugins: taxonomies and readers in Python", "python"))
+    (pytester.path / "reports").mkdir()
+    (pytester.path / "reports" / "run.txt").write_text("a,ok\nb,timeout\nc,crash\n")
+    (pytester.path / "ceilings.yaml").write_text(
+        "version: 1\ntaxonomy: status\nceilings:\n  timeout: 1\n  other: 0\n")
+    result = pytester.runpytest("--failgate=reports", "ceilings.yaml")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED ceilings.yaml::run::other - other: 1 case*"])
