@@ -104,6 +104,29 @@ def test_objects_sharing_a_layout_still_read_each_difference() -> None:
     assert read_array(data) == [expected(obj) for obj in items]
 
 
+SEPARATORS = [(", ", ": "), (",", ":"), (" ,\t", " :\n"), (",\n  ", ": ")]
+
+
+@settings(max_examples=100, deadline=None)
+@given(styles=st.lists(st.sampled_from(range(len(SEPARATORS))), min_size=1, max_size=40),
+       mixed=st.booleans())
+def test_objects_in_one_layout_with_any_whitespace_equal_json_loads(
+    styles: list[int], mixed: bool
+) -> None:
+    # Layouts learn a case's exact whitespace; a case written differently must still
+    # read exactly (through the layout that allows any whitespace, or a new one).
+    items = [{"id": f"c{i}", "flag": i % 3 == 0, "text": "t" * i, "docs": [i, {"a": "b"}],
+              "score": None if i % 4 else i / 3} for i in range(len(styles))]
+    texts = []
+    for obj, style in zip(items, styles, strict=True):
+        text = json.dumps(obj, separators=SEPARATORS[style])
+        if mixed and style == 0:
+            text = text.replace(", ", ",", 1)  # one object mixing two separators
+        texts.append(text)
+    data = ("[" + ",\n".join(texts) + "]").encode()
+    assert read_array(data) == [expected(obj) for obj in items]
+
+
 def test_duplicate_keys_keep_the_last_value_like_json() -> None:
     data = b'{"flag": true, "other": 1, "flag": false}'
     assert read_one(data)[0][1] is False

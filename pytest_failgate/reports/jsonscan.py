@@ -203,9 +203,52 @@ def _kind(value: Any) -> str:
     return "container" if isinstance(value, list | dict) else "scalar"
 
 
+# The whitespace an object's writer put after "{", around ":", around "," and before "}".
+Spacing = tuple[bytes, bytes, bytes, bytes, bytes]
+_ANY_SPACING: Spacing = (_W, _W, _W, _W + b"," + _W, _W)
+_WS_COLON_WS: Final = re.compile(rb"([ \t\n\r]*):([ \t\n\r]*)")
+_WS_COMMA_WS: Final = re.compile(rb"([ \t\n\r]*)(?:(,)([ \t\n\r]*))?")
+
+
+def _spacing(data: bytes, index: int, n_keys: int) -> Spacing | None:
+    """The whitespace of the object at ``index``, if its writer was consistent.
+
+    A layout that matches this exact whitespace runs a third faster than one that
+    allows any: machine-written reports indent every case alike.
+    """
+    if n_keys == 0:
+        return None
+    start = skip_ws(data, index + 1)
+    opening = data[index + 1:start]
+    seen: set[tuple[bytes, ...]] = set()
+    between: set[bytes] = set()
+    position, closing = start, b""
+    for _ in range(n_keys):
+        key_end = skip_value(data, position)
+        colon = _WS_COLON_WS.match(data, key_end)
+        if colon is None:
+            return None
+        seen.add(colon.groups())
+        separator = _WS_COMMA_WS.match(data, skip_value(data, colon.end()))
+        assert separator is not None  # matches the empty string
+        if separator.group(2):
+            between.add(separator.group(0))
+            position = separator.end()
+        else:
+            closing = separator.group(1)
+    if len(seen) != 1 or len(between) > 1:
+        return None
+    before, after = seen.pop()
+    literal = re.escape
+    comma = literal(between.pop()) if between else b","
+    return literal(opening), literal(before), literal(after), comma, literal(closing)
+
+
 @functools.lru_cache(maxsize=64)
-def _layout(fields: tuple[str, ...], shape: tuple[tuple[str, str], ...]) -> _Layout | None:
+def _layout(fields: tuple[str, ...], shape: tuple[tuple[str, str], ...],
+            spacing: Spacing = _ANY_SPACING) -> _Layout | None:
     """Objects with exactly these keys in this order, each value of the kind seen."""
+    opening, before, after, comma_text, closing = spacing
     index = {name: i for i, name in enumerate(fields)}
     parts = []
     group_of: dict[int, int] = {}
@@ -217,10 +260,11 @@ def _layout(fields: tuple[str, ...], shape: tuple[tuple[str, str], ...]) -> _Lay
         if key in index:
             group_of[index[key]] = len(group_of)
             value = b"(" + value + b")"
-        parts.append(b'"' + re.escape(written) + b'"' + _W + b":" + _W + value)
+        parts.append(b'"' + re.escape(written) + b'"' + before + b":" + after + value)
     comma = len(group_of) + 1
     never = comma + 1
-    pattern = re.compile(rb"\{" + _W + (_W + b"," + _W).join(parts) + _W + _OBJECT_END + _NEVER)
+    pattern = re.compile(rb"\{" + opening + comma_text.join(parts) + closing + _OBJECT_END
+                         + _NEVER)
     fields_groups = tuple(group_of[i] + 1 if i in group_of else never for i in range(len(fields)))
     groups = (*fields_groups, comma)
     return _Layout(pattern, groups)
@@ -436,9 +480,16 @@ class FieldPicker:
             return None  # the exact path reports it
         shape = tuple((key, _kind(value)) for key, value in obj.items())
         layout = _layout(self.fields, shape)
-        if layout is not None:
+        if layout is None:
+            return None
+        spacing = _spacing(data, index, len(obj))
+        exact = _layout(self.fields, shape, spacing) if spacing is not None else None
+        if exact is None or exact.pattern.match(data, index) is None:
             self._layouts.append(layout)
-        return layout
+            return layout
+        # Tried first; the layout allowing any whitespace catches the odd case.
+        self._layouts += [exact, layout]
+        return exact
 
     def _derive_from(self, raws: tuple[bytes | None, ...], layout: _Layout,
                      match: re.Match[bytes]) -> Any:
