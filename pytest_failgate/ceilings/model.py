@@ -8,9 +8,9 @@ user wrote (``0.05`` is 1/20), so no verdict depends on float rounding.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, field_validator, model_validator
 
 from ..errors import did_you_mean
 
@@ -45,6 +45,16 @@ def _show(value: object) -> str:
     return repr(value)
 
 
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"must be text, got {_show(value)}")
+    return value
+
+
+# Free text (a reason, an owner, an expression): never a number or a list read as one.
+Text = Annotated[str, BeforeValidator(_text)]
+
+
 class Ceiling(BaseModel):
     """The most cases a category (or ``total``) may have: a count, a rate, or both."""
 
@@ -52,11 +62,11 @@ class Ceiling(BaseModel):
 
     max: int | None = None
     max_rate: Fraction | None = None
-    per: str | None = None  # max_rate among the cases where this expression holds
+    per: Text | None = None  # max_rate among the cases where this expression holds
     # fail a max_rate only when the count is significantly above it (else WARN)
     significance: Fraction | None = None
-    reason: str | None = None
-    owner: str | None = None
+    reason: Text | None = None
+    owner: Text | None = None
     goal: int | str | None = None
 
     @model_validator(mode="before")
@@ -94,13 +104,6 @@ class Ceiling(BaseModel):
     def _significance(cls, value: Any) -> Fraction:
         return _alpha(value)
 
-    @field_validator("reason", "owner", "per", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> str:
-        if not isinstance(value, str):
-            raise ValueError(f"must be text, got {_show(value)}")
-        return value
-
     @model_validator(mode="after")
     def _per_needs_a_rate(self) -> Ceiling:
         if self.per is not None and self.max_rate is None:
@@ -121,9 +124,9 @@ class MetricFloor(BaseModel):
 
     min: Fraction
     min_n: int | None = None
-    substantive: str | None = None  # cases that answered; others must not carry 1.0
-    reason: str | None = None
-    owner: str | None = None
+    substantive: Text | None = None  # cases that answered; others must not carry 1.0
+    reason: Text | None = None
+    owner: Text | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -149,12 +152,6 @@ class MetricFloor(BaseModel):
             raise ValueError("min_n is at least 1")
         return number
 
-    @field_validator("substantive", "reason", "owner", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> str:
-        if not isinstance(value, str):
-            raise ValueError(f"must be text, got {_show(value)}")
-        return value
 
 
 class Contract(BaseModel):
@@ -164,7 +161,7 @@ class Contract(BaseModel):
 
     check: str
     reports: list[str] | None = None  # only these reports (default: every report)
-    reason: str | None = None
+    reason: Text | None = None
 
     @model_validator(mode="before")
     @classmethod
