@@ -64,10 +64,10 @@ def _print_summary(result: GateResult, config: GateConfig) -> None:
         _out(f"ERROR {error}")
     for line in render.summary_lines(result, outcomes):
         _out(line)
-    if result.lowerings and result.mode in ("gate", "strict"):
+    status = render.ratchet_status(result, f"failgate ratchet {_paths_text(config)}")
+    if status is not None:
         _out()
-        _out(f"ratchet: {render.plural(len(result.lowerings), 'ceiling')} can be lowered; "
-             f"run `failgate ratchet {_paths_text(config)}` and commit {result.ceilings_path}")
+        _out(status)
 
 
 def _paths_text(config: GateConfig) -> str:

@@ -160,6 +160,22 @@ def ratchet_command(config: GateConfig) -> str:
     return f"pytest {args} --failgate-ratchet"
 
 
+def ratchet_status(result: GateResult, command: str) -> str | None:
+    """The closing line of a gate run about ratcheting, or ``None`` when it has none.
+
+    Nothing is claimed while a report did not load: its counts are unknown.
+    """
+    if result.mode not in ("gate", "strict"):
+        return None
+    if result.load_errors:
+        return (f"ratchet: not assessed while {plural(len(result.load_errors), 'report')} "
+                "did not load")
+    if result.lowerings:
+        return (f"ratchet: {plural(len(result.lowerings), 'ceiling')} can be lowered; "
+                f"run `{command}` and commit {result.ceilings_path}")
+    return "ratchet: every ceiling is at its count"
+
+
 def check_message(
     check: Check,
     source: str | None,

@@ -193,14 +193,10 @@ class GateSession:
         yield ""
         if self._notes:
             yield from self._notes
-        elif result.mode in ("gate", "strict") and result.lowerings:
-            yield (
-                f"ratchet: {render.plural(len(result.lowerings), 'ceiling')} can be lowered; "
-                f"run `{render.ratchet_command(self.config)}` and commit "
-                f"{result.ceilings_path}"
-            )
-        elif result.mode in ("gate", "strict"):
-            yield "ratchet: every ceiling is at its count"
+            return
+        status = render.ratchet_status(result, render.ratchet_command(self.config))
+        if status is not None:
+            yield status
 
 
 def _gate_key(properties: list[tuple[str, object]]) -> tuple[str, str, str] | None:
