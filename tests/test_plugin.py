@@ -160,30 +160,35 @@ def test_ratchet_under_xdist_writes_once_from_the_controller(
     assert result.stdout.str().count("ratchet: lowered 1 ceiling") == 1
 
 
-def test_ratchet_refuses_when_only_part_of_the_gate_ran(
-    pytester: pytest.Pytester, project: Path
-) -> None:
+@pytest.fixture
+def loosened(project: Path) -> tuple[Path, str]:
+    """The project's ceilings with slack in 'unknown', so a ratchet would have work to do."""
     ceilings = project / "ceilings.yaml"
-    loosened = ceilings.read_text().replace("  unknown: 35", "  unknown: 40")
-    ceilings.write_text(loosened)
+    text = ceilings.read_text().replace("  unknown: 35", "  unknown: 40")
+    ceilings.write_text(text)
+    return ceilings, text
+
+
+def test_ratchet_refuses_when_only_part_of_the_gate_ran(
+    pytester: pytest.Pytester, loosened: tuple[Path, str]
+) -> None:
+    ceilings, before = loosened
     result = pytester.runpytest("--failgate=reports", "--failgate-ratchet", "-k", "unknown")
     result.stdout.fnmatch_lines(["ratchet: ceilings.yaml not written: 21 of 24 gate items "
                                  "did not run*"])
-    assert ceilings.read_text() == loosened
+    assert ceilings.read_text() == before
 
 
 def test_ratchet_refuses_when_a_report_fails_to_load(
-    pytester: pytest.Pytester, project: Path
+    pytester: pytest.Pytester, project: Path, loosened: tuple[Path, str]
 ) -> None:
-    ceilings = project / "ceilings.yaml"
-    loosened = ceilings.read_text().replace("  unknown: 35", "  unknown: 40")
-    ceilings.write_text(loosened)
+    ceilings, before = loosened
     (project / "reports" / "broken.jsonl").write_text('{"id": 1}\n{"id": \n')
     result = pytester.runpytest("--failgate=reports", "--failgate-ratchet",
                                 "--continue-on-collection-errors")
     result.stdout.fnmatch_lines(["*reports/broken.jsonl:2:*invalid JSON*",
                                  "ratchet: ceilings.yaml not written: 1 report failed to load"])
-    assert ceilings.read_text() == loosened
+    assert ceilings.read_text() == before
     assert result.ret != 0
 
 
