@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_failgate.stats import (
+from pytest_failgate.core.compare.stats import (
     NoiseBand,
     band_cases,
     measure_noise,

@@ -34,7 +34,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import rag_reference  # noqa: E402
 
-from pytest_failgate.taxonomy import builtin_taxonomies  # noqa: E402
+from pytest_failgate.core.taxonomy import builtin_taxonomies  # noqa: E402
 
 SOURCE = ROOT / "examples" / "reports" / "eval_summary.json"
 Predicate = Callable[[Mapping[str, Any]], Any]

@@ -14,7 +14,7 @@ import datetime
 import random
 from pathlib import Path
 
-from pytest_failgate.history_chart import HistoryPoint, render_history_svg
+from pytest_failgate.output.chart import HistoryPoint, render_history_svg
 
 CATEGORIES = ["verifier_false_negative", "retrieval_miss", "generator_hallucination", "unknown"]
 

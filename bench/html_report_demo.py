@@ -19,12 +19,12 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_failgate.gate import GateConfig, run_gate
-from pytest_failgate.history_chart import HistoryPoint, render_history_svg
-from pytest_failgate.html_report import render_html
+from pytest_failgate.core.gate import GateConfig, run_gate
+from pytest_failgate.output.chart import HistoryPoint, render_history_svg
+from pytest_failgate.output.html import render_html
 
 if TYPE_CHECKING:
-    from pytest_failgate.result import GateResult
+    from pytest_failgate.core.result import GateResult
 
 ROOT = Path(__file__).resolve().parent.parent
 # Earlier runs, oldest first, as offsets from today's counts (None: not recorded).

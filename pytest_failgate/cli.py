@@ -12,16 +12,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__, render, writeback
-from .errors import FailgateError, display_path
-from .outputs import Outputs, write_outputs
+from . import __version__
+from .core.ceilings import writeback
+from .core.errors import FailgateError, display_path
+from .output import text as render
+from .output.files import Outputs, write_outputs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from .gate import Gate, GateConfig, Mode
-    from .result import GateResult, Row
-    from .taxonomy import Taxonomy
+    from .core.gate import Gate, GateConfig, Mode
+    from .core.result import GateResult, Row
+    from .core.taxonomy import Taxonomy
 
 EXIT_PASS, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 BAR_WIDTH = 30
@@ -32,7 +34,7 @@ def _out(line: str = "") -> None:
 
 
 def _config(args: argparse.Namespace, mode: Mode) -> GateConfig:
-    from .gate import GateConfig
+    from .core.gate import GateConfig
 
     noise = getattr(args, "noise", None)
     return GateConfig(
@@ -47,7 +49,7 @@ def _config(args: argparse.Namespace, mode: Mode) -> GateConfig:
 
 
 def _gate(args: argparse.Namespace, mode: Mode) -> tuple[Gate, GateResult]:
-    from .gate import run_gate
+    from .core.gate import run_gate
 
     gate = run_gate(_config(args, mode))
     return gate, gate.result()
@@ -119,13 +121,13 @@ def cmd_ratchet(args: argparse.Namespace) -> int:
 
 
 def _taxonomy(args: argparse.Namespace) -> Taxonomy:
-    from .ceilings.load import load_ceilings
-    from .taxonomy import builtin_taxonomies
+    from .core.ceilings.load import load_ceilings
+    from .core.taxonomy import builtin_taxonomies
 
     known = builtin_taxonomies()
     if args.taxonomy:
         if args.taxonomy not in known:
-            from .errors import did_you_mean
+            from .core.errors import did_you_mean
 
             raise FailgateError(f"unknown taxonomy '{args.taxonomy}'"
                                 + did_you_mean(args.taxonomy, known))
@@ -144,7 +146,7 @@ def _bar(count: int, largest: int) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .gate import load_run
+    from .core.gate import load_run
 
     rows: dict[str, dict[str, Row]] = {}
     if Path(args.ceilings).exists() and not args.taxonomy:
@@ -183,8 +185,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .compare import compare_runs
-    from .gate import load_run
+    from .core.compare.pairing import compare_runs
+    from .core.gate import load_run
 
     taxonomy = _taxonomy(args)
     runs = []
@@ -225,7 +227,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_guard(args: argparse.Namespace) -> int:
-    from .guard import guard
+    from .core.guard import guard
 
     result = guard(Path(args.ceilings).resolve(), args.base)
     for line in result.lines():
@@ -234,8 +236,8 @@ def cmd_guard(args: argparse.Namespace) -> int:
 
 
 def cmd_noise(args: argparse.Namespace) -> int:
-    from .gate import load_run
-    from .stats import measure_noise, noise_band_document
+    from .core.compare.stats import measure_noise, noise_band_document
+    from .core.gate import load_run
 
     if len(args.runs) < 2:
         raise FailgateError("a noise band needs at least two runs of one configuration")
@@ -267,13 +269,13 @@ SCHEMA = Path(__file__).parent / "schema" / "gate-result.schema.json"
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from .history import charted, history_svg, load_history
+    from .output.history import charted, history_svg, load_history
 
     taxonomy = _taxonomy(args)
     ceilings: dict[str, int] = {}
     if Path(args.ceilings).exists() and not args.taxonomy:
-        from .ceilings.load import load_ceilings
-        from .taxonomy import builtin_taxonomies
+        from .core.ceilings.load import load_ceilings
+        from .core.taxonomy import builtin_taxonomies
 
         model = load_ceilings(Path(args.ceilings).resolve(), builtin_taxonomies()).model
         ceilings = {n: c.max for n, c in model.ceilings.items() if c.max is not None}

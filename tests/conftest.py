@@ -9,7 +9,7 @@ from helpers import EXAMPLES
 
 # pytester's in-process runs drop every module imported during a run; importing the
 # gate's modules here, once, lets each run reuse them instead of importing them again.
-import pytest_failgate.session  # noqa: F401
+import pytest_failgate.plugin.session  # noqa: F401
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_failgate.taxonomy import builtin_taxonomies
+from pytest_failgate.core.taxonomy import builtin_taxonomies
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BUILTIN = builtin_taxonomies()

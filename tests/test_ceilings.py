@@ -9,9 +9,9 @@ import pytest
 import yaml
 from helpers import BUILTIN, RAG, write_ceilings
 
-from pytest_failgate.ceilings.check import evaluate, rate_allowance
-from pytest_failgate.ceilings.load import Ceilings, load_ceilings
-from pytest_failgate.ceilings.rewrite import (
+from pytest_failgate.core.ceilings.check import evaluate, rate_allowance
+from pytest_failgate.core.ceilings.load import Ceilings, load_ceilings
+from pytest_failgate.core.ceilings.rewrite import (
     apply,
     format_number,
     init_text,
@@ -19,8 +19,8 @@ from pytest_failgate.ceilings.rewrite import (
     ratchet_rate,
     write_atomic,
 )
-from pytest_failgate.errors import FailgateError
-from pytest_failgate.reports.model import Report
+from pytest_failgate.core.errors import FailgateError
+from pytest_failgate.core.reports.model import Report
 
 
 def load(path: Path) -> Ceilings:

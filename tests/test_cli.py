@@ -11,7 +11,7 @@ import pytest
 from helpers import EXAMPLES, cases_for, write_ceilings, write_summary
 
 from pytest_failgate.cli import SCHEMA, main
-from pytest_failgate.result import GateResult
+from pytest_failgate.core.result import GateResult
 
 ROOT = EXAMPLES.parent
 

@@ -15,8 +15,8 @@ from helpers import RAG
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_failgate.taxonomy import expr as expr_module
-from pytest_failgate.taxonomy.expr import (
+from pytest_failgate.core.taxonomy import expr as expr_module
+from pytest_failgate.core.taxonomy.expr import (
     FUNCTIONS,
     Compiled,
     ExprError,
@@ -752,15 +752,18 @@ def test_runtime_errors_are_not_compile_errors() -> None:
 
 
 def test_module_source_calls_neither_eval_nor_exec() -> None:
-    source = Path(expr_module.__file__).read_text(encoding="utf-8")
-    calls = [
-        node.func.id
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    ]
-    assert "eval" not in calls
-    assert "exec" not in calls
-    assert not re.search(r"\b(eval|exec)\s*\(", source)
+    modules = sorted(Path(expr_module.__file__).parent.glob("*.py"))
+    assert len(modules) >= 4  # the package, its errors, runtime and compiler
+    for module in modules:
+        source = module.read_text(encoding="utf-8")
+        calls = [
+            node.func.id
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        ]
+        assert "eval" not in calls, module.name
+        assert "exec" not in calls, module.name
+        assert not re.search(r"\b(eval|exec)\s*\(", source), module.name
 
 
 def test_generated_function_has_no_builtins_and_only_our_helpers() -> None:
@@ -774,7 +777,7 @@ def test_generated_function_has_no_builtins_and_only_our_helpers() -> None:
             continue
         assert name.startswith("_")
         assert isinstance(value, types.FunctionType), name
-        assert value.__module__ == expr_module.__name__, name
+        assert value.__module__ == f"{expr_module.__name__}.runtime", name
     assert set(function.__code__.co_names) <= {"get", *function.__globals__}
 
 

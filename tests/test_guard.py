@@ -10,8 +10,8 @@ import pytest
 from helpers import write_ceilings
 
 from pytest_failgate.cli import main
-from pytest_failgate.errors import FailgateError
-from pytest_failgate.guard import _parse, guard, loosenings
+from pytest_failgate.core.errors import FailgateError
+from pytest_failgate.core.guard import _parse, guard, loosenings
 
 NAMES = ["verifier_false_negative", "retrieval_miss", "unknown", "total"]
 REPORTS = ["a", "real100/b"]

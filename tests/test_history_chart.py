@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_failgate.history_chart import (
+from pytest_failgate.output.chart import (
     MARKERS,
     PALETTE,
     TICK_SIZE,

@@ -28,9 +28,9 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLES
 
-from pytest_failgate.gate import GateConfig, run_gate
-from pytest_failgate.history_chart import HistoryPoint, render_history_svg
-from pytest_failgate.html_report import render_html
+from pytest_failgate.core.gate import GateConfig, run_gate
+from pytest_failgate.output.chart import HistoryPoint, render_history_svg
+from pytest_failgate.output.html import render_html
 
 ROOT = EXAMPLES.parent
 TIMEOUT = 20  # seconds per browser launch

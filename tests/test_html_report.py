@@ -10,10 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 from helpers import EXAMPLES
 
-from pytest_failgate.gate import GateConfig, run_gate
-from pytest_failgate.history_chart import HistoryPoint, render_history_svg
-from pytest_failgate.html_report import render_html
-from pytest_failgate.result import (
+from pytest_failgate.core.gate import GateConfig, run_gate
+from pytest_failgate.core.result import (
     BaselineResult,
     CaseExample,
     GateResult,
@@ -22,12 +20,14 @@ from pytest_failgate.result import (
     ReportResult,
     Row,
 )
+from pytest_failgate.output.chart import HistoryPoint, render_history_svg
+from pytest_failgate.output.html import render_html
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any, Literal
 
-    from pytest_failgate.result import RowVerdict
+    from pytest_failgate.core.result import RowVerdict
 
 ROOT = EXAMPLES.parent
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",

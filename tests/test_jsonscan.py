@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_failgate.reports import jsonscan
-from pytest_failgate.reports.jsonscan import (
+from pytest_failgate.core.reports import jsonscan
+from pytest_failgate.core.reports.jsonscan import (
     FieldPicker,
     FieldValueError,
     JsonSyntaxError,

@@ -10,19 +10,19 @@ from typing import Any
 
 import pytest
 
-from pytest_failgate.errors import FailgateError
-from pytest_failgate.gate import Gate, GateConfig, load_run, run_gate
-from pytest_failgate.reports.karenina import (
+from pytest_failgate.core.errors import FailgateError
+from pytest_failgate.core.gate import Gate, GateConfig, load_run, run_gate
+from pytest_failgate.core.reports.karenina import (
     CATEGORY_TO_GROUP,
     MAX_CONTRADICTIONS,
     KareninaCsvReader,
     KareninaJsonReader,
 )
-from pytest_failgate.reports.model import Report
-from pytest_failgate.reports.read import ReadSpec
-from pytest_failgate.reports.readers import builtin_readers
-from pytest_failgate.result import Row
-from pytest_failgate.taxonomy import builtin_taxonomies
+from pytest_failgate.core.reports.model import Report
+from pytest_failgate.core.reports.read import ReadSpec
+from pytest_failgate.core.reports.readers import builtin_readers
+from pytest_failgate.core.result import Row
+from pytest_failgate.core.taxonomy import builtin_taxonomies
 
 DATA = Path(__file__).resolve().parent / "data" / "karenina"
 FIXTURE = DATA / "results_export_full.json"

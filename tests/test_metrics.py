@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLES, case, write_ceilings, write_summary
 
-from pytest_failgate.gate import GateConfig, run_gate
-from pytest_failgate.result import Row
+from pytest_failgate.core.gate import GateConfig, run_gate
+from pytest_failgate.core.result import Row
 
 ROOT = EXAMPLES.parent
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from helpers import case, cases_for, write_ceilings, write_jsonl, write_summary
 
-import pytest_failgate.writeback
+import pytest_failgate.core.ceilings.writeback
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -201,7 +201,7 @@ def test_a_ceilings_file_that_cannot_be_written_fails_the_run_with_a_message(
     def refuse(path: Path, text: str, *, exclusive: bool = False) -> None:
         raise PermissionError(errno.EACCES, "Permission denied", str(path))
 
-    monkeypatch.setattr(pytest_failgate.writeback, "write_atomic", refuse)
+    monkeypatch.setattr(pytest_failgate.core.ceilings.writeback, "write_atomic", refuse)
     result = pytester.runpytest("--failgate=reports", "--failgate-ratchet")
     result.stdout.fnmatch_lines(["ratchet: could not write ceilings.yaml: Permission denied"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from helpers import BUILTIN, EXAMPLES
 
-from pytest_failgate.ceilings.load import load_ceilings
-from pytest_failgate.taxonomy.files import load_taxonomy_file
+from pytest_failgate.core.ceilings.load import load_ceilings
+from pytest_failgate.core.taxonomy.files import load_taxonomy_file
 
 README = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
 

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import pytest
 from helpers import EXAMPLES, RAG, case, cases_for, category_case, write_jsonl, write_summary
 
-from pytest_failgate.errors import FailgateError
-from pytest_failgate.reports.discover import discover
-from pytest_failgate.reports.model import Report, ReportFile, SkippedFile
-from pytest_failgate.reports.read import load_report
+from pytest_failgate.core.errors import FailgateError
+from pytest_failgate.core.reports.discover import discover
+from pytest_failgate.core.reports.model import Report, ReportFile, SkippedFile
+from pytest_failgate.core.reports.read import load_report
 
 if TYPE_CHECKING:
     from pathlib import Path

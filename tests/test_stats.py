@@ -14,8 +14,8 @@ import scipy.stats  # type: ignore[import-untyped, unused-ignore]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_failgate import stats
-from pytest_failgate.stats import (
+from pytest_failgate.core.compare import stats
+from pytest_failgate.core.compare.stats import (
     NoiseBand,
     TailProbability,
     band_cases,

@@ -10,7 +10,7 @@ import pytest
 from helpers import CATEGORY_CASES, EXAMPLES, RAG, case, category_case
 from rag_reference import reference_classify
 
-from pytest_failgate.taxonomy import Field, Rule, Tallier, Taxonomy, classify
+from pytest_failgate.core.taxonomy import Field, Rule, Tallier, Taxonomy, classify
 
 if TYPE_CHECKING:
     from collections.abc import Callable

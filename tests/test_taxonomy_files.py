@@ -18,12 +18,12 @@ from helpers import (
     write_summary,
 )
 
-from pytest_failgate.ceilings.load import load_ceilings
 from pytest_failgate.cli import main as cli_main
-from pytest_failgate.errors import FailgateError
-from pytest_failgate.gate import GateConfig, run_gate
-from pytest_failgate.taxonomy import BUILTIN_DIR
-from pytest_failgate.taxonomy.files import load_taxonomy_file
+from pytest_failgate.core.ceilings.load import load_ceilings
+from pytest_failgate.core.errors import FailgateError
+from pytest_failgate.core.gate import GateConfig, run_gate
+from pytest_failgate.core.taxonomy import BUILTIN_DIR
+from pytest_failgate.core.taxonomy.files import load_taxonomy_file
 
 ROOT = EXAMPLES.parent
 MY_RAG = (BUILTIN_DIR / "rag.yaml").read_text().replace("name: rag", "name: my-rag")
@@ -292,8 +292,8 @@ def test_explain_shows_what_first_match_hid_in_pytest_and_the_cli(
 
 def test_conftest_hooks_contribute_a_taxonomy_and_a_reader(pytester: pytest.Pytester) -> None:
     pytester.makeconftest('''
-from pytest_failgate.reports.readers import ReaderOutput
-from pytest_failgate.taxonomy import Rule, Taxonomy
+from pytest_failgate.core.reports.readers import ReaderOutput
+from pytest_failgate.core.taxonomy import Rule, Taxonomy
 
 def _failed(case):
     return case.get("status") != "ok"

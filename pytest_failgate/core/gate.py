@@ -12,13 +12,13 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import render
-from .baseline import BaselineRun, baseline_message, compare_with_baseline, load_noise_bands
+from ..output import text as render
 from .ceilings.check import Check, consistency_differences, evaluate, unmeasurable
 from .ceilings.load import TOTAL, Ceilings, ContractCheck, Entry, load_ceilings
 from .ceilings.metrics import MetricCheck, evaluate_metric, metric_message
 from .ceilings.model import SLICE_SEPARATOR
 from .ceilings.rewrite import Lowering, format_number, init_text, plan_ratchet
+from .compare.baseline import BaselineRun, baseline_message, compare_with_baseline, load_noise_bands
 from .errors import FailgateError, display_path
 from .guard import GuardResult, guard
 from .reports.discover import REPORT_SUFFIXES, discover

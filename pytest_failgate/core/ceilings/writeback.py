@@ -10,15 +10,15 @@ import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from .ceilings.rewrite import write_atomic
-from .errors import FailgateError
-from .render import plural
-from .yamlsource import read_text
+from ...output.text import plural
+from ..errors import FailgateError
+from ..yamlsource import read_text
+from .rewrite import write_atomic
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .result import GateResult
+    from ..result import GateResult
 
 def outcomes_from_verdicts(result: GateResult) -> dict[tuple[str, str, str], str]:
     """Outcomes when every check runs, as in the CLI."""

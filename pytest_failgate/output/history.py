@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import FailgateError
-from .gate import load_run
-from .history_chart import HistoryPoint, render_history_svg
-from .reports.discover import REPORT_SUFFIXES
+from ..core.errors import FailgateError
+from ..core.gate import load_run
+from ..core.reports.discover import REPORT_SUFFIXES
+from .chart import HistoryPoint, render_history_svg
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
-    from .reports.read import ReadSpec
-    from .taxonomy import Taxonomy
+    from ..core.reports.read import ReadSpec
+    from ..core.taxonomy import Taxonomy
 
 TOTAL = "total"
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .errors import FailgateError
+from ..errors import FailgateError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from .reports.model import Report
+    from ..reports.model import Report
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .errors import FailgateError
+from ..core.errors import FailgateError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from _pytest._code.code import ExceptionInfo, TerminalRepr, TracebackStyle
 
-    from .result import GuardResultModel, ReportResult, Row
+    from ..core.result import GuardResultModel, ReportResult, Row
     from .session import GateSession
 
 MARKER = "failgate"

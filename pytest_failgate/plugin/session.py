@@ -13,20 +13,21 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import render, writeback
-from .ceilings.load import load_ceilings
-from .errors import FailgateError
-from .gate import Gate, GateConfig, run_gate
+from ..core.ceilings import writeback
+from ..core.ceilings.load import load_ceilings
+from ..core.errors import FailgateError
+from ..core.gate import Gate, GateConfig, run_gate
+from ..core.result import GateResult
+from ..core.taxonomy import Taxonomy, builtin_taxonomies
+from ..output import text as render
+from ..output.files import Outputs, write_outputs
 from .items import GateFile
-from .outputs import Outputs, write_outputs
-from .result import GateResult
-from .taxonomy import Taxonomy, builtin_taxonomies
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from .reports.readers import ReportReader
+    from ..core.reports.readers import ReportReader
 
 _WORKER_KEY = "failgate"
 

@@ -2,13 +2,13 @@
 
 ```python
 # conftest.py
-from pytest_failgate.taxonomy import Rule, Taxonomy
+from pytest_failgate.core.taxonomy import Rule, Taxonomy
 
 def pytest_failgate_taxonomies(config):
     return {"mine": Taxonomy(...)}          # then `taxonomy: mine` in ceilings.yaml
 
 def pytest_failgate_readers(config):
-    return [MyReader()]                     # see pytest_failgate.reports.readers
+    return [MyReader()]                     # see pytest_failgate.core.reports.readers
 ```
 """
 
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
     import pytest
 
-    from .reports.readers import ReportReader
-    from .taxonomy import Taxonomy
+    from ..core.reports.readers import ReportReader
+    from ..core.taxonomy import Taxonomy
 
 hookspec = pluggy.HookspecMarker("pytest")
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .render import headroom_text, plural
+from .text import headroom_text, plural
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .result import GateResult, Row
+    from ..core.result import GateResult, Row
 
 _VERDICT = {"pass": "✅ pass", "fail": "❌ FAIL", "error": "⚠️ error", "record": "📝 new"}
 

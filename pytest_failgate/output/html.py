@@ -28,12 +28,12 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from .render import headroom_text, plural
+from .text import headroom_text, plural
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from .result import BaselineResult, CaseExample, GateResult, ReportResult, Row
+    from ..core.result import BaselineResult, CaseExample, GateResult, ReportResult, Row
 
 __all__ = ["render_html"]
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..core.errors import display_path
 from . import github
-from .errors import display_path
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .history_chart import HistoryPoint
-    from .result import GateResult
-    from .taxonomy import Taxonomy
+    from ..core.result import GateResult
+    from ..core.taxonomy import Taxonomy
+    from .chart import HistoryPoint
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def write_outputs(outputs: Outputs, result: GateResult, ratchet_command: str,
     if outputs.json is not None:
         notes += _write(outputs.json, result.model_dump_json(indent=2) + "\n")
     if outputs.html is not None:
-        from .html_report import render_html
+        from .html import render_html
 
         notes += _write(outputs.html, render_html(result, svg))
     if outputs.github and markdown is not None:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .gate import GateConfig, Mode
-    from .outputs import Outputs
+    from ..core.gate import GateConfig, Mode
+    from ..output.files import Outputs
 
 _HELP = {
     "failgate": "gate failure-category counts of the evaluation reports under PATH "
@@ -95,8 +95,8 @@ def _settings(config: pytest.Config) -> tuple[GateConfig, Outputs] | None:
     paths = [invocation / p for p in given] if given else list(config.getini("failgate"))
     if not paths:
         return None
-    from .gate import GateConfig
-    from .outputs import Outputs
+    from ..core.gate import GateConfig
+    from ..output.files import Outputs
 
     ini_dir = config.inipath.parent if config.inipath else config.rootpath
 

@@ -14,18 +14,18 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from .compare import RunComparison, compare_runs
-from .errors import FailgateError
-from .render import categories_of
-from .result import BaselineResult
+from ...output.text import categories_of
+from ..errors import FailgateError
+from ..result import BaselineResult
+from .pairing import RunComparison, compare_runs
 from .stats import NoiseBand, band_cases, paired_increase, read_noise_band, regression_verdict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from .reports.model import Report
-    from .taxonomy import Taxonomy
+    from ..reports.model import Report
+    from ..taxonomy import Taxonomy
 
 DEFAULT_ALPHA = Fraction(1, 20)
 SHOWN_IDS = 50

@@ -10,20 +10,20 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .ceilings.check import rate_allowance
-from .ceilings.rewrite import format_number
-from .errors import display_path
-from .result import CaseExample, GateResult, ReportResult, Row, RowVerdict
-from .taxonomy.model import GROUP_PREFIX
+from ..core.ceilings.check import rate_allowance
+from ..core.ceilings.rewrite import format_number
+from ..core.errors import display_path
+from ..core.result import CaseExample, GateResult, ReportResult, Row, RowVerdict
+from ..core.taxonomy.model import GROUP_PREFIX
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from .ceilings.check import Check
-    from .ceilings.rewrite import Lowering
-    from .gate import ContractResult, GateConfig
-    from .reports.model import Report
-    from .taxonomy import Taxonomy
+    from ..core.ceilings.check import Check
+    from ..core.ceilings.rewrite import Lowering
+    from ..core.gate import ContractResult, GateConfig
+    from ..core.reports.model import Report
+    from ..core.taxonomy import Taxonomy
 
 FIRST_CASES = 10
 
