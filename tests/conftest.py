@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,27 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 ROOT = EXAMPLES.parent
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", default=False,
+                     help="also run the tests marked slow (CI runs them: CI=true)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip ``slow`` tests (load tests, long property runs) unless asked for, or in CI.
+
+    The default ``pytest -n 2`` stays about a minute; ``.ci/run`` sets ``CI=true``, so CI
+    runs everything. ``-m slow`` selects them explicitly, and runs them.
+    """
+    wanted = (config.getoption("--run-slow") or os.environ.get("CI", "").lower() in ("1", "true")
+              or "slow" in (config.getoption("-m") or ""))
+    if wanted:
+        return
+    skip = pytest.mark.skip(reason="slow: run with --run-slow (CI runs it)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture

@@ -30,8 +30,8 @@ def _failed_items(pytester: pytest.Pytester) -> set[str]:
     [
         (1_000, "summary", None),
         (20_000, "jsonl", "2"),
-        (100_000, "summary", None),
-        (100_000, "jsonl", "2"),
+        pytest.param(100_000, "summary", None, marks=pytest.mark.slow),
+        pytest.param(100_000, "jsonl", "2", marks=pytest.mark.slow),
     ],
 )
 def test_exactly_the_categories_over_their_ceiling_fail(
