@@ -10,13 +10,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .core.ceilings import writeback
 from .core.errors import FailgateError, display_path
+from .options import OPTIONS, build, for_command
 from .output import text as render
-from .output.files import Outputs, write_outputs
+from .output.files import write_outputs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from .core.gate import Gate, GateConfig, Mode
     from .core.result import GateResult, Row
     from .core.taxonomy import Taxonomy
+    from .output.files import Outputs
 
 EXIT_PASS, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 BAR_WIDTH = 30
@@ -33,19 +35,21 @@ def _out(line: str = "") -> None:
     print(line)
 
 
-def _config(args: argparse.Namespace, mode: Mode) -> GateConfig:
-    from .core.gate import GateConfig
+def _settings(args: argparse.Namespace, mode: Mode) -> tuple[GateConfig, Outputs]:
+    """The gate's configuration from the command's options (paths from the working dir)."""
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        value = getattr(args, option.attribute, None)
+        if option.kind == "paths":
+            value = [Path(p).resolve() for p in value or ()]
+        elif option.kind == "path" and value:
+            value = Path(value).resolve()
+        values[option.name] = value
+    return build(values, mode)
 
-    noise = getattr(args, "noise", None)
-    return GateConfig(
-        paths=tuple(Path(p).resolve() for p in args.paths),
-        ceilings_path=Path(args.ceilings).resolve(),
-        mode=mode,
-        init_taxonomy=getattr(args, "taxonomy", None) or "rag",
-        baseline=tuple(Path(p).resolve() for p in getattr(args, "baseline", [])),
-        noise=Path(noise).resolve() if noise else None,
-        explain=getattr(args, "explain", False),
-    )
+
+def _config(args: argparse.Namespace, mode: Mode) -> GateConfig:
+    return _settings(args, mode)[0]
 
 
 def _gate(args: argparse.Namespace, mode: Mode) -> tuple[Gate, GateResult]:
@@ -88,10 +92,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     gate, result = _gate(args, mode)
     config = _config(args, mode)
     _print_summary(result, config)
-    outputs = Outputs(
-        markdown=Path(args.md) if args.md else None, json=Path(args.json) if args.json else None,
-        html=Path(args.html) if args.html else None,
-        history=Path(args.history) if args.history else None, github=args.github)
+    outputs = _settings(args, mode)[1]
     for line in write_outputs(outputs, result, render.ratchet_command(config), gate.taxonomy,
                               result.default_ceilings):
         if not line.startswith("wrote "):
@@ -314,54 +315,34 @@ def _parser() -> argparse.ArgumentParser:
 
     def command(name: str, help_text: str, example: str,
                 run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        """A subcommand with the options the option table lists for it."""
         sub = commands.add_parser(
             name, help=help_text, description=help_text,
             epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         sub.set_defaults(run=run)
+        for option in for_command(name):
+            if option.positional:
+                sub.add_argument(option.positional, nargs="+", metavar=option.metavar,
+                                 help=option.help)
+            elif option.kind == "flag":
+                sub.add_argument(option.cli_flag, action="store_true", help=option.help)
+            elif option.kind == "paths":
+                sub.add_argument(option.cli_flag, action="append", default=[],
+                                 metavar=option.metavar, help=option.help)
+            else:
+                sub.add_argument(option.cli_flag, default=option.default, metavar=option.metavar,
+                                 choices=option.choices, help=option.help)
         return sub
 
-    def gate_arguments(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("paths", nargs="+", metavar="PATH",
-                         help="a report file or a directory of reports")
-        sub.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
-                         help="the ceilings file (default: ceilings.yaml)")
-
-    check = command("check", "check every category count against its ceiling",
-                    "failgate check reports/ --md gate.md --github", cmd_check)
-    gate_arguments(check)
-    check.add_argument("--strict", action="store_true",
-                       help="also fail ceilings above their count (gains must be committed)")
-    check.add_argument("--explain", action="store_true",
-                       help="add rule diagnostics: what first-match hid, rules that never "
-                            "matched, absent fields, the fallback's common field values")
-    check.add_argument("--md", metavar="FILE", help="write a Markdown report (a PR comment)")
-    check.add_argument("--json", metavar="FILE",
-                       help="write the result as JSON (see `failgate schema`)")
-    check.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
-    check.add_argument("--history", metavar="DIR",
-                       help="chart the runs in DIR (in name order) in the Markdown/HTML reports")
-    check.add_argument("--baseline", action="append", default=[], metavar="PATH",
-                       help="compare with a baseline run's reports, case by case")
-    check.add_argument("--noise", metavar="FILE", help="noise bands (from `failgate noise`)")
-    check.add_argument("--github", action="store_true",
-                       help="emit ::error annotations and append to $GITHUB_STEP_SUMMARY")
-
-    init = command("init", "write a new ceilings file from the current counts",
-                   "failgate init reports/ --ceilings ceilings.yaml", cmd_init)
-    gate_arguments(init)
-    init.add_argument("--taxonomy", metavar="NAME", help="the taxonomy (default: rag)")
-
-    ratchet = command("ratchet", "lower every ceiling whose count fell; never raise one",
-                      "failgate ratchet reports/ && git commit -am 'Ratchet ceilings'",
-                      cmd_ratchet)
-    gate_arguments(ratchet)
-
+    command("check", "check every category count against its ceiling",
+            "failgate check reports/ --md gate.md --github", cmd_check)
+    command("init", "write a new ceilings file from the current counts",
+            "failgate init reports/ --ceilings ceilings.yaml", cmd_init)
+    command("ratchet", "lower every ceiling whose count fell; never raise one",
+            "failgate ratchet reports/ && git commit -am 'Ratchet ceilings'", cmd_ratchet)
     show = command("show", "the category distribution with bars, ceilings and case ids",
                    "failgate show reports/eval_summary.json --top 5", cmd_show)
-    gate_arguments(show)
-    show.add_argument("--taxonomy", metavar="NAME",
-                      help="classify with this taxonomy instead of the ceilings file's")
     show.add_argument("--top", type=int, default=3, metavar="N",
                       help="case ids to list per category (default: 3)")
 
@@ -369,17 +350,12 @@ def _parser() -> argparse.ArgumentParser:
                    "failgate diff baseline/reports/ reports/", cmd_diff)
     diff.add_argument("base", metavar="BASE", help="the baseline run's reports")
     diff.add_argument("candidate", metavar="CANDIDATE", help="the candidate run's reports")
-    diff.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
-                      help="take the taxonomy from this ceilings file (default: ceilings.yaml)")
-    diff.add_argument("--taxonomy", metavar="NAME", help="the taxonomy (default: rag)")
 
     guard_command = command(
         "guard", "fail when a ceiling was raised or removed since a git ref without a reason",
         "failgate guard --base origin/main", cmd_guard)
     guard_command.add_argument("--base", required=True, metavar="REF",
                                help="the git ref to compare with (e.g. origin/main)")
-    guard_command.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
-                               help="the ceilings file (default: ceilings.yaml)")
 
     noise = command("noise", "measure each category's noise band from repeated runs",
                     "failgate noise run1/ run2/ run3/ --out noise_band.json", cmd_noise)
@@ -387,9 +363,6 @@ def _parser() -> argparse.ArgumentParser:
                        help="the reports of one run of the same configuration (2 or more)")
     noise.add_argument("--out", default="noise_band.json", metavar="FILE",
                        help="where to write the bands (default: noise_band.json)")
-    noise.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
-                       help="take the taxonomy from this ceilings file (default: ceilings.yaml)")
-    noise.add_argument("--taxonomy", metavar="NAME", help="the taxonomy (default: rag)")
 
     history = command("history", "counts per category over a folder of runs, as a table and an "
                       "SVG chart", "failgate history reports/history/ --svg history.svg",
@@ -397,9 +370,6 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("folder", metavar="DIR",
                          help="one run per entry: a report file or a folder of reports")
     history.add_argument("--svg", metavar="FILE", help="write the chart as a standalone SVG")
-    history.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
-                         help="draw these ceilings; take the taxonomy from them")
-    history.add_argument("--taxonomy", metavar="NAME", help="the taxonomy (default: rag)")
 
     command("schema", "print the JSON Schema of --json / --failgate-json output",
             "failgate schema > failgate.schema.json", cmd_schema)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..core.errors import FailgateError
+from .keys import SESSION
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -39,9 +40,7 @@ class _ReportsError(Exception):
 
 
 def _session(node: pytest.Collector) -> GateSession:
-    plugin = node.config.pluginmanager.get_plugin("failgate-session")
-    assert plugin is not None
-    return plugin  # type: ignore[no-any-return]
+    return node.config.stash[SESSION]
 
 
 def _short(excinfo: ExceptionInfo[BaseException], fallback: Any) -> str | TerminalRepr:

@@ -1,0 +1,65 @@
+"""One option table: pytest's options and ini keys and the CLI's flags are generated from it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_failgate.cli import _parser
+from pytest_failgate.options import OPTIONS, for_command
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("the CLI has no commands")
+
+
+def test_every_cli_command_takes_its_table_options_with_the_same_help_and_default() -> None:
+    commands = _subparsers(_parser())
+    listed = {command for option in OPTIONS for command in option.commands}
+    assert listed <= set(commands)
+    for name, sub in commands.items():
+        actions = {a.dest: a for a in sub._actions}
+        for option in for_command(name):
+            action = actions[option.attribute]
+            assert action.help == option.help, (name, option.name)
+            if option.kind in ("path", "text"):
+                assert action.default == option.default, (name, option.name)
+
+
+def test_every_pytest_option_and_ini_key_comes_from_the_table(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\n")
+    config = pytester.parseconfig()
+    for option in OPTIONS:
+        if not option.pytest:
+            with pytest.raises(ValueError, match="no option named"):
+                config.getoption(option.dest)
+            continue
+        expected = [] if option.kind == "paths" else None
+        assert config.getoption(option.dest) == expected, option.name
+        config.getini(option.dest)  # a ValueError here: the ini key is missing
+    text = pytester.runpytest("--help").stdout.str()
+    for option in OPTIONS:
+        assert (option.flag in text) is option.pytest, option.name
+
+
+def test_an_ini_key_and_its_option_configure_the_gate_the_same_way(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    (project / "gate").mkdir()
+    pytester.makeini("[pytest]\nfailgate = reports\nfailgate_json = gate/ini.json\n")
+    pytester.runpytest().assert_outcomes(passed=24)
+    pytester.makeini("[pytest]\n")
+    pytester.runpytest("--failgate=reports", "--failgate-json=gate/option.json").assert_outcomes(
+        passed=24)
+    assert (project / "gate" / "ini.json").read_bytes() == (
+        project / "gate" / "option.json").read_bytes()
