@@ -93,10 +93,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     config = _config(args, mode)
     _print_summary(result, config)
     outputs = _settings(args, mode)[1]
-    for line in write_outputs(outputs, result, render.ratchet_command(config), gate.taxonomy,
-                              result.default_ceilings):
+    written = write_outputs(outputs, result, render.ratchet_command(config), gate.taxonomy,
+                            result.default_ceilings)
+    for line in written.lines:
         if not line.startswith("wrote "):
             _out(line)
+    if written.failed:
+        print("failgate: error: a report file could not be written (above)", file=sys.stderr)
+        return EXIT_INPUT
     return _verdict(result)
 
 

@@ -8,10 +8,17 @@ span. Mapping keys stay the text the user wrote (``2024:`` is the name "2024",
 not an integer), floats become exact ``Fraction`` values (``0.05`` is 1/20, not
 the nearest binary float), and duplicate keys are an error instead of YAML's
 silent last-one-wins.
+
+A number must be what a reader sees: YAML 1.1 reads ``010`` as 8, ``1:00`` as 60
+and ``7_0`` as 70, so only plain decimals are numbers and the rest are errors.
+Aliases are expanded under a budget (a "billion laughs" file of 1 KB would
+otherwise expand to gigabytes), and a caller can refuse them outright: a ceilings
+file is rewritten number by number, and an alias would make one number mean two.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -84,31 +91,74 @@ _FLOAT_TAG = "tag:yaml.org,2002:float"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _NULL_TAG = "tag:yaml.org,2002:null"
 _constructor = yaml.SafeLoader(stream="")  # only its scalar constructors are used
+# The numbers a reader reads as they are written: plain decimal integers and decimals.
+_PLAIN_INT = re.compile(r"[-+]?(0|[1-9][0-9]*)")
+_PLAIN_DECIMAL = re.compile(r"[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+][0-9]+)?")
+# Values built from one document, aliases expanded: far above any real file, far
+# below what an expansion attack needs to hurt.
+MAX_VALUES = 100_000
 
 
-def _scalar(node: yaml.ScalarNode) -> Any:
+def _scalar(node: yaml.ScalarNode, path: Path) -> Any:
     tag = node.tag
     if tag == _NULL_TAG:
         return None
     if tag == _BOOL_TAG:
         return _constructor.construct_yaml_bool(node)
     if tag == _INT_TAG:
-        return _constructor.construct_yaml_int(node)
+        if not _PLAIN_INT.fullmatch(node.value):
+            raise _unplain(node, path, _constructor.construct_yaml_int(node))
+        return int(node.value)
     if tag == _FLOAT_TAG:
-        text = node.value.replace("_", "")
-        try:
-            return Fraction(text)
-        except ValueError:  # .inf, .nan and sexagesimal forms
-            return float(_constructor.construct_yaml_float(node))
+        if not _PLAIN_DECIMAL.fullmatch(node.value):
+            raise _unplain(node, path, _constructor.construct_yaml_float(node))
+        return Fraction(node.value)
     return node.value  # str, and anything exotic (dates...) as the text written
 
 
-def load_yaml(path: Path, text: str | None = None) -> YamlDoc:
-    """Read ``path`` (or the given text) into a ``YamlDoc``; syntax errors name the place."""
+def _unplain(node: yaml.ScalarNode, path: Path, read_as: object) -> FailgateError:
+    """``010``, ``1:00``, ``7_0``, ``0x1F``, ``.inf``: YAML 1.1 reads them unlike a person."""
+    span = _span(node)
+    shown = read_as if isinstance(read_as, int) else f"{read_as!r}"
+    return FailgateError(
+        f"'{node.value}' is not a plain decimal number (YAML 1.1 reads it as {shown}); "
+        "write numbers as plain decimals such as 10 or 0.05, and quote text",
+        path, span.line, span.col,
+    )
+
+
+class _AliasCheckingLoader(yaml.SafeLoader):
+    """The safe loader, refusing aliases where the caller asks (at the alias's own place)."""
+
+    path: Path
+    refuse_aliases: str | None = None  # the reason, when aliases are refused
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self.refuse_aliases is not None and self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise FailgateError(f"YAML aliases (*name) are not allowed here: "
+                                f"{self.refuse_aliases}", self.path, mark.line + 1,
+                                mark.column + 1)
+        return super().compose_node(parent, index)
+
+
+def load_yaml(path: Path, text: str | None = None, *, aliases: str | None = None) -> YamlDoc:
+    """Read ``path`` (or the given text) into a ``YamlDoc``; syntax errors name the place.
+
+    ``aliases``, when given, refuses every alias (``*name``) with that reason.
+    """
     if text is None:
         text = read_text(path)
+    loader = _AliasCheckingLoader(text)
+    loader.path, loader.refuse_aliases = path, aliases
     try:
-        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        nodes: list[yaml.Node] = []
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                nodes.append(node)
+    except RecursionError:
+        raise FailgateError("the YAML is nested too deeply to read", path) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -119,45 +169,63 @@ def load_yaml(path: Path, text: str | None = None) -> YamlDoc:
         ) from None
     except yaml.YAMLError as exc:
         raise FailgateError(f"invalid YAML: {exc}", path) from None
-    if not nodes or nodes[0] is None:
+    finally:
+        loader.dispose()
+    if not nodes:
         raise FailgateError("the file is empty", path)
     if len(nodes) > 1:
         span = _span(nodes[1])
         raise FailgateError("expected one YAML document, found several", path, span.line)
     doc = YamlDoc(path, text, None, {}, {})
-    doc.data = _convert(nodes[0], (), doc)
+    try:
+        doc.data = _Converter(doc).convert(nodes[0], ())
+    except RecursionError:
+        raise FailgateError("the YAML is nested too deeply to read", path) from None
     return doc
 
 
-def _convert(node: yaml.Node, loc: Loc, doc: YamlDoc) -> Any:
-    doc.values[loc] = _span(node)
-    if isinstance(node, yaml.ScalarNode):
-        return _scalar(node)
-    if isinstance(node, yaml.SequenceNode):
-        return [_convert(child, (*loc, i), doc) for i, child in enumerate(node.value)]
-    assert isinstance(node, yaml.MappingNode)
-    result: dict[str, Any] = {}
-    for key_node, value_node in node.value:
-        if not isinstance(key_node, yaml.ScalarNode):
-            span = _span(key_node)
-            raise FailgateError("a key must be a plain name", doc.path, span.line, span.col)
-        key = key_node.value
-        if key == "<<" and key_node.tag == "tag:yaml.org,2002:merge":
-            span = _span(key_node)
+class _Converter:
+    """Nodes to plain data, counting every value built so aliases cannot explode."""
+
+    def __init__(self, doc: YamlDoc) -> None:
+        self.doc = doc
+        self.built = 0
+
+    def convert(self, node: yaml.Node, loc: Loc) -> Any:
+        self.built += 1
+        if self.built > MAX_VALUES:
             raise FailgateError(
-                "YAML merge keys (<<) are not supported here; write the entries out",
-                doc.path, span.line, span.col,
-            )
-        if key in result:
-            first = doc.keys[(*loc, key)]
-            span = _span(key_node)
-            raise FailgateError(
-                f"duplicate key '{key}' (first at line {first.line})",
-                doc.path, span.line, span.col,
-            )
-        doc.keys[(*loc, key)] = _span(key_node)
-        result[key] = _convert(value_node, (*loc, key), doc)
-    return result
+                f"more than {MAX_VALUES:,} values once aliases are expanded; refusing to "
+                "read further (an alias bomb?)", self.doc.path)
+        doc = self.doc
+        doc.values[loc] = _span(node)
+        if isinstance(node, yaml.ScalarNode):
+            return _scalar(node, doc.path)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.convert(child, (*loc, i)) for i, child in enumerate(node.value)]
+        assert isinstance(node, yaml.MappingNode)
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                span = _span(key_node)
+                raise FailgateError("a key must be a plain name", doc.path, span.line, span.col)
+            key = key_node.value
+            if key == "<<" and key_node.tag == "tag:yaml.org,2002:merge":
+                span = _span(key_node)
+                raise FailgateError(
+                    "YAML merge keys (<<) are not supported here; write the entries out",
+                    doc.path, span.line, span.col,
+                )
+            if key in result:
+                first = doc.keys[(*loc, key)]
+                span = _span(key_node)
+                raise FailgateError(
+                    f"duplicate key '{key}' (first at line {first.line})",
+                    doc.path, span.line, span.col,
+                )
+            doc.keys[(*loc, key)] = _span(key_node)
+            result[key] = self.convert(value_node, (*loc, key))
+        return result
 
 
 def read_text(path: Path) -> str:

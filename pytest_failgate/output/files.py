@@ -20,6 +20,14 @@ if TYPE_CHECKING:
     from .chart import HistoryPoint
 
 
+@dataclass
+class Written:
+    """What writing the reports did: a line per file (or why not), and whether one failed."""
+
+    lines: list[str]
+    failed: bool = False
+
+
 @dataclass(frozen=True)
 class Outputs:
     """Which reports to write at the end of a run."""
@@ -32,11 +40,11 @@ class Outputs:
 
 
 def write_outputs(outputs: Outputs, result: GateResult, ratchet_command: str,
-                  taxonomy: Taxonomy | None, ceilings: dict[str, int]) -> list[str]:
-    """Write what ``outputs`` asks for; the lines say what was written (or why not)."""
+                  taxonomy: Taxonomy | None, ceilings: dict[str, int]) -> Written:
+    """Write what ``outputs`` asks for; a file that cannot be written fails the run."""
     from .markdown import render_markdown
 
-    notes: list[str] = []
+    notes = Written([])
     points: list[HistoryPoint] | None = None
     svg = None
     if outputs.history is not None and taxonomy is not None:
@@ -52,29 +60,31 @@ def write_outputs(outputs: Outputs, result: GateResult, ratchet_command: str,
         table = history_table(points, taxonomy.category_names, ceilings)
         if outputs.markdown is not None and svg is not None:
             chart_path = outputs.markdown.with_suffix(".history.svg")
-            notes += _write(chart_path, svg)
+            _write(notes, chart_path, svg)
             chart = chart_path.name
     markdown = None
     if outputs.markdown is not None or outputs.github:
         markdown = render_markdown(result, ratchet_command, table, chart)
     if outputs.markdown is not None and markdown is not None:
-        notes += _write(outputs.markdown, markdown)
+        _write(notes, outputs.markdown, markdown)
     if outputs.json is not None:
-        notes += _write(outputs.json, result.model_dump_json(indent=2) + "\n")
+        _write(notes, outputs.json, result.model_dump_json(indent=2) + "\n")
     if outputs.html is not None:
         from .html import render_html
 
-        notes += _write(outputs.html, render_html(result, svg))
+        _write(notes, outputs.html, render_html(result, svg))
     if outputs.github and markdown is not None:
-        notes += github.error_annotations(result)
+        notes.lines += github.error_annotations(result)
         if github.append_step_summary(markdown) is None:
-            notes.append("github: $GITHUB_STEP_SUMMARY is not set; annotations only")
+            notes.lines.append("github: $GITHUB_STEP_SUMMARY is not set; annotations only")
     return notes
 
 
-def _write(path: Path, text: str) -> list[str]:
+def _write(notes: Written, path: Path, text: str) -> None:
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        return [f"could not write {display_path(path)}: {exc.strerror}"]
-    return [f"wrote {display_path(path)}"]
+        notes.lines.append(f"could not write {display_path(path)}: {exc.strerror}")
+        notes.failed = True
+    else:
+        notes.lines.append(f"wrote {display_path(path)}")

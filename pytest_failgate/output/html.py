@@ -28,7 +28,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from .text import headroom_text, plural
+from ..core.errors import plural
+from .text import headroom_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .text import headroom_text, plural
+from ..core.errors import plural
+from .text import headroom_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..core.ceilings.check import rate_allowance
 from ..core.ceilings.rewrite import format_number
-from ..core.errors import display_path
+from ..core.errors import display_path, plural
 from ..core.result import CaseExample, GateResult, ReportResult, Row, RowVerdict
 from ..core.taxonomy.model import GROUP_PREFIX
 
@@ -33,10 +33,6 @@ def headroom_text(headroom: int | None) -> str:
     if headroom is None:
         return ""
     return f"{headroom:+d}" if headroom else "0"
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def ceiling_text(check: Check) -> str:

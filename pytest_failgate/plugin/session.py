@@ -153,23 +153,24 @@ class GateSession:
         except OSError as exc:
             self._notes.append(f"{self.config.mode}: could not write "
                                f"{self.result.ceilings_path}: {exc.strerror}")
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        self._write_outputs(self.result)
+            _fail(session)
+        except FailgateError as exc:
+            self._notes.append(f"{self.config.mode}: {exc}")
+            _fail(session)
+        if self._write_outputs(self.result):
+            _fail(session)
 
-    def _write_outputs(self, result: GateResult) -> None:
-        taxonomy = None
-        if self.outputs.history is not None:
-            try:
-                taxonomy = self._taxonomy()
-                self._notes.extend(write_outputs(self.outputs, result,
-                                                 render.ratchet_command(self.config), taxonomy,
-                                                 result.default_ceilings))
-            except FailgateError as exc:
-                self._notes.append(f"history: {exc}")
-            return
-        self._notes.extend(write_outputs(self.outputs, result, render.ratchet_command(self.config),
-                                         taxonomy, result.default_ceilings))
+    def _write_outputs(self, result: GateResult) -> bool:
+        """Write the requested reports; True when one could not be written."""
+        try:
+            taxonomy = self._taxonomy() if self.outputs.history is not None else None
+            written = write_outputs(self.outputs, result, render.ratchet_command(self.config),
+                                    taxonomy, result.default_ceilings)
+        except FailgateError as exc:  # the history folder
+            self._notes.append(f"history: {exc}")
+            return False
+        self._notes.extend(written.lines)
+        return written.failed
 
     def _taxonomy(self) -> Taxonomy:
         """The gate's taxonomy, in the process that writes reports (an xdist controller too)."""
@@ -198,6 +199,12 @@ class GateSession:
         status = render.ratchet_status(result, render.ratchet_command(self.config))
         if status is not None:
             yield status
+
+
+def _fail(session: pytest.Session) -> None:
+    """A file failgate had to write was not written: the run must not pass."""
+    if session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _gate_key(properties: list[tuple[str, object]]) -> tuple[str, str, str] | None:

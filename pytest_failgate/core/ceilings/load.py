@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from ..taxonomy import Taxonomy
 
 TOTAL = "total"
+# Why a ceilings file has no aliases: ``b: *v`` would make one written number two ceilings.
+NO_ALIASES = ("a ratchet lowers each ceiling where it is written, so write every value out "
+              "instead of aliasing it")
 
 
 @dataclass(frozen=True)
@@ -129,11 +132,8 @@ class ContractCheck:
 
 def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
     """Parse and validate a ceilings file; every problem names its line."""
-    doc = load_yaml(path)
-    try:
-        model = CeilingsModel.model_validate(doc.data)
-    except ValidationError as exc:
-        raise validation_error(doc, exc) from None
+    doc = parse_ceilings(path)
+    model = validate_ceilings(doc)
     taxonomy = resolve_taxonomy(model.taxonomy, doc, taxonomies)
     valid = (*taxonomy.category_names, TOTAL, *(GROUP_PREFIX + g for g in taxonomy.groups))
     entries: dict[tuple[str, ...], Entry] = {}
@@ -188,6 +188,19 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
             metrics[name] = MetricSpec(value)
     return Ceilings(path, doc, model, taxonomy, entries, populations, contracts, slicers,
                     metrics)
+
+
+def parse_ceilings(path: Path, text: str | None = None) -> YamlDoc:
+    """A ceilings file's YAML (aliases refused: see ``NO_ALIASES``)."""
+    return load_yaml(path, text, aliases=NO_ALIASES)
+
+
+def validate_ceilings(doc: YamlDoc) -> CeilingsModel:
+    """The file's model; a shape error names its line."""
+    try:
+        return CeilingsModel.model_validate(doc.data)
+    except ValidationError as exc:
+        raise validation_error(doc, exc) from None
 
 
 def _check_slice(doc: YamlDoc, declared: list[str], loc: tuple[str, ...]) -> None:

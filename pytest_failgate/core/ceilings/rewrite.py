@@ -2,31 +2,44 @@
 
 A rewrite replaces only the characters of the numbers that change, so comments,
 key order, quoting and line endings survive and a reviewer's diff shows exactly
-the lowered numbers. Files are written to a temporary file beside the target and
-renamed over it, so a crash never leaves half a ceilings file.
+the lowered numbers. The new text is read back and compared with the intended
+result before anything is written, and it is written to a temporary file beside
+the target and renamed over it, so a crash never leaves half a ceilings file.
 """
 
 from __future__ import annotations
 
+import copy
+import glob
 import json
 import math
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..errors import FailgateError
-from .load import TOTAL, Entry
+from .load import TOTAL, Entry, parse_ceilings, validate_ceilings
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+    from pathlib import Path
 
     from ..reports.model import Report
-    from ..yamlsource import Span
+    from ..yamlsource import Loc, Span
     from .check import Check
+
+
+class Replacement(Protocol):
+    """New characters for one number of the file (a ``Lowering``, or its serialised form)."""
+
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+    @property
+    def new_text(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,14 @@ class Lowering:
     @property
     def new_text(self) -> str:
         return format_number(self.new)
+
+    @property
+    def start(self) -> int:
+        return self.span.start
+
+    @property
+    def end(self) -> int:
+        return self.span.end
 
     def describe(self) -> str:
         what = self.entry.label + (f".{self.key}" if self.entry.mapping else "")
@@ -106,30 +127,83 @@ def plan_ratchet(checks: Iterable[Check]) -> list[Lowering]:
     return plan
 
 
-def apply(text: str, lowerings: Sequence[Lowering]) -> str:
-    """The file text with each lowered number replaced in place."""
-    for lowering in sorted(lowerings, key=lambda item: item.span.start, reverse=True):
-        start, end = lowering.span.start, lowering.span.end
-        text = text[:start] + lowering.new_text + text[end:]
+def apply(text: str, replacements: Sequence[Replacement]) -> str:
+    """The file text with each replaced number written in place."""
+    for item in sorted(replacements, key=lambda item: item.start, reverse=True):
+        text = text[: item.start] + item.new_text + text[item.end:]
     return text
 
 
-def write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
-    """Write via a temporary file and a rename; ``exclusive`` refuses to replace a file."""
-    directory = path.parent
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    temp = Path(temp_name)
+def rewrite(path: Path, text: str, replacements: Sequence[Replacement]) -> str:
+    """``apply``, read back: the new text, or an error if it would not say what we meant.
+
+    The intended result is the old file's data with exactly the replaced numbers
+    changed; the new text must parse (aliases refused, as always), validate, and
+    hold exactly that data. A span that is not one number of the file, or any
+    surprise of the YAML, stops the write instead of corrupting the file.
+    """
+    old = parse_ceilings(path, text)
+    numbers = {(span.start, span.end): loc for loc, span in old.values.items()
+               if isinstance(old.data_at(loc), (int, Fraction))}
+    intended = copy.deepcopy(old.data)
+    for item in replacements:
+        loc = numbers.get((item.start, item.end))
+        if loc is None:
+            raise FailgateError(f"not written: characters {item.start}-{item.end} are not a "
+                                "number of this file (did it change?)", path)
+        _set(intended, loc, Fraction(item.new_text))
+    new_text = apply(text, replacements)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        new = parse_ceilings(path, new_text)
+        validate_ceilings(new)
+    except FailgateError as exc:
+        raise FailgateError(f"not written: the rewritten file would not read back "
+                            f"({exc})", path) from None
+    if new.data != intended:
+        raise FailgateError("not written: the rewritten file would not read back as the "
+                            "intended ceilings", path)
+    return new_text
+
+
+def _set(data: Any, loc: Loc, value: object) -> None:
+    for part in loc[:-1]:
+        data = data[part]
+    data[loc[-1]] = value
+
+
+def temp_path(path: Path) -> Path:
+    """The one temporary file a write of ``path`` uses (a killed write's is reused)."""
+    return path.with_name(f".{path.name}.failgate.tmp")
+
+
+def remove_stale_temps(path: Path) -> None:
+    """Delete temporary files that killed writes of ``path`` left (ours, and older names)."""
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+def write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
+    """Write via a temporary file and a rename; ``exclusive`` refuses to replace a file.
+
+    The temporary file has one fixed name beside the target, and any leftover of a
+    killed write (under this name or the random names of older versions) is removed
+    first, so kills never accumulate temporary files.
+    """
+    remove_stale_temps(path)
+    if path.exists():
+        mode = path.stat().st_mode & 0o7777
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    temp = temp_path(path)
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(temp, path.stat().st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temp, 0o666 & ~umask)
+        os.chmod(temp, mode)
         if exclusive:
             try:
                 os.link(temp, path)
@@ -138,8 +212,23 @@ def write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
                                     path) from None
         else:
             os.replace(temp, path)
+        _fsync_directory(path.parent)
     finally:
         temp.unlink(missing_ok=True)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename itself durable (POSIX); a no-op where directories cannot be opened."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 INIT_HEADER = """\

@@ -10,10 +10,9 @@ import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ...output.text import plural
-from ..errors import FailgateError
+from ..errors import FailgateError, plural
 from ..yamlsource import read_text
-from .rewrite import write_atomic
+from .rewrite import remove_stale_temps, rewrite, write_atomic
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -41,7 +40,12 @@ Outcomes = Mapping[tuple[str, str, str], str]  # (report, slice, name) -> how th
 
 
 def ratchet(path: Path, result: GateResult, outcomes: Outcomes) -> list[str]:
-    """Lower the ceilings the result plans to lower; the lines say what happened."""
+    """Lower the ceilings the result plans to lower; the lines say what happened.
+
+    Raises ``FailgateError`` when the rewritten file would not read back as intended
+    (the file is then left as it was).
+    """
+    remove_stale_temps(path)  # a killed ratchet's leftover goes even when nothing is lowered
     refusal = ratchet_refusal(result, outcomes)
     if refusal:
         return [f"ratchet: {result.ceilings_path} not written: {refusal}"]
@@ -54,9 +58,7 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes) -> list[str]:
     text = read_text(path)
     if hashlib.sha256(text.encode("utf-8")).hexdigest() != result.ceilings_sha256:
         return [f"ratchet: {result.ceilings_path} changed during the run; not written"]
-    for lowering in sorted(lowerings, key=lambda low: low.start, reverse=True):
-        text = text[: lowering.start] + lowering.new_text + text[lowering.end:]
-    write_atomic(path, text)
+    write_atomic(path, rewrite(path, text, lowerings))
     lines = [f"ratchet: lowered {plural(len(lowerings), 'ceiling')} in {result.ceilings_path}:"]
     lines += [f"  {lowering.description}" for lowering in lowerings]
     return [*lines, "commit it, so the gain cannot silently erode"]

@@ -43,6 +43,8 @@ def discover(paths: Sequence[Path], suffixes: Sequence[str] = REPORT_SUFFIXES
             _walk(given, found, skipped, suffixes)
         else:
             raise FailgateError("no such file or directory", given)
+    found = _once(found)
+    skipped = list({s.path: s for s in skipped}.values())
     by_name: dict[str, Path] = {}
     for report in found:
         other = by_name.setdefault(report.name, report.path)
@@ -52,6 +54,18 @@ def discover(paths: Sequence[Path], suffixes: Sequence[str] = REPORT_SUFFIXES
                 f"{display_path(report.path)}; pass them under one --failgate root or rename one"
             )
     return found, skipped
+
+
+def _once(found: list[ReportFile]) -> list[ReportFile]:
+    """Each file once, under the name it was first found by (``reports reports`` gates once)."""
+    seen: set[Path] = set()
+    unique = []
+    for report in found:
+        real = report.path.resolve()
+        if real not in seen:
+            seen.add(real)
+            unique.append(report)
+    return unique
 
 
 def _walk(root: Path, found: list[ReportFile], skipped: list[SkippedFile],

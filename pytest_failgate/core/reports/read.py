@@ -444,6 +444,12 @@ def _aggregate(
             "num_predictions is 0; a gate over zero cases would pass vacuously",
             report.path, *where("num_predictions"),
         )
+    if n is None and failed == 0:
+        raise FailgateError(
+            "every recorded count is 0 and no num_predictions says how many cases there were; "
+            "a gate over zero cases would pass vacuously (record num_predictions)",
+            report.path, *where("failure_category_counts"),
+        )
     if n is not None and failed > n:
         raise FailgateError(
             f"failure_category_counts add up to {failed}, more than num_predictions {n}",
