@@ -27,12 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_failgate.core.compare.stats import (
-    NoiseBand,
-    band_cases,
-    measure_noise,
-    regression_verdict,
-)
+from pytest_failgate.core.compare.noise import NoiseBand, measure_noise
+from pytest_failgate.core.compare.verdicts import band_cases, regression_verdict
 
 LABELS = ["passed", "verifier_false_negative", "retrieval_miss", "unknown", "hallucination"]
 WEIGHTS = [60, 15, 15, 7, 3]

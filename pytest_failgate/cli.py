@@ -241,7 +241,7 @@ def cmd_guard(args: argparse.Namespace) -> int:
 
 
 def cmd_noise(args: argparse.Namespace) -> int:
-    from .core.compare.stats import measure_noise, noise_band_document
+    from .core.compare.noise import measure_noise, noise_band_document
     from .core.gate import load_run
 
     if len(args.runs) < 2:

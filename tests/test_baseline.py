@@ -14,7 +14,7 @@ import scipy.stats  # type: ignore[import-untyped, unused-ignore]
 from helpers import EXAMPLES, RAG, case, category_case, write_ceilings, write_summary
 
 from pytest_failgate.cli import main
-from pytest_failgate.core.compare.stats import NoiseBand, noise_band_document
+from pytest_failgate.core.compare.noise import NoiseBand, noise_band_document
 from pytest_failgate.core.errors import FailgateError
 from pytest_failgate.core.gate import GateConfig, run_gate
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from fractions import Fraction
 
     from ..reports.model import Report
-from ..compare.stats import binomial_upper_tail
+from ..compare.binomial import binomial_upper_tail
 
 Verdict = Literal["pass", "fail", "error"]
 

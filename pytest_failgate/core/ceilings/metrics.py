@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..compare.stats import wilson_interval
+from ..compare.intervals import wilson_interval
 from .rewrite import format_number
 
 if TYPE_CHECKING:

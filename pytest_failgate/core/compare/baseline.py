@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING
 from ...output.text import categories_of
 from ..errors import FailgateError
 from ..result import BaselineResult
+from .binomial import paired_increase
+from .noise import NoiseBand, read_noise_band
 from .pairing import RunComparison, compare_runs
-from .stats import NoiseBand, band_cases, paired_increase, read_noise_band, regression_verdict
+from .verdicts import band_cases, regression_verdict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

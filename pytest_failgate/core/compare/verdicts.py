@@ -1,0 +1,62 @@
+"""Verdicts on a change against a baseline: PASS, WARN or FAIL, decided exactly.
+
+A baseline comparison pairs cases by id. ``new`` cases entered a category and
+``fixed`` cases left it. :func:`regression_verdict` FAILs only when the increase
+``new - fixed`` is both significant (McNemar's exact one-sided test on the
+discordant pairs, :func:`.binomial.paired_increase`) and larger than the noise
+band, and WARNs when only one of the two holds.
+
+The noise band, in whole cases, is ``max(1, band.max - band.min)``: the range of
+the counts seen across repeated runs of one configuration. Not a multiple of
+the standard deviation: with the 3 to 5 repeated runs a team can afford, a
+sample standard deviation is itself very unstable (with 3 runs its relative
+standard error is about 50%) and a "k sigma" band assumes normality, while the
+range is exactly "how far the same configuration moved", is an integer like the
+counts it is compared with, and is something a reviewer can check by eye
+against the recorded runs. ``std`` is recorded for information only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from .binomial import paired_increase
+from .checks import check_alpha, check_int
+
+if TYPE_CHECKING:
+    from fractions import Fraction
+
+    from .noise import NoiseBand
+
+Verdict = Literal["PASS", "WARN", "FAIL"]
+
+
+
+def band_cases(band: NoiseBand | None) -> int:
+    """The noise band in whole cases: ``max(1, band.max - band.min)``; 1 without a band."""
+    if band is None:
+        return 1
+    return max(1, band.max - band.min)
+
+
+def regression_verdict(new: int, fixed: int, band: NoiseBand | None,
+                       alpha: Fraction) -> Verdict:
+    """FAIL if the increase is significant and beyond the band, WARN if one of them, else PASS.
+
+    ``increase = new - fixed``; significant means ``paired_increase(new, fixed)``
+    is at most ``alpha``; beyond means ``increase > band_cases(band)``. No
+    increase (a decrease, or no change) is always PASS.
+    """
+    check_int("new", new)
+    check_int("fixed", fixed)
+    alpha = check_alpha(alpha)
+    increase = new - fixed
+    if increase <= 0:
+        return "PASS"
+    significant = paired_increase(new, fixed).at_most(alpha)
+    beyond = increase > band_cases(band)
+    if significant and beyond:
+        return "FAIL"
+    if significant or beyond:
+        return "WARN"
+    return "PASS"
