@@ -177,7 +177,8 @@ def test_ids_are_compared_as_values_not_spellings(tmp_path: Path) -> None:
 
 def test_an_id_that_is_not_text_or_integer_is_an_error(tmp_path: Path) -> None:
     path = write_summary(tmp_path / "r.json", [case(None, id=[1])])
-    assert "case #1: the case id is array; it must be a string or an integer" in load_error(path)
+    message = load_error(path)
+    assert "case #1: the case id 'id' is array; it must be a string or an integer" in message
 
 
 @pytest.mark.parametrize(

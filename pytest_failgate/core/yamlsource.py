@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from .errors import FailgateError
+from .safeopen import read_regular
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -229,15 +230,12 @@ class _Converter:
 
 
 def read_text(path: Path) -> str:
-    """Read a text file exactly (newlines kept as written), or fail with a clear message."""
+    """Read a text file exactly (newlines kept as written), or fail with a clear message.
+
+    Only regular files are opened: a FIFO or a device would block or never end.
+    """
+    data = read_regular(path)
     try:
-        with path.open(encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        raise FailgateError("file not found", path) from None
-    except IsADirectoryError:
-        raise FailgateError("expected a file, found a directory", path) from None
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FailgateError(f"not UTF-8 text (byte {exc.start})", path) from None
-    except OSError as exc:
-        raise FailgateError(f"cannot read: {exc.strerror}", path) from None

@@ -16,7 +16,7 @@ ReportKind = Literal["cases", "aggregate"]
 
 def case_id(key: bytes) -> str:
     """A case id from the canonical JSON string it is compared by."""
-    return key[1:-1].decode("utf-8") if b"\\" not in key else str(json.loads(key))
+    return key[1:-1].decode("utf-8", "surrogatepass") if b"\\" not in key else str(json.loads(key))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,265 @@
+"""Decoding a report's JSON: only the fields rules read, with ``json``'s values.
+
+Most of a report is text no rule reads (answers, contexts). The decoders here
+validate the whole document but build Python values only for the fields asked
+for, through a compiled schema: pydantic-core (jiter, installed with pydantic)
+by default, msgspec when the ``fast`` extra is installed. Both parse in native
+code in one pass, so the time is linear in the file whatever its shape (no
+layout is learnt, nothing is cached by raw bytes).
+
+Semantics are ``json``'s (``NaN``/``Infinity`` accepted, the last duplicate key
+wins), with three limits that are errors instead of crashes: nesting deeper than
+200 levels, integers of more than 4,300 digits, and ``\\ud800``-style lone
+surrogate escapes. msgspec is the fast path only: whenever it refuses a document
+(or would decode it differently, as with ``NaN``), pydantic-core decides, so
+results and messages do not depend on which is installed.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from pydantic_core import SchemaValidator, ValidationError, core_schema
+
+from ..taxonomy import kind_of
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+_WHITESPACE = b" \t\n\r"
+_JIT_ERROR = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$", re.DOTALL)
+_CHUNK = 1 << 24  # bytes checked for UTF-8 at a time by the fast path
+
+
+class JsonSyntaxError(ValueError):
+    """Invalid JSON at a 1-based line and column (in characters) of the text."""
+
+    def __init__(self, message: str, line: int | None = None, col: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.col = col
+
+
+class ShapeError(ValueError):
+    """Valid JSON of the wrong shape: ``case_results`` not a list, a case not an object.
+
+    ``loc`` is where, as keys and indexes from the top (``("case_results", 4)``).
+    """
+
+    def __init__(self, loc: tuple[str | int, ...], value: Any, message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.value = value
+        self.message = message
+
+
+@dataclass
+class Document:
+    """A decoded report: its top-level kind, the chosen top-level keys and the cases.
+
+    ``cases`` is ``None`` for an object without ``case_results``; each case holds
+    only the asked-for fields it has.
+    """
+
+    kind: str  # "object", "array" or the kind of a scalar ("a string", ...)
+    top: dict[str, Any] = field(default_factory=dict)
+    cases: list[dict[str, Any]] | None = None
+
+
+def start_of(data: bytes) -> int:
+    """The index of the first byte that is not JSON whitespace."""
+    return len(data) - len(data.lstrip(_WHITESPACE))
+
+
+def _optional(schema: core_schema.CoreSchema) -> core_schema.TypedDictField:
+    return core_schema.typed_dict_field(schema, required=False)
+
+
+def _case_schema(fields: tuple[str, ...]) -> core_schema.CoreSchema:
+    return core_schema.typed_dict_schema(
+        {name: _optional(core_schema.any_schema()) for name in fields},
+        extra_behavior="ignore")
+
+
+@lru_cache(maxsize=32)
+def _validators(case_fields: tuple[str, ...], top_fields: tuple[str, ...]
+                ) -> tuple[SchemaValidator, SchemaValidator, SchemaValidator]:
+    """(object document, array document, one case) validators for these fields."""
+    case = _case_schema(case_fields)
+    fields = {name: _optional(core_schema.any_schema()) for name in top_fields}
+    fields["case_results"] = _optional(core_schema.list_schema(case))
+    top = core_schema.typed_dict_schema(fields, extra_behavior="ignore")
+    return (SchemaValidator(top), SchemaValidator(core_schema.list_schema(case)),
+            SchemaValidator(case))
+
+
+def _syntax_error(data: bytes, exc: ValidationError) -> JsonSyntaxError | ShapeError:
+    first = exc.errors(include_url=False)[0]
+    if first["type"] != "json_invalid":
+        loc = tuple(first["loc"])
+        value = first.get("input")
+        wanted = "a list of cases" if first["type"] == "list_type" else "an object"
+        return ShapeError(loc, value, f"is {kind_of(value)}, not {wanted}")
+    found = _JIT_ERROR.match(str(first["msg"]))
+    if found is None:  # pragma: no cover - jiter always names the place
+        return JsonSyntaxError(str(first["msg"]))
+    message, line, byte_col = found.group(1), int(found.group(2)), int(found.group(3))
+    start = 0
+    for _ in range(line - 1):
+        start = data.index(b"\n", start) + 1
+    column = len(data[start:start + byte_col - 1].decode("utf-8", "replace")) + 1
+    return JsonSyntaxError(_plain(message), line, column)
+
+
+def _plain(message: str) -> str:
+    """jiter's wording, as a user reads it."""
+    if message == "recursion limit exceeded":
+        return "nested deeper than 200 levels (the reader's limit)"
+    if message == "number out of range":
+        return "a number too large to read (integers are limited to 4,300 digits)"
+    if message == "invalid unicode code point":
+        return "not UTF-8 text"
+    if message == "unexpected end of hex escape":
+        return "a lone surrogate escape (\\ud800-\\udfff without its pair) is not text"
+    return message.replace("`", "'")
+
+
+class _Default:
+    """pydantic-core: exact, the reference for every document."""
+
+    def document(self, data: bytes, case_fields: tuple[str, ...],
+                 top_fields: tuple[str, ...]) -> Document:
+        first = data[start_of(data):start_of(data) + 1]
+        top, array, _ = _validators(case_fields, top_fields)
+        try:
+            if first == b"{":
+                found = top.validate_json(data)
+                cases = found.pop("case_results", None)
+                return Document("object", found, cases)
+            if first == b"[":
+                return Document("array", {}, array.validate_json(data))
+            from pydantic_core import from_json  # a scalar: decode it to name its kind
+
+            return Document(kind_of(from_json(data)))
+        except ValidationError as exc:
+            raise _syntax_error(data, exc) from None
+        except ValueError as exc:  # from_json's own syntax errors
+            raise _from_json_error(data, exc) from None
+
+    def case(self, data: bytes, case_fields: tuple[str, ...]) -> dict[str, Any]:
+        try:
+            found: dict[str, Any] = _validators(case_fields, ())[2].validate_json(data)
+            return found
+        except ValidationError as exc:
+            raise _syntax_error(data, exc) from None
+
+
+def _from_json_error(data: bytes, exc: ValueError) -> JsonSyntaxError:
+    found = re.search(r"(.*) at line (\d+) column (\d+)$", str(exc))
+    if found is None:  # pragma: no cover
+        return JsonSyntaxError(str(exc))
+    line, byte_col = int(found.group(2)), int(found.group(3))
+    start = 0
+    for _ in range(line - 1):
+        start = data.index(b"\n", start) + 1
+    column = len(data[start:start + byte_col - 1].decode("utf-8", "replace")) + 1
+    return JsonSyntaxError(_plain(found.group(1)), line, column)
+
+
+class _Fast:
+    """msgspec (the ``fast`` extra): typed structs of the wanted fields only.
+
+    It skips what no rule reads without checking that text is UTF-8, so the bytes
+    are checked first (ASCII, the usual ``json.dump`` output, is one quick test).
+    """
+
+    def __init__(self, msgspec: Any) -> None:
+        self.msgspec = msgspec
+        self.exact = _Default()
+
+    @lru_cache(maxsize=32)  # noqa: B019 - one decoder object per process
+    def _decoders(self, case_fields: tuple[str, ...], top_fields: tuple[str, ...]
+                  ) -> tuple[Any, Any, Any, tuple[tuple[str, str], ...]]:
+        ms, unset = self.msgspec, self.msgspec.UNSET
+        attrs = tuple((f"f{i}", name) for i, name in enumerate(case_fields))
+        case = ms.defstruct("Case", [(a, Any, unset) for a, _ in attrs],
+                            rename=dict(attrs))
+        tops = [(f"t{i}", Any, unset) for i in range(len(top_fields))]
+        top = ms.defstruct("Top", [*tops, ("cases", list[case], unset)],  # type: ignore[valid-type]
+                           rename={**{f"t{i}": n for i, n in enumerate(top_fields)},
+                                   "cases": "case_results"})
+        return (ms.json.Decoder(top), ms.json.Decoder(list[case]),  # type: ignore[valid-type]
+                ms.json.Decoder(case), attrs)
+
+    def _as_dicts(self, structs: Iterable[Any], attrs: tuple[tuple[str, str], ...]
+                  ) -> list[dict[str, Any]]:
+        unset = self.msgspec.UNSET
+        cases = []
+        for struct in structs:
+            case = {}
+            for attr, name in attrs:
+                value = getattr(struct, attr)
+                if value is not unset:
+                    case[name] = value
+            cases.append(case)
+        return cases
+
+    def document(self, data: bytes, case_fields: tuple[str, ...],
+                 top_fields: tuple[str, ...]) -> Document:
+        first = data[start_of(data):start_of(data) + 1]
+        if first in (b"{", b"[") and _utf8(data):
+            top, array, _, attrs = self._decoders(case_fields, top_fields)
+            try:
+                if first == b"[":
+                    return Document("array", {}, self._as_dicts(array.decode(data), attrs))
+                found = top.decode(data)
+            except (self.msgspec.DecodeError, RecursionError):
+                pass  # let the exact decoder decide and word the error
+            else:
+                unset = self.msgspec.UNSET
+                values = {name: getattr(found, f"t{i}") for i, name in enumerate(top_fields)}
+                cases = None if found.cases is unset else self._as_dicts(found.cases, attrs)
+                return Document("object", {k: v for k, v in values.items() if v is not unset},
+                                cases)
+        return self.exact.document(data, case_fields, top_fields)
+
+    def case(self, data: bytes, case_fields: tuple[str, ...]) -> dict[str, Any]:
+        if _utf8(data):
+            _, _, one, attrs = self._decoders(case_fields, ())
+            try:
+                return self._as_dicts([one.decode(data)], attrs)[0]
+            except (self.msgspec.DecodeError, RecursionError):
+                pass
+        return self.exact.case(data, case_fields)
+
+
+def _utf8(data: bytes) -> bool:
+    """Whether the bytes are UTF-8 text (checked a chunk at a time, in native code)."""
+    if data.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for start in range(0, len(data), _CHUNK):
+            decoder.decode(view[start:start + _CHUNK], start + _CHUNK >= len(data))
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+Decoder = _Default | _Fast
+
+
+@lru_cache(maxsize=1)
+def decoder() -> Decoder:
+    """The fastest exact decoder installed: msgspec with the ``fast`` extra, else jiter."""
+    try:
+        import msgspec
+    except ImportError:
+        return _Default()
+    return _Fast(msgspec)

@@ -1,0 +1,132 @@
+"""Where every reader's cases go: checked, given a unique id, classified and counted.
+
+A reader (failgate's own JSON and JSONL, karenina, any plugin's) decodes cases
+into mappings and hands them to a ``CaseSink`` one at a time, so every format
+gets the same checks (field kinds, unique ids) and the same classification, and
+no report needs to be held in memory as a whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from json.encoder import encode_basestring  # the C encoder: canonical, ensure_ascii=False
+from typing import TYPE_CHECKING, Any
+
+from ..errors import FailgateError
+from ..taxonomy import kind_of
+from ..taxonomy.tally import RuleError
+from .model import Report, case_id
+
+if TYPE_CHECKING:
+    from ..taxonomy import Taxonomy
+    from ..taxonomy.model import Field
+    from .model import ReportFile
+    from .read import ReadSpec
+
+
+class CaseProblem(Exception):
+    """Something wrong with the case at 1-based ``position`` (and in its ``field``, if
+    one); its reader adds the place."""
+
+    def __init__(self, position: int, message: str, field: str | None = None) -> None:
+        super().__init__(f"case #{position}: {message}")
+        self.position = position
+        self.message = message
+        self.field = field
+
+
+def path_value(case: Mapping[str, Any], path: str) -> Any:
+    """A dotted path's value in a case (``metadata.question_id``); ``None`` when absent."""
+    value: Any = case
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "bool": (bool,), "number": (int, float), "string": (str,), "null": (type(None),),
+    "object": (dict,), "array": (list, tuple)}
+
+
+def _surely_fine(field: Field) -> frozenset[type]:
+    """Python types whose every value ``field.problem`` accepts (a shortcut for the hot loop)."""
+    kinds = field.kinds if field.kinds is not None else frozenset(_TYPES)
+    if field.item_kinds is not None:
+        kinds = kinds - {"array"}
+    return frozenset(t for kind in kinds for t in _TYPES[kind])
+
+
+class CaseSink:
+    """Takes decoded cases one at a time and turns them into a ``Report``."""
+
+    def __init__(self, file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> None:
+        self.file = file
+        self.tallier = spec.tallier(taxonomy)
+        self._id_fields = taxonomy.id_fields
+        self._checks = [(f.name, self.tallier.bit(f.name), _surely_fine(f), f.problem)
+                        for f in taxonomy.fields]
+        # The top-level keys a JSON reader must decode: what rules, measures and ids read.
+        names = [f.name for f in taxonomy.fields] + spec.reads()
+        names += [name.split(".")[0] for name in taxonomy.id_fields]
+        self.fields = tuple(dict.fromkeys(names))
+        self._seen: dict[bytes, int] = {}
+
+    @property
+    def n_cases(self) -> int:
+        return self.tallier.n_cases
+
+    def add(self, case: Any) -> None:
+        """Check, identify, classify and count one case; a ``CaseProblem`` if it is wrong."""
+        position = self.tallier.n_cases + 1
+        if not isinstance(case, Mapping):
+            raise CaseProblem(position, f"is {kind_of(case)}, not an object")
+        absent = 0
+        for name, bit, fine, problem in self._checks:
+            if name not in case:
+                absent |= bit
+                continue
+            value = case[name]
+            if type(value) in fine:
+                continue
+            found = problem(tuple(value) if type(value) is list else value)
+            if found is not None:
+                raise CaseProblem(position, f"'{name}' {found}", name)
+        view = {k: tuple(v) if type(v) is list else v for k, v in case.items()}
+        key = self._key(view, position)
+        first = self._seen.setdefault(key, position)
+        if first != position:
+            raise CaseProblem(position, f"duplicate case id '{case_id(key)}' (also case #{first})")
+        try:
+            decision = self.tallier.decide(view)
+        except RuleError as exc:
+            raise CaseProblem(position, str(exc)) from None
+        self.tallier.record(case_id(key) if decision[0] else "", decision, absent, view)
+
+    def _key(self, case: Mapping[str, Any], position: int) -> bytes:
+        """The case's id as the canonical JSON string it is compared by."""
+        for name in self._id_fields:
+            value = case.get(name) if "." not in name else path_value(case, name)
+            if value is None:
+                continue
+            if isinstance(value, str):
+                return encode_basestring(value).encode("utf-8", "surrogatepass")
+            if type(value) is int:
+                return b'"%d"' % value
+            raise CaseProblem(position, f"the case id '{name}' is {kind_of(value)}; it must be "
+                              "a string or an integer")
+        return b'"#%d"' % position
+
+    def finish(self, recorded: dict[str, Any] | None = None,
+               contradictions: list[str] | None = None) -> Report:
+        """The report; zero cases is an error (a gate over nothing would pass vacuously)."""
+        tally = self.tallier.result()
+        if tally.n_cases == 0:
+            raise FailgateError(
+                "the report has no cases; a gate over zero cases would pass vacuously",
+                self.file.path)
+        return Report(
+            name=self.file.name, path=self.file.path, kind="cases", counts=dict(tally.counts),
+            n_cases=tally.n_cases, tally=tally, recorded=recorded or {},
+            id_keys=list(self._seen), contradictions=contradictions)
