@@ -1,6 +1,8 @@
 """The ``failgate`` console script: the gate outside pytest, on the same core.
 
 Exit codes: 0 the gate passed, 1 it failed, 2 a usage or input error.
+``failgate --help`` builds the parser only: the core and the renderers are imported
+inside the command that needs them, so asking for help stays cheap.
 """
 
 from __future__ import annotations
@@ -13,11 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .core.ceilings import writeback
 from .core.errors import FailgateError, display_path
 from .options import OPTIONS, build, for_command
-from .output import text as render
-from .output.files import write_outputs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -60,6 +59,9 @@ def _gate(args: argparse.Namespace, mode: Mode) -> tuple[Gate, GateResult]:
 
 
 def _print_summary(result: GateResult, config: GateConfig) -> None:
+    from .core.ceilings import writeback
+    from .output.text import ratchet_status, summary_lines
+
     outcomes = writeback.outcomes_from_verdicts(result)
     for row in result.rows:
         if row.message and row.verdict in ("fail", "error"):
@@ -68,9 +70,9 @@ def _print_summary(result: GateResult, config: GateConfig) -> None:
             _out()
     for error in result.load_errors:
         _out(f"ERROR {error}")
-    for line in render.summary_lines(result, outcomes):
+    for line in summary_lines(result, outcomes):
         _out(line)
-    status = render.ratchet_status(result, f"failgate ratchet {_paths_text(config)}")
+    status = ratchet_status(result, f"failgate ratchet {_paths_text(config)}")
     if status is not None:
         _out()
         _out(status)
@@ -88,12 +90,14 @@ def _verdict(result: GateResult) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from .core.messages import ratchet_command
+    from .output.files import write_outputs
+
     mode: Mode = "strict" if args.strict else "gate"
     gate, result = _gate(args, mode)
-    config = _config(args, mode)
+    config, outputs = _settings(args, mode)
     _print_summary(result, config)
-    outputs = _settings(args, mode)[1]
-    written = write_outputs(outputs, result, render.ratchet_command(config), gate.taxonomy,
+    written = write_outputs(outputs, result, ratchet_command(config), gate.taxonomy,
                             result.default_ceilings)
     for line in written.lines:
         if not line.startswith("wrote "):
@@ -105,8 +109,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from .core.ceilings import writeback
+    from .output.text import summary_lines
+
     _, result = _gate(args, "init")
-    for line in render.summary_lines(result, writeback.outcomes_from_verdicts(result)):
+    for line in summary_lines(result, writeback.outcomes_from_verdicts(result)):
         _out(line)
     lines = writeback.init(Path(args.ceilings).resolve(), result)
     for line in ["", *lines]:
@@ -115,6 +122,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_ratchet(args: argparse.Namespace) -> int:
+    from .core.ceilings import writeback
+
     _, result = _gate(args, "ratchet")
     config = _config(args, "ratchet")
     _print_summary(result, config)
@@ -151,7 +160,9 @@ def _bar(count: int, largest: int) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from .core.formatting import report_heading
     from .core.gate import load_run
+    from .output.text import headroom_text
 
     rows: dict[str, dict[str, Row]] = {}
     if Path(args.ceilings).exists() and not args.taxonomy:
@@ -169,16 +180,15 @@ def cmd_show(args: argparse.Namespace) -> int:
             _out(f"{loaded.file.name}: not loaded: {loaded.error}")
             continue
         report = loaded.report
-        total = "?" if report.n_cases is None else str(report.n_cases)
-        _out(f"{report.name}  {total} cases, {report.failed} failed"
-             + ("  (recorded counts)" if report.kind == "aggregate" else ""))
+        _out(report_heading(report.name, report.n_cases, report.failed,
+                            report.kind == "aggregate", separator="  "))
         largest = max(report.counts.values())
         for name in taxonomy.category_names:
             count = report.counts[name]
             line = f"  {name:<{width}}  {count:>6}  {_bar(count, largest):<{BAR_WIDTH}}"
             row = rows.get(report.name, {}).get(name)
             if row is not None:
-                line += f"  ceiling {row.ceiling:<8} headroom {render.headroom_text(row.headroom)}"
+                line += f"  ceiling {row.ceiling:<8} headroom {headroom_text(row.headroom)}"
             ids = report.case_ids(name)[: args.top]
             if ids:
                 line += "  " + ", ".join(ids) + (" …" if count > len(ids) else "")
@@ -191,16 +201,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from .core.compare.pairing import compare_runs
-    from .core.gate import load_run
+    from .core.gate import load_run_or_raise
 
     taxonomy = _taxonomy(args)
-    runs = []
-    for path in (args.base, args.candidate):
-        gated, _ = load_run((Path(path).resolve(),), taxonomy)
-        broken = [g for g in gated if g.error is not None]
-        if broken:
-            raise broken[0].error  # type: ignore[misc]
-        runs.append([g.report for g in gated if g.report is not None])
+    runs = [load_run_or_raise((Path(path).resolve(),), taxonomy)
+            for path in (args.base, args.candidate)]
     comparison = compare_runs(runs[0], runs[1], taxonomy.category_names)
     for index, report in enumerate(comparison.reports):
         if index:
@@ -242,24 +247,13 @@ def cmd_guard(args: argparse.Namespace) -> int:
 
 def cmd_noise(args: argparse.Namespace) -> int:
     from .core.compare.noise import measure_noise, noise_band_document
-    from .core.gate import load_run
+    from .core.gate import load_run_or_raise, run_counts
 
     if len(args.runs) < 2:
         raise FailgateError("a noise band needs at least two runs of one configuration")
     taxonomy = _taxonomy(args)
-    runs = []
-    for run in args.runs:
-        gated, _ = load_run((Path(run).resolve(),), taxonomy)
-        broken = [g for g in gated if g.error is not None]
-        if broken:
-            raise broken[0].error  # type: ignore[misc]
-        counts = {name: 0 for name in (*taxonomy.category_names, "total")}
-        for loaded in gated:
-            assert loaded.report is not None
-            for name, count in loaded.report.counts.items():
-                counts[name] += count
-            counts["total"] += loaded.report.failed
-        runs.append(counts)
+    runs = [run_counts(load_run_or_raise((Path(run).resolve(),), taxonomy), taxonomy)
+            for run in args.runs]
     bands = measure_noise(runs)
     text = json.dumps(noise_band_document(bands), indent=2, sort_keys=True) + "\n"
     Path(args.out).write_text(text, encoding="utf-8")

@@ -13,13 +13,13 @@ from pytest_failgate.core.ceilings.check import evaluate, rate_allowance
 from pytest_failgate.core.ceilings.load import Ceilings, load_ceilings
 from pytest_failgate.core.ceilings.rewrite import (
     apply,
-    format_number,
     init_text,
     plan_ratchet,
     ratchet_rate,
     write_atomic,
 )
 from pytest_failgate.core.errors import FailgateError
+from pytest_failgate.core.formatting import format_number
 from pytest_failgate.core.reports.model import Report
 
 

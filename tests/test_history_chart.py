@@ -13,7 +13,6 @@ from pytest_failgate.output.chart import (
     PALETTE,
     TICK_SIZE,
     HistoryPoint,
-    _contrast_on_white,
     nice_axis,
     render_history_svg,
     text_width,
@@ -390,6 +389,18 @@ def test_numbers_have_fixed_precision() -> None:
     assert "-0.0" not in numbers
     # absolute coordinates are never negative; only relative marker steps are
     assert not re.search(r'(?:x|y|x1|y1|x2|y2)="-', svg)
+
+
+def _contrast_on_white(colour: str) -> float:
+    """WCAG 2 contrast ratio of ``#RRGGBB`` against white (the test's own formula)."""
+
+    def linear(channel: int) -> float:
+        c = channel / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    luminance = 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
+    return 1.05 / (luminance + 0.05)
 
 
 def test_palette_is_distinct_and_readable_on_white() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from pytest_failgate.core.errors import FailgateError
 from pytest_failgate.core.gate import Gate, GateConfig, load_run, run_gate
+from pytest_failgate.core.reports.builtin import builtin_readers
 from pytest_failgate.core.reports.karenina import (
     CATEGORY_TO_GROUP,
     MAX_CONTRADICTIONS,
@@ -20,7 +21,6 @@ from pytest_failgate.core.reports.karenina import (
 )
 from pytest_failgate.core.reports.model import Report
 from pytest_failgate.core.reports.read import ReadSpec
-from pytest_failgate.core.reports.readers import builtin_readers
 from pytest_failgate.core.result import Row
 from pytest_failgate.core.taxonomy import builtin_taxonomies
 

@@ -52,11 +52,6 @@ def display_path(path: Path) -> str:
     return str(path) if rel.startswith("..") else rel
 
 
-def plural(n: int, word: str) -> str:
-    """``1 report``, ``2 reports``: messages count things."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def closest(name: str, options: Iterable[str]) -> str | None:
     """The valid name a typo most likely meant, if any is close enough."""
     matches = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
@@ -70,6 +65,7 @@ def did_you_mean(name: str, options: Iterable[str]) -> str:
     if guess is not None:
         return f"; did you mean '{guess}'?"
     return "; valid: " + ", ".join(options) if options else ""
+
 
 
 def line_col(text: str, index: int) -> tuple[int, int]:

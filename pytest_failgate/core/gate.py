@@ -8,40 +8,33 @@ the ceilings file or the paths stops the run.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..output import text as render
 from .ceilings.check import Check, consistency_differences, evaluate, unmeasurable
-from .ceilings.load import TOTAL, Ceilings, ContractCheck, Entry, load_ceilings
-from .ceilings.metrics import MetricCheck, evaluate_metric, metric_message
+from .ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
+from .ceilings.metrics import MetricCheck, evaluate_metric
 from .ceilings.model import SLICE_SEPARATOR
-from .ceilings.rewrite import Lowering, format_number, init_text, plan_ratchet
-from .compare.baseline import BaselineRun, baseline_message, compare_with_baseline, load_noise_bands
+from .ceilings.rewrite import Lowering, plan_ratchet
+from .compare.baseline import BaselineRun, compare_with_baseline, load_noise_bands
 from .errors import FailgateError, display_path
 from .guard import GuardResult, guard
+from .reports.builtin import builtin_readers
 from .reports.discover import REPORT_SUFFIXES, discover
 from .reports.model import Report, ReportFile, SkippedFile
 from .reports.read import ReadSpec, load_report
-from .reports.readers import ReportReader, builtin_readers
-from .result import (
-    GateResult,
-    GuardResultModel,
-    LoweringResult,
-    ReportResult,
-    Row,
-    RowKind,
-    RowVerdict,
-)
+from .rows import build_result
 from .taxonomy import Taxonomy, builtin_taxonomies
 from .taxonomy.expr import ExprRuntimeError
-from .taxonomy.model import GROUP_PREFIX
+from .taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from fractions import Fraction
     from pathlib import Path
+
+    from .reports.readers import ReportReader
+    from .result import GateResult
 
 Mode = Literal["gate", "strict", "ratchet", "init"]
 
@@ -102,135 +95,7 @@ class Gate:
 
     def result(self) -> GateResult:
         """The serialisable outcome (item messages, summary data, ratchet plan)."""
-        slack = {lowering.entry.loc for lowering in self.plan}
-        strict = self.config.mode == "strict"
-        reports = []
-        for gated in self.reports:
-            if gated.report is None:
-                assert gated.error is not None
-                reports.append(ReportResult(
-                    name=gated.file.name, path=display_path(gated.file.path), kind=None,
-                    n_cases=None, failed=None, error=str(gated.error),
-                ))
-                continue
-            rows = [self._row(check, strict and check.entry is not None
-                              and check.entry.loc in slack) for check in gated.checks]
-            assert self.ceilings is not None or not gated.contracts
-            rows += [render.contract_row(c, f"{display_path(self.config.ceilings_path)}:"
-                                            f"{c.contract.line}") for c in gated.contracts]
-            rows += [self._metric_row(m) for m in gated.metrics]
-            if gated.differences is not None:
-                rows.append(render.consistency_row(gated.report, gated.differences))
-            reports.append(ReportResult(
-                name=gated.report.name, path=display_path(gated.report.path),
-                kind=gated.report.kind, n_cases=gated.report.n_cases,
-                failed=gated.report.failed, rows=rows,
-                warnings=render.missing_field_warnings(gated.report),
-                caveats=render.caveat_counts(gated.report),
-                explain=render.explain_lines(gated.report),
-            ))
-        loaded = [g.report for g in self.reports if g.report is not None]
-        return GateResult(
-            ceilings_path=display_path(self.config.ceilings_path),
-            ceilings_sha256=_sha256(self.ceilings.doc.text) if self.ceilings else None,
-            taxonomy=self.taxonomy.name,
-            mode=self.config.mode,
-            reports=reports,
-            skipped=[f"{display_path(s.path)} ({s.reason})" for s in self.skipped],
-            warnings=self.warnings,
-            lowerings=[
-                LoweringResult(
-                    label=lowering.entry.label, start=lowering.span.start,
-                    end=lowering.span.end, new_text=lowering.new_text,
-                    description=lowering.describe(),
-                    governs=[(c.report.name, c.slice or "", c.name) for c in self.checks
-                             if c.entry is not None and c.entry.loc == lowering.entry.loc],
-                )
-                for lowering in self.plan
-            ],
-            default_ceilings={name: ceiling.max for name, ceiling in
-                              (self.ceilings.model.ceilings.items() if self.ceilings else ())
-                              if ceiling.max is not None},
-            guard=None if self.guard is None else GuardResultModel(
-                ref=self.guard.ref, passed=self.guard.passed, lines=list(self.guard.lines())),
-            init_text=(
-                init_text(self.taxonomy.name, self.taxonomy.category_names, loaded)
-                if self.config.mode == "init" and loaded else None
-            ),
-        )
-
-    def _row(self, check: Check, slack: bool) -> Row:
-        ceilings = self.ceilings
-        source = None
-        if check.entry is not None and ceilings is not None:
-            source = f"{display_path(ceilings.path)}:{check.entry.line}"
-        kind: RowKind = ("total" if check.is_total else "group"
-                         if check.name.startswith(GROUP_PREFIX) else "category")
-        rule = render.rule_text(check.name, self.taxonomy)
-        first = render.first_cases(check.report, check.name, self.taxonomy, check.slice)
-        examples = ([] if check.slice is not None
-                    else render.examples(check.report, check.name, self.taxonomy))
-        if self.config.mode == "init":
-            return Row(report=check.report.name, slice=check.slice, name=check.name, kind=kind,
-                       count=check.count, allowed=check.count, ceiling=f"{check.count} (new)",
-                       source=None, line=None, verdict="record", rule=rule, first_cases=first,
-                       examples=examples)
-        verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
-        message = render.check_message(check, source, self.taxonomy, slack, self.config,
-                                       self.plan)
-        warnings = [check.warning] if check.warning else []
-        compared = None
-        if self.baseline is not None and check.slice is None and kind in ("category", "total"):
-            compared = self.baseline.judge(check.report.name, check.name)
-        if compared is not None and compared.verdict != "PASS":
-            text = baseline_message(check.name, compared, self.baseline.alpha)  # type: ignore[union-attr]
-            if compared.verdict == "FAIL":
-                verdict = "fail" if verdict == "pass" else verdict
-                message = f"{message}\n{text}" if message else text
-            else:
-                warnings.append(text)
-        return Row(
-            report=check.report.name,
-            slice=check.slice,
-            name=check.name,
-            kind=kind,
-            count=check.count,
-            allowed=check.allowed,
-            ceiling=render.ceiling_text(check),
-            source=source,
-            line=self._line(check),
-            verdict=verdict,
-            slack=slack,
-            rule=rule,
-            first_cases=first,
-            examples=examples,
-            message=message,
-            baseline=compared,
-            warnings=warnings,
-        )
-
-    def _metric_row(self, check: MetricCheck) -> Row:
-        source = f"{display_path(self.config.ceilings_path)}:{check.line}"
-        interval = check.interval
-        return Row(
-            report=check.report.name, name=f"metric:{check.name}", kind="metric", count=None,
-            allowed=None, ceiling=f"min {format_number(check.floor.min)}", source=source,
-            line=check.line, verdict=check.verdict,
-            rule=f"mean of {check.name} over the cases where it applies (nulls excluded)",
-            message=metric_message(check, source) if check.verdict != "pass" else "",
-            value=float(check.mean) if check.mean is not None else None,
-            effective_n=check.effective_n,
-            interval=list(interval) if interval is not None else None,
-        )
-
-
-    def _line(self, check: Check) -> int | None:
-        if self.ceilings is None:
-            return None
-        if check.entry is not None:
-            return check.entry.line
-        span = self.ceilings.doc.keys.get(("ceilings",))
-        return span.line if span is not None else 1
+        return build_result(self)
 
 
 def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
@@ -279,16 +144,12 @@ def _baseline(config: GateConfig, taxonomy: Taxonomy, spec: ReadSpec, ceilings: 
               gated: list[ReportGate]) -> BaselineRun:
     """Load the baseline run as this one was loaded, and pair the two."""
     try:
-        base, _ = load_run(config.baseline, taxonomy, spec)
+        base = load_run_or_raise(config.baseline, taxonomy, spec)
     except FailgateError as exc:
         raise FailgateError(f"baseline: {exc}") from None
-    broken = [g for g in base if g.error is not None]
-    if broken:
-        raise FailgateError(f"baseline: {broken[0].error}")
     bands = load_noise_bands(config.noise) if config.noise is not None else {}
     alpha = ceilings.model.significance if ceilings is not None else None
-    return compare_with_baseline([g.report for g in base if g.report is not None],
-                                 [g.report for g in gated if g.report is not None],
+    return compare_with_baseline(base, [g.report for g in gated if g.report is not None],
                                  taxonomy, bands, alpha)
 
 
@@ -319,6 +180,27 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy, spec: ReadSpec | None 
         )
     skipped.sort(key=lambda s: s.path)
     return gated, skipped
+
+
+def load_run_or_raise(paths: tuple[Path, ...], taxonomy: Taxonomy, spec: ReadSpec | None = None
+                      ) -> list[Report]:
+    """A run every report of which must load (a baseline, a diff, a history entry):
+    the first broken report's error is raised."""
+    gated, _ = load_run(paths, taxonomy, spec)
+    for loaded in gated:
+        if loaded.error is not None:
+            raise loaded.error
+    return [loaded.report for loaded in gated if loaded.report is not None]
+
+
+def run_counts(reports: Sequence[Report], taxonomy: Taxonomy) -> dict[str, int]:
+    """Each category's count and the total, added up over one run's reports."""
+    counts = dict.fromkeys((*taxonomy.category_names, TOTAL), 0)
+    for report in reports:
+        for name, count in report.counts.items():
+            counts[name] += count
+        counts[TOTAL] += report.failed
+    return counts
 
 
 def _read_spec(ceilings: Ceilings | None, taxonomy: Taxonomy, config: GateConfig,
@@ -354,7 +236,7 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
                 slice_ = f"{field}{SLICE_SEPARATOR}{value}"
                 for name in names:
                     entry = ceilings.entry(report.name, name, slice_)
-                    count = _sum(name, cases.counts, taxonomy)
+                    count = taxonomy.count(name, cases.counts)
                     if entry is not None and entry.ceiling.per is not None:
                         gated.checks.append(unmeasurable(
                             report, name, entry, "per: populations are not counted per slice",
@@ -373,27 +255,18 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
         gated.differences = [*consistency_differences(report), *(report.contradictions or [])]
 
 
-def _sum(name: str, counts: Mapping[str, int], taxonomy: Taxonomy) -> int:
-    """A name's count from per-category counts: a category, ``total`` or a group."""
-    if name == TOTAL:
-        return sum(counts.values())
-    if name.startswith(GROUP_PREFIX):
-        return sum(counts.get(c, 0) for c in taxonomy.groups[name[len(GROUP_PREFIX):]])
-    return counts.get(name, 0)
-
-
 def _measure(report: Report, name: str, entry: Entry | None, taxonomy: Taxonomy,
              alpha: Fraction | None) -> Check:
     per = entry.ceiling.per if entry is not None else None
     if per is None:
-        return evaluate(report, name, _sum(name, report.counts, taxonomy), entry,
+        return evaluate(report, name, taxonomy.count(name, report.counts), entry,
                         report.n_cases, significance=alpha)
     if report.tally is None:
         return unmeasurable(report, name, entry,
                             "per: counts a population among the cases, and an aggregate "
                             "records counts only")
     inside = report.tally.flagged.get(per, {})
-    return evaluate(report, name, _sum(name, inside, taxonomy), entry,
+    return evaluate(report, name, taxonomy.count(name, inside), entry,
                     report.tally.flags.get(per, 0), population=per, significance=alpha)
 
 
@@ -402,7 +275,7 @@ def _contract(report: Report, contract: ContractCheck, taxonomy: Taxonomy) -> Co
     namespace: dict[str, Any] = dict(report.counts)
     namespace[TOTAL] = report.failed
     namespace["cases"] = report.n_cases
-    namespace["groups"] = {g: _sum(GROUP_PREFIX + g, report.counts, taxonomy)
+    namespace["groups"] = {g: taxonomy.count(GROUP_PREFIX + g, report.counts)
                            for g in taxonomy.groups}
     missing = []
     for key in contract.recorded_keys(namespace):
@@ -420,9 +293,5 @@ def _contract(report: Report, contract: ContractCheck, taxonomy: Taxonomy) -> Co
         return ContractResult(report, contract, None, str(exc))
     shown = {name: namespace[name] for name in contract.compiled.reads}
     return ContractResult(report, contract, holds, "", shown)
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from .ceilings.load import TOTAL, validation_error
+from .ceilings.load import validation_error
 from .ceilings.model import Ceiling, CeilingsModel
-from .ceilings.rewrite import format_number
 from .errors import FailgateError, display_path
+from .formatting import format_number
+from .taxonomy.model import TOTAL
 from .yamlsource import YamlDoc, load_yaml, read_text
 
 if TYPE_CHECKING:

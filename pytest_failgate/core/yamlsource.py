@@ -18,6 +18,7 @@ file is rewritten number by number, and an alias would make one number mean two.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -239,3 +240,8 @@ def read_text(path: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FailgateError(f"not UTF-8 text (byte {exc.start})", path) from None
+
+
+def digest(text: str) -> str:
+    """The SHA-256 of a file's text: how a run knows the file it rewrites is the one it read."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

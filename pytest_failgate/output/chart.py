@@ -286,18 +286,6 @@ def thin_labels(positions: Sequence[float], widths: Sequence[float]) -> list[int
     return [round(j * (n - 1) / intervals) for j in range(intervals + 1)]
 
 
-def _contrast_on_white(colour: str) -> float:
-    """WCAG contrast ratio of ``#RRGGBB`` against white."""
-
-    def linear(channel: int) -> float:
-        c = channel / 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
-    luminance = 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
-    return 1.05 / (luminance + 0.05)
-
-
 # --- the chart --------------------------------------------------------------------------
 
 

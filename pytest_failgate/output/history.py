@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.errors import FailgateError
-from ..core.gate import load_run
+from ..core.gate import load_run_or_raise, run_counts
 from ..core.reports.discover import REPORT_SUFFIXES
 from .chart import HistoryPoint, render_history_svg
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..core.reports.read import ReadSpec
     from ..core.taxonomy import Taxonomy
 
-TOTAL = "total"
+from ..core.taxonomy.model import TOTAL
 
 
 def load_history(folder: Path, taxonomy: Taxonomy, spec: ReadSpec | None = None
@@ -33,17 +33,8 @@ def load_history(folder: Path, taxonomy: Taxonomy, spec: ReadSpec | None = None
                      and (p.is_dir() or p.suffix in REPORT_SUFFIXES))
     points = []
     for entry in entries:
-        gated, _ = load_run((entry,), taxonomy, spec)
-        broken = [g for g in gated if g.error is not None]
-        if broken:
-            raise broken[0].error  # type: ignore[misc]
-        counts = dict.fromkeys((*taxonomy.category_names, TOTAL), 0)
-        for loaded in gated:
-            assert loaded.report is not None
-            for name, count in loaded.report.counts.items():
-                counts[name] += count
-            counts[TOTAL] += loaded.report.failed
-        points.append(HistoryPoint(_label(entry), counts))
+        reports = load_run_or_raise((entry,), taxonomy, spec)
+        points.append(HistoryPoint(_label(entry), run_counts(reports, taxonomy)))
     if not points:
         raise FailgateError("the history folder holds no run (report files or folders)", folder)
     return points

@@ -28,7 +28,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import plural
+from ..core.formatting import case_counts, plural
 from .text import headroom_text
 
 if TYPE_CHECKING:
@@ -471,12 +471,7 @@ def _count_text(row: Row) -> str:
 def _report_meta(report: ReportResult) -> str:
     if report.error is not None:
         return "not loaded"
-    total = "?" if report.n_cases is None else str(report.n_cases)
-    failed = "?" if report.failed is None else str(report.failed)
-    text = f"{total} cases, {failed} failed"
-    if report.kind == "aggregate":
-        text += " (recorded counts, not recomputed)"
-    return text
+    return case_counts(report.n_cases, report.failed, report.kind == "aggregate")
 
 
 def _summary(result: GateResult) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.errors import plural
+from ..core.formatting import plural
 from .text import headroom_text
 
 if TYPE_CHECKING:

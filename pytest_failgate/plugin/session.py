@@ -17,10 +17,11 @@ from ..core.ceilings import writeback
 from ..core.ceilings.load import load_ceilings
 from ..core.errors import FailgateError
 from ..core.gate import Gate, GateConfig, run_gate
+from ..core.messages import ratchet_command
 from ..core.result import GateResult
 from ..core.taxonomy import Taxonomy, builtin_taxonomies
-from ..output import text as render
 from ..output.files import Outputs, write_outputs
+from ..output.text import ratchet_status, summary_lines
 from .items import GateFile
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ class GateSession:
         """Write the requested reports; True when one could not be written."""
         try:
             taxonomy = self._taxonomy() if self.outputs.history is not None else None
-            written = write_outputs(self.outputs, result, render.ratchet_command(self.config),
+            written = write_outputs(self.outputs, result, ratchet_command(self.config),
                                     taxonomy, result.default_ceilings)
         except FailgateError as exc:  # the history folder
             self._notes.append(f"history: {exc}")
@@ -186,7 +187,7 @@ class GateSession:
         if self.result is None:
             return
         terminalreporter.section("failgate")
-        for line in render.summary_lines(self.result, self._outcomes):
+        for line in summary_lines(self.result, self._outcomes):
             terminalreporter.write_line(line)
         for line in self._closing_lines(self.result):
             terminalreporter.write_line(line)
@@ -196,7 +197,7 @@ class GateSession:
         if self._notes:
             yield from self._notes
             return
-        status = render.ratchet_status(result, render.ratchet_command(self.config))
+        status = ratchet_status(result, ratchet_command(self.config))
         if status is not None:
             yield status
 

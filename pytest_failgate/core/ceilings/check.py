@@ -11,12 +11,13 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from .load import TOTAL, Entry
+from ..taxonomy.model import TOTAL
 
 if TYPE_CHECKING:
     from fractions import Fraction
 
     from ..reports.model import Report
+    from .load import Entry
 from ..compare.binomial import binomial_upper_tail
 
 Verdict = Literal["pass", "fail", "error"]

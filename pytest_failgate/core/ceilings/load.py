@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..errors import FailgateError, closest, did_you_mean, display_path
-from ..reports.read import MetricSpec
+from ..reports.model import MetricSpec
 from ..taxonomy.expr import Compiled, ExprError, compile_expr
 from ..taxonomy.files import resolve_taxonomy
-from ..taxonomy.model import GROUP_PREFIX
+from ..taxonomy.model import GROUP_PREFIX, TOTAL
 from ..yamlsource import Loc, Span, YamlDoc, load_yaml
 from .model import (
     CEILING_KEYS,
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
     from ..taxonomy import Taxonomy
 
-TOTAL = "total"
 # Why a ceilings file has no aliases: ``b: *v`` would make one written number two ceilings.
 NO_ALIASES = ("a ratchet lowers each ceiling where it is written, so write every value out "
               "instead of aliasing it")

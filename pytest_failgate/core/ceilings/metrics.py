@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..compare.intervals import wilson_interval
-from .rewrite import format_number
+from ..formatting import format_number
 
 if TYPE_CHECKING:
     from ..reports.model import Report

@@ -20,7 +20,9 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..errors import FailgateError
-from .load import TOTAL, Entry, parse_ceilings, validate_ceilings
+from ..formatting import format_number
+from ..taxonomy.model import TOTAL
+from .load import Entry, parse_ceilings, validate_ceilings
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from ..reports.model import Report
     from ..yamlsource import Loc, Span
     from .check import Check
+    from .load import Entry
 
 
 class Replacement(Protocol):
@@ -67,22 +70,6 @@ class Lowering:
     def describe(self) -> str:
         what = self.entry.label + (f".{self.key}" if self.entry.mapping else "")
         return f"{what} {format_number(self.old)} -> {self.new_text} (line {self.span.line})"
-
-
-def format_number(value: int | Fraction) -> str:
-    """A count as an integer, a rate as the shortest exact decimal (rates we write are decimal)."""
-    if isinstance(value, int):
-        return str(value)
-    if value.denominator == 1:
-        return str(value.numerator)
-    digits = 0
-    while (value * 10**digits).denominator != 1:
-        digits += 1
-        if digits > 30:
-            return f"{float(value):.30g}"
-    scaled = value.numerator * 10**digits // value.denominator
-    whole, frac = divmod(scaled, 10**digits)
-    return f"{whole}.{frac:0{digits}d}"
 
 
 def ratchet_rate(needed: Fraction, largest_n: int) -> Fraction:

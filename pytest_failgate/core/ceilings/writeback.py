@@ -6,12 +6,12 @@ CLI (where every check "ran"), so both refuse and write in exactly the same case
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..errors import FailgateError, plural
-from ..yamlsource import read_text
+from ..errors import FailgateError
+from ..formatting import plural
+from ..yamlsource import digest, read_text
 from .rewrite import remove_stale_temps, rewrite, write_atomic
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes) -> list[str]:
     if not lowerings:
         return [f"ratchet: nothing to lower; {result.ceilings_path} unchanged"]
     text = read_text(path)
-    if hashlib.sha256(text.encode("utf-8")).hexdigest() != result.ceilings_sha256:
+    if digest(text) != result.ceilings_sha256:
         return [f"ratchet: {result.ceilings_path} changed during the run; not written"]
     write_atomic(path, rewrite(path, text, lowerings))
     lines = [f"ratchet: lowered {plural(len(lowerings), 'ceiling')} in {result.ceilings_path}:"]

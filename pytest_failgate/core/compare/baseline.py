@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ...output.text import categories_of
 from ..errors import FailgateError
 from ..result import BaselineResult
+from ..taxonomy.model import TOTAL
 from .binomial import paired_increase
 from .noise import NoiseBand, read_noise_band
 from .pairing import RunComparison, compare_runs
@@ -99,9 +99,8 @@ def load_noise_bands(path: Path) -> dict[str, NoiseBand]:
 def compare_with_baseline(base: Sequence[Report], candidate: Sequence[Report],
                           taxonomy: Taxonomy, bands: dict[str, NoiseBand],
                           alpha: Fraction | None) -> BaselineRun:
-    names = [*taxonomy.category_names, "total"]
-    comparison = compare_runs(base, candidate, names,
-                              lambda name: categories_of(name, taxonomy))
+    names = [*taxonomy.category_names, TOTAL]
+    comparison = compare_runs(base, candidate, names, taxonomy.members)
     return BaselineRun(comparison, bands, alpha if alpha is not None else DEFAULT_ALPHA)
 
 

@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..taxonomy import Tally
+    from ..taxonomy.expr import Compiled
+    from ..taxonomy.model import Predicate
 
 ReportKind = Literal["cases", "aggregate"]
 
@@ -17,6 +19,15 @@ ReportKind = Literal["cases", "aggregate"]
 def case_id(key: bytes) -> str:
     """A case id from the canonical JSON string it is compared by."""
     return key[1:-1].decode("utf-8", "surrogatepass") if b"\\" not in key else str(json.loads(key))
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric to average over the cases: its value, and which cases answered."""
+
+    value: Compiled
+    substantive: Predicate | None = None
+    substantive_reads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from ..safeopen import open_regular, read_regular
 from ..taxonomy import Tallier, Taxonomy, kind_of
 from .jsondecode import JsonSyntaxError, ShapeError, decoder, start_of
 from .locate import place
-from .model import Report, ReportFile, SkippedFile
+from .model import MetricSpec, Report, ReportFile, SkippedFile
 from .readers import ReportReader, report_from_cases
 from .sink import CaseProblem, CaseSink
 
@@ -26,19 +26,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from ..taxonomy.expr import Compiled
-    from ..taxonomy.model import Predicate
 
 # Top-level aggregates kept from a report for cross-checks; everything else is skipped.
 RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outcomes")
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """A metric to average over the cases: its value, and which cases answered."""
-
-    value: Compiled
-    substantive: Predicate | None = None
-    substantive_reads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -75,9 +75,3 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
         raise FailgateError(str(exc), file.path) from None
     return sink.finish(output.recorded, output.contradictions)
 
-
-def builtin_readers() -> tuple[ReportReader, ...]:
-    """The readers shipped with failgate, after any a plugin contributes."""
-    from .karenina import KareninaCsvReader, KareninaJsonReader  # here: karenina imports us
-
-    return (KareninaJsonReader(), KareninaCsvReader())

@@ -21,9 +21,10 @@ Kind = Literal["bool", "number", "string", "array", "object", "null"]
 Case = Mapping[str, Any]
 Predicate = Callable[[Case], bool]
 
-RESERVED_NAMES = frozenset({"total", "consistency", "guard", "cases", "groups"})
+TOTAL = "total"  # every failed case together: the name of its ceiling, item and count
+GROUP_PREFIX = "group:"  # ``group:<g>``: the categories of one group together
+RESERVED_NAMES = frozenset({TOTAL, "consistency", "guard", "cases", "groups"})
 DEFAULT_ID_FIELDS = ("id", "case_id", "question_id", "sample_id")
-GROUP_PREFIX = "group:"
 
 _KIND_WORDS: dict[str, str] = {
     "bool": "true or false",
@@ -176,6 +177,19 @@ class Taxonomy:
             found.setdefault(self.fallback_group, []).append(self.fallback)
         return {group: tuple(names) for group, names in found.items()}
 
+    def members(self, name: str) -> tuple[str, ...]:
+        """The categories a countable name counts: every one for ``total``, a group's for
+        ``group:<g>``, else the category itself. The one place these names are expanded."""
+        if name == TOTAL:
+            return self.category_names
+        if name.startswith(GROUP_PREFIX):
+            return self.groups[name[len(GROUP_PREFIX):]]
+        return (name,)
+
+    def count(self, name: str, counts: Mapping[str, int]) -> int:
+        """A countable name's count from per-category counts."""
+        return sum(counts.get(category, 0) for category in self.members(name))
+
     def group_of(self, category: str) -> str | None:
         for group, names in self.groups.items():
             if category in names:
@@ -195,6 +209,3 @@ def never() -> Predicate:
     """The predicate of a disabled rule."""
     return _never
 
-
-def default_of(taxonomy: Taxonomy, name: str) -> Any:
-    return taxonomy.field_index[name].default if name in taxonomy.field_index else None

@@ -1,0 +1,1 @@
+"""A run against a baseline run: pairing cases, exact statistics, noise bands."""

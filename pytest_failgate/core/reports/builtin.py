@@ -1,0 +1,19 @@
+"""The report readers shipped with failgate (tried after any a plugin contributes).
+
+Apart from ``readers`` (the interface), so that a reader may import the interface
+without the interface importing the readers back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .karenina import KareninaCsvReader, KareninaJsonReader
+
+if TYPE_CHECKING:
+    from .readers import ReportReader
+
+
+def builtin_readers() -> tuple[ReportReader, ...]:
+    """The readers shipped with failgate, after any a plugin contributes."""
+    return (KareninaJsonReader(), KareninaCsvReader())

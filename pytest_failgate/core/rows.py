@@ -1,0 +1,215 @@
+"""Each check of a gate run becomes a row with its verdict; the rows become the result.
+
+The decisions (pass, fail, error, record; slack under ``--failgate-strict``; a baseline
+that turns a pass into a fail) are made here, in the core, once. Every output only
+reads the ``GateResult`` this builds.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import messages
+from .ceilings.metrics import metric_message
+from .ceilings.rewrite import init_text
+from .compare.baseline import baseline_message
+from .errors import display_path
+from .formatting import format_number
+from .messages import FIRST_CASES
+from .result import (
+    CaseExample,
+    GateResult,
+    GuardResultModel,
+    LoweringResult,
+    ReportResult,
+    Row,
+    RowKind,
+    RowVerdict,
+)
+from .taxonomy.model import GROUP_PREFIX
+from .yamlsource import digest
+
+if TYPE_CHECKING:
+    from .ceilings.check import Check
+    from .ceilings.metrics import MetricCheck
+    from .gate import ContractResult, Gate
+    from .reports.model import Report
+    from .taxonomy import Taxonomy
+
+
+def build_result(gate: Gate) -> GateResult:
+    """The serialisable outcome of a gate run: every row with its verdict, the ratchet plan."""
+    slack = {lowering.entry.loc for lowering in gate.plan}
+    strict = gate.config.mode == "strict"
+    reports = []
+    for gated in gate.reports:
+        if gated.report is None:
+            assert gated.error is not None
+            reports.append(ReportResult(
+                name=gated.file.name, path=display_path(gated.file.path), kind=None,
+                n_cases=None, failed=None, error=str(gated.error),
+            ))
+            continue
+        rows = [_row(gate, check, strict and check.entry is not None
+                          and check.entry.loc in slack) for check in gated.checks]
+        assert gate.ceilings is not None or not gated.contracts
+        rows += [contract_row(c, f"{display_path(gate.config.ceilings_path)}:"
+                                        f"{c.contract.line}") for c in gated.contracts]
+        rows += [_metric_row(gate, m) for m in gated.metrics]
+        if gated.differences is not None:
+            rows.append(consistency_row(gated.report, gated.differences))
+        reports.append(ReportResult(
+            name=gated.report.name, path=display_path(gated.report.path),
+            kind=gated.report.kind, n_cases=gated.report.n_cases,
+            failed=gated.report.failed, rows=rows,
+            warnings=messages.missing_field_warnings(gated.report),
+            caveats=messages.caveat_counts(gated.report),
+            explain=messages.explain_lines(gated.report),
+        ))
+    loaded = [g.report for g in gate.reports if g.report is not None]
+    return GateResult(
+        ceilings_path=display_path(gate.config.ceilings_path),
+        ceilings_sha256=digest(gate.ceilings.doc.text) if gate.ceilings else None,
+        taxonomy=gate.taxonomy.name,
+        mode=gate.config.mode,
+        reports=reports,
+        skipped=[f"{display_path(s.path)} ({s.reason})" for s in gate.skipped],
+        warnings=gate.warnings,
+        lowerings=[
+            LoweringResult(
+                label=lowering.entry.label, start=lowering.span.start,
+                end=lowering.span.end, new_text=lowering.new_text,
+                description=lowering.describe(),
+                governs=[(c.report.name, c.slice or "", c.name) for c in gate.checks
+                         if c.entry is not None and c.entry.loc == lowering.entry.loc],
+            )
+            for lowering in gate.plan
+        ],
+        default_ceilings={name: ceiling.max for name, ceiling in
+                          (gate.ceilings.model.ceilings.items() if gate.ceilings else ())
+                          if ceiling.max is not None},
+        guard=None if gate.guard is None else GuardResultModel(
+            ref=gate.guard.ref, passed=gate.guard.passed, lines=list(gate.guard.lines())),
+        init_text=(
+            init_text(gate.taxonomy.name, gate.taxonomy.category_names, loaded)
+            if gate.config.mode == "init" and loaded else None
+        ),
+    )
+
+def _row(gate: Gate, check: Check, slack: bool) -> Row:
+    ceilings = gate.ceilings
+    source = None
+    if check.entry is not None and ceilings is not None:
+        source = f"{display_path(ceilings.path)}:{check.entry.line}"
+    kind: RowKind = ("total" if check.is_total else "group"
+                     if check.name.startswith(GROUP_PREFIX) else "category")
+    rule = messages.rule_text(check.name, gate.taxonomy)
+    first = first_cases(check.report, check.name, gate.taxonomy, check.slice)
+    examples = ([] if check.slice is not None
+                else case_examples(check.report, check.name, gate.taxonomy))
+    if gate.config.mode == "init":
+        return Row(report=check.report.name, slice=check.slice, name=check.name, kind=kind,
+                   count=check.count, allowed=check.count, ceiling=f"{check.count} (new)",
+                   source=None, line=None, verdict="record", rule=rule, first_cases=first,
+                   examples=examples)
+    verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
+    message = messages.check_message(check, source, gate.taxonomy, slack, gate.config,
+                                   gate.plan)
+    warnings = [check.warning] if check.warning else []
+    compared = None
+    if gate.baseline is not None and check.slice is None and kind in ("category", "total"):
+        compared = gate.baseline.judge(check.report.name, check.name)
+    if compared is not None and compared.verdict != "PASS":
+        text = baseline_message(check.name, compared, gate.baseline.alpha)  # type: ignore[union-attr]
+        if compared.verdict == "FAIL":
+            verdict = "fail" if verdict == "pass" else verdict
+            message = f"{message}\n{text}" if message else text
+        else:
+            warnings.append(text)
+    return Row(
+        report=check.report.name,
+        slice=check.slice,
+        name=check.name,
+        kind=kind,
+        count=check.count,
+        allowed=check.allowed,
+        ceiling=messages.ceiling_text(check),
+        source=source,
+        line=_line(gate, check),
+        verdict=verdict,
+        slack=slack,
+        rule=rule,
+        first_cases=first,
+        examples=examples,
+        message=message,
+        baseline=compared,
+        warnings=warnings,
+    )
+
+def _metric_row(gate: Gate, check: MetricCheck) -> Row:
+    source = f"{display_path(gate.config.ceilings_path)}:{check.line}"
+    interval = check.interval
+    return Row(
+        report=check.report.name, name=f"metric:{check.name}", kind="metric", count=None,
+        allowed=None, ceiling=f"min {format_number(check.floor.min)}", source=source,
+        line=check.line, verdict=check.verdict,
+        rule=f"mean of {check.name} over the cases where it applies (nulls excluded)",
+        message=metric_message(check, source) if check.verdict != "pass" else "",
+        value=float(check.mean) if check.mean is not None else None,
+        effective_n=check.effective_n,
+        interval=list(interval) if interval is not None else None,
+    )
+
+
+def _line(gate: Gate, check: Check) -> int | None:
+    if gate.ceilings is None:
+        return None
+    if check.entry is not None:
+        return check.entry.line
+    span = gate.ceilings.doc.keys.get(("ceilings",))
+    return span.line if span is not None else 1
+
+
+def contract_row(result: ContractResult, source: str) -> Row:
+    """The item of one contract on one report."""
+    contract = result.contract
+    verdict: RowVerdict = "error" if result.holds is None else "pass" if result.holds else "fail"
+    message = messages.contract_message(result, source)
+    return Row(report=result.report.name, name=f"contract:{contract.name}", kind="contract",
+               count=None, allowed=None, ceiling=contract.text, source=source,
+               line=contract.line, verdict=verdict, rule=contract.text, message=message)
+
+
+def consistency_row(report: Report, differences: list[str]) -> Row:
+    """The item that compares a report's recorded aggregates with its recomputed cases."""
+    message = messages.consistency_message(report, differences)
+    return Row(
+        report=report.name, name="consistency", kind="consistency", count=None, allowed=None,
+        ceiling="recorded = recomputed", source=None, line=None,
+        verdict="fail" if differences else "pass",
+        rule="recorded failure_category_counts equal the recomputed counts", message=message,
+    )
+
+
+def case_examples(report: Report, name: str, taxonomy: Taxonomy) -> list[CaseExample]:
+    """The first cases of a category with the fields that decided it: the ``failed``
+    rule's and the category rule's (every rule's for the fallback, groups and ``total``)."""
+    if report.tally is None:
+        return []
+    rules = {rule.name: rule for rule in taxonomy.categories}
+    if name in rules:
+        reads = [*taxonomy.failed.reads, *rules[name].reads]
+        found = report.tally.examples[name]
+    else:
+        reads = [field for rule in taxonomy.rules for field in rule.reads]
+        found = [e for c in taxonomy.members(name)
+                 for e in report.tally.examples[c]][:FIRST_CASES]
+    fields = list(dict.fromkeys(reads))
+    return [CaseExample(id=case_id, fields={f: case.get(f) for f in fields})
+            for case_id, case in found]
+
+
+def first_cases(report: Report, name: str, taxonomy: Taxonomy, slice_: str | None = None
+                ) -> list[str]:
+    """The first case ids a count holds."""
+    return messages.case_ids(report, name, taxonomy, slice_)[:FIRST_CASES]
