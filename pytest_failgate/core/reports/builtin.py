@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .deepeval import DeepEvalReader
+from .inspect_ai import InspectReader
 from .karenina import KareninaCsvReader, KareninaJsonReader
+from .promptfoo import PromptfooReader
 
 if TYPE_CHECKING:
     from .readers import ReportReader
@@ -16,4 +19,5 @@ if TYPE_CHECKING:
 
 def builtin_readers() -> tuple[ReportReader, ...]:
     """The readers shipped with failgate, after any a plugin contributes."""
-    return (KareninaJsonReader(), KareninaCsvReader())
+    return (KareninaJsonReader(), KareninaCsvReader(), PromptfooReader(), InspectReader(),
+            DeepEvalReader())

@@ -74,4 +74,3 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
     except CaseProblem as exc:
         raise FailgateError(str(exc), file.path) from None
     return sink.finish(output.recorded, output.contradictions)
-

@@ -1,0 +1,123 @@
+"""Reading zip archives whose members are zstd-compressed (zip method 93).
+
+Inspect AI's default ``.eval`` logs are such archives; Python's ``zipfile`` lists
+their members but cannot decompress them. The zstd decoder is an optional extra:
+``compression.zstd`` (Python 3.14+) or the ``zstandard`` package
+(``pip install "pytest-failgate[inspect]"``). Without one, reading a
+zstd member is a ``FailgateError`` that says what to install; stored and deflated
+members need nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import struct
+import zipfile
+import zlib
+from typing import TYPE_CHECKING, Protocol
+
+from ..errors import FailgateError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+ZSTD = 93  # the zip compression method number of Zstandard
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")
+_LOCAL_SIGNATURE = b"PK\x03\x04"
+INSTALL_HINT = 'pip install "pytest-failgate[inspect]" (the zstandard package)'
+
+
+class _Decode(Protocol):
+    def __call__(self, data: bytes, size: int) -> bytes: ...
+
+
+def _decoder() -> _Decode | None:
+    """A zstd decoder that stops after ``size + 1`` bytes (a lying size is caught)."""
+    try:
+        stdlib = importlib.import_module("compression.zstd")
+    except ImportError:
+        pass
+    else:
+        def decode_stdlib(data: bytes, size: int) -> bytes:
+            result: bytes = stdlib.ZstdDecompressor().decompress(data, max_length=size + 1)
+            return result
+
+        return decode_stdlib
+    try:
+        zstandard = importlib.import_module("zstandard")
+    except ImportError:
+        return None
+
+    def decode(data: bytes, size: int) -> bytes:
+        reader = zstandard.ZstdDecompressor().stream_reader(data)
+        chunks: list[bytes] = []
+        got = 0
+        while got <= size:
+            chunk: bytes = reader.read(size + 1 - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    return decode
+
+
+class ZipArchive:
+    """The members of a zip file, zstd-compressed or not, as bytes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._zip = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise FailgateError(f"not a readable zip archive: {exc}", path) from None
+        self._members = {info.filename: info for info in self._zip.infolist()}
+
+    def __enter__(self) -> ZipArchive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._zip.close()
+
+    def names(self) -> list[str]:
+        return list(self._members)
+
+    def read(self, name: str) -> bytes:
+        """A member's bytes; ``FailgateError`` naming the member when it cannot be read."""
+        info = self._members[name]
+        try:
+            if info.compress_type != ZSTD:
+                return self._zip.read(info)
+            return self._read_zstd(info)
+        except (zipfile.BadZipFile, NotImplementedError, OSError, ValueError) as exc:
+            raise FailgateError(f"member {name}: cannot be read: {exc}", self.path) from None
+
+    def _read_zstd(self, info: zipfile.ZipInfo) -> bytes:
+        decode = _decoder()
+        if decode is None:
+            raise FailgateError(
+                f"member {info.filename} is zstd-compressed (zip method 93); reading it needs "
+                f"a zstd decoder: {INSTALL_HINT}", self.path)
+        with self.path.open("rb") as handle:
+            handle.seek(info.header_offset)
+            header = handle.read(_LOCAL_HEADER.size)
+            if len(header) != _LOCAL_HEADER.size:
+                raise ValueError("truncated local header")
+            fields = _LOCAL_HEADER.unpack(header)
+            if fields[0] != _LOCAL_SIGNATURE:
+                raise ValueError("bad local header signature")
+            handle.seek(fields[-2] + fields[-1], 1)  # the name and the extra field
+            raw = handle.read(info.compress_size)
+        if len(raw) != info.compress_size:
+            raise ValueError("truncated member")
+        try:
+            data = decode(raw, info.file_size)
+        except Exception as exc:  # each decoder raises its own error type
+            raise ValueError(f"invalid zstd data ({exc})") from None
+        if len(data) != info.file_size:
+            raise ValueError(f"decompressed to {len(data)} bytes, the archive says "
+                             f"{info.file_size}")
+        if zlib.crc32(data) != info.CRC:
+            raise ValueError("CRC check failed")
+        return data
