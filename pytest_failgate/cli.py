@@ -22,9 +22,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from .core.gate import Gate, GateConfig, Mode
+    from .core.reports.model import Report
+    from .core.reports.read import ReadSpec
+    from .core.reports.readers import TaxonomyChoice
     from .core.result import GateResult, Row
     from .core.taxonomy import Taxonomy
     from .output.files import Outputs
+    from .plugins import Contributions
 
 EXIT_PASS, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 BAR_WIDTH = 30
@@ -54,8 +58,23 @@ def _config(args: argparse.Namespace, mode: Mode) -> GateConfig:
 def _gate(args: argparse.Namespace, mode: Mode) -> tuple[Gate, GateResult]:
     from .core.gate import run_gate
 
-    gate = run_gate(_config(args, mode))
+    found = _contributions(args)
+    gate = run_gate(_config(args, mode), found.taxonomies, found.readers)
     return gate, gate.result()
+
+
+def _contributions(args: argparse.Namespace) -> Contributions:
+    """The plugins pytest would load here (``failgate_plugins``, entry points), and --plugins."""
+    from .plugins import contributions_of, ini_plugins, plugin_modules
+
+    cached: Contributions | None = getattr(args, "_contributions", None)
+    if cached is None:
+        specs, base = ini_plugins(Path.cwd())
+        given = [str(Path(spec).resolve()) if spec.endswith(".py") else spec
+                 for spec in getattr(args, "plugins", None) or []]
+        cached = contributions_of(plugin_modules([*specs, *given], base))
+        args._contributions = cached
+    return cached
 
 
 def _print_summary(result: GateResult, config: GateConfig) -> None:
@@ -134,22 +153,42 @@ def cmd_ratchet(args: argparse.Namespace) -> int:
     return _verdict(result)
 
 
-def _taxonomy(args: argparse.Namespace) -> Taxonomy:
+def _taxonomy(args: argparse.Namespace) -> tuple[TaxonomyChoice, Taxonomy]:
+    """Which taxonomy classifies each report, and the one whose categories are listed.
+
+    ``--taxonomy`` (a name or a file) classifies everything; else the ceilings file
+    decides, as in a gate; without one, each format's own taxonomy (``rag`` for
+    failgate's own shapes).
+    """
     from .core.ceilings.load import load_ceilings
-    from .core.taxonomy import builtin_taxonomies
+    from .core.reports.readers import TaxonomyChoice
+    from .core.taxonomy.files import taxonomy_by_name_or_path
 
-    known = builtin_taxonomies()
+    known = _contributions(args).taxonomies
     if args.taxonomy:
-        if args.taxonomy not in known:
-            from .core.errors import did_you_mean
-
-            raise FailgateError(f"unknown taxonomy '{args.taxonomy}'"
-                                + did_you_mean(args.taxonomy, known))
-        return known[args.taxonomy]
+        chosen = taxonomy_by_name_or_path(args.taxonomy, known)
+        return TaxonomyChoice(chosen, {}, known), chosen
     path = Path(args.ceilings)
     if path.exists():
-        return load_ceilings(path.resolve(), known).taxonomy
-    return known["rag"]
+        ceilings = load_ceilings(path.resolve(), known)
+        return TaxonomyChoice(ceilings.taxonomy, ceilings.overrides, known), ceilings.taxonomy
+    return TaxonomyChoice(None, {}, known), known["rag"]
+
+
+def _spec(args: argparse.Namespace) -> ReadSpec:
+    """Reading as a gate reads: the plugins' readers, then the built-in formats."""
+    from .core.reports.builtin import builtin_readers
+    from .core.reports.read import ReadSpec
+
+    return ReadSpec(readers=(*_contributions(args).readers, *builtin_readers()))
+
+
+def _first_taxonomy(reports: Sequence[Report], default: Taxonomy) -> Taxonomy:
+    """The taxonomy of the first report a choice classified (the listing's categories)."""
+    for report in reports:
+        if report.taxonomy is not None:
+            return report.taxonomy
+    return default
 
 
 def _bar(count: int, largest: int) -> str:
@@ -170,9 +209,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         gated, skipped, taxonomy = gate.reports, gate.skipped, gate.taxonomy
         rows = {r.name: {row.name: row for row in r.rows} for r in result.reports}
     else:
-        taxonomy = _taxonomy(args)
-        gated, skipped = load_run(tuple(Path(p).resolve() for p in args.paths), taxonomy)
-    width = max(len(name) for name in taxonomy.category_names)
+        choice, taxonomy = _taxonomy(args)
+        gated, skipped = load_run(tuple(Path(p).resolve() for p in args.paths), choice,
+                                  _spec(args))
     for index, loaded in enumerate(gated):
         if index:
             _out()
@@ -180,10 +219,12 @@ def cmd_show(args: argparse.Namespace) -> int:
             _out(f"{loaded.file.name}: not loaded: {loaded.error}")
             continue
         report = loaded.report
+        listed = report.taxonomy or taxonomy
+        width = max(len(name) for name in listed.category_names)
         _out(report_heading(report.name, report.n_cases, report.failed,
                             report.kind == "aggregate", separator="  "))
         largest = max(report.counts.values())
-        for name in taxonomy.category_names:
+        for name in listed.category_names:
             count = report.counts[name]
             line = f"  {name:<{width}}  {count:>6}  {_bar(count, largest):<{BAR_WIDTH}}"
             row = rows.get(report.name, {}).get(name)
@@ -203,9 +244,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from .core.compare.pairing import compare_runs
     from .core.gate import load_run_or_raise
 
-    taxonomy = _taxonomy(args)
-    runs = [load_run_or_raise((Path(path).resolve(),), taxonomy)
+    choice, taxonomy = _taxonomy(args)
+    runs = [load_run_or_raise((Path(path).resolve(),), choice, _spec(args))
             for path in (args.base, args.candidate)]
+    taxonomy = _first_taxonomy(runs[0], taxonomy)
     comparison = compare_runs(runs[0], runs[1], taxonomy.category_names)
     for index, report in enumerate(comparison.reports):
         if index:
@@ -251,9 +293,10 @@ def cmd_noise(args: argparse.Namespace) -> int:
 
     if len(args.runs) < 2:
         raise FailgateError("a noise band needs at least two runs of one configuration")
-    taxonomy = _taxonomy(args)
-    runs = [run_counts(load_run_or_raise((Path(run).resolve(),), taxonomy), taxonomy)
-            for run in args.runs]
+    choice, taxonomy = _taxonomy(args)
+    loaded = [load_run_or_raise((Path(run).resolve(),), choice, _spec(args)) for run in args.runs]
+    taxonomy = _first_taxonomy(loaded[0], taxonomy)
+    runs = [run_counts(reports, taxonomy) for reports in loaded]
     bands = measure_noise(runs)
     text = json.dumps(noise_band_document(bands), indent=2, sort_keys=True) + "\n"
     Path(args.out).write_text(text, encoding="utf-8")
@@ -270,13 +313,13 @@ SCHEMA = Path(__file__).parent / "schema" / "gate-result.schema.json"
 def cmd_history(args: argparse.Namespace) -> int:
     from .output.history import charted, history_svg, load_history
 
-    taxonomy = _taxonomy(args)
+    _choice, taxonomy = _taxonomy(args)
     ceilings: dict[str, int] = {}
     if Path(args.ceilings).exists() and not args.taxonomy:
         from .core.ceilings.load import load_ceilings
-        from .core.taxonomy import builtin_taxonomies
 
-        model = load_ceilings(Path(args.ceilings).resolve(), builtin_taxonomies()).model
+        model = load_ceilings(Path(args.ceilings).resolve(), _contributions(args).taxonomies
+                              ).model
         ceilings = {n: c.max for n, c in model.ceilings.items() if c.max is not None}
     points = load_history(Path(args.folder), taxonomy)
     names = charted(points, taxonomy.category_names)
@@ -325,7 +368,7 @@ def _parser() -> argparse.ArgumentParser:
                                  help=option.help)
             elif option.kind == "flag":
                 sub.add_argument(option.cli_flag, action="store_true", help=option.help)
-            elif option.kind == "paths":
+            elif option.kind in ("paths", "names"):
                 sub.add_argument(option.cli_flag, action="append", default=[],
                                  metavar=option.metavar, help=option.help)
             else:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .core.gate import GateConfig, Mode
     from .output.files import Outputs
 
-Kind = Literal["path", "paths", "flag", "text"]
+Kind = Literal["path", "paths", "flag", "text", "names"]
 Target = Literal["gate", "outputs"]
 
 PREFIX = "failgate"
@@ -39,7 +39,8 @@ GATE_COMMANDS = ("check", "init", "ratchet", "show")
 class Option:
     """One option: ``--failgate-NAME`` and ini ``failgate_NAME`` in pytest, ``--NAME`` in the CLI.
 
-    ``kind``: ``path`` (one file), ``paths`` (repeatable), ``flag`` (on/off), ``text``.
+    ``kind``: ``path`` (one file), ``paths`` (repeatable), ``flag`` (on/off), ``text``,
+    ``names`` (repeatable words kept as written: module names; an ini ``args`` list).
     ``default``: a ``path`` option's default is a file name relative to the rootdir (pytest) or
     the working directory (CLI); a ``text`` option's is its value. ``commands``: the CLI
     commands that take it (none: pytest only). ``pytest``: False for a CLI-only option.
@@ -119,10 +120,15 @@ OPTIONS: tuple[Option, ...] = (
            "band", "PATH", commands=("check",), target="gate"),
     Option("noise", "path", "a noise_band.json (from `failgate noise`) giving each category's "
            "noise band", "FILE", commands=("check",), target="gate"),
-    Option("taxonomy", "text", "the taxonomy to classify with, instead of the ceilings file's "
-           "(for init: the one to write; default: rag)", "NAME",
+    Option("taxonomy", "text", "the taxonomy to classify with, a name or a taxonomy file, "
+           "instead of the ceilings file's (for init: the one to write for every report; "
+           "default: each format's own, rag for failgate's own shapes)", "NAME|PATH",
            commands=("init", "show", "diff", "noise", "history"), target="gate",
            field="init_taxonomy", pytest=False),
+    Option("plugins", "names", "modules, or .py files relative to the ini file, whose "
+           "pytest_failgate_taxonomies / pytest_failgate_readers hooks add taxonomies and "
+           "readers: pytest and the failgate command load the same ones", "MODULE",
+           commands=(*GATE_COMMANDS, "diff", "noise", "history")),
 )
 
 BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}

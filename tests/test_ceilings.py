@@ -197,7 +197,7 @@ def test_ratchet_rewrite_changes_only_the_numbers(tmp_path: Path) -> None:
 def test_init_text_reproduces_each_reports_counts(tmp_path: Path) -> None:
     reports = [report("a", 30, unknown=3, retrieval_miss=1), report("real100/b", 50, unknown=7)]
     path = tmp_path / "c.yaml"
-    path.write_text(init_text("rag", RAG.category_names, reports))
+    path.write_text(init_text(RAG, [(r, RAG) for r in reports], lambda t: t.name))
     ceilings = load(path)
     assert yaml.safe_load(path.read_text())["version"] == 1
     for r in reports:

@@ -27,6 +27,8 @@ def test_readme_ceilings_example_loads_with_its_names_checked(tmp_path: Path) ->
     path.write_text(_block("## `ceilings.yaml`", "yaml"), encoding="utf-8")
     ceilings = load_ceilings(path, BUILTIN)
     assert ceilings.taxonomy.name == "rag"
+    assert {k: t.name for k, t in ceilings.overrides.items()} == {
+        "karenina-json": "karenina", "exports/old_run": "karenina"}
     assert list(ceilings.contracts) == ["finding_1"]
     assert list(ceilings.metrics) == ["accuracy"]
 

@@ -101,11 +101,19 @@ def test_discover_names_reports_relative_to_the_root_without_suffix(tmp_path: Pa
     write_summary(tmp_path / "real100" / "eval_summary.json", [case("a")])
     write_jsonl(tmp_path / "smoke.jsonl", [case("a")])
     (tmp_path / "notes.md").write_text("hi")
-    (tmp_path / ".hidden").mkdir()
-    write_jsonl(tmp_path / ".hidden" / "x.jsonl", [case("a")])
+    write_jsonl(tmp_path / ".git" / "x.jsonl", [case("a")])
+    write_jsonl(tmp_path / "node_modules" / "x.jsonl", [case("a")])
     found, skipped = discover([tmp_path])
     assert [f.name for f in found] == ["smoke", "real100/eval_summary"]
     assert [s.path.name for s in skipped] == ["notes.md"]
+
+
+def test_discover_reads_hidden_folders_and_files_where_tools_write_runs(tmp_path: Path
+                                                                      ) -> None:
+    write_jsonl(tmp_path / ".deepeval" / ".latest_test_run.jsonl", [case("a")])
+    found, skipped = discover([tmp_path])
+    assert [f.name for f in found] == [".deepeval/.latest_test_run"]
+    assert skipped == []
 
 
 def test_two_reports_with_one_name_are_an_error(tmp_path: Path) -> None:

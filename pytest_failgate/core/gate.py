@@ -8,7 +8,9 @@ the ceilings file or the paths stops the run.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
 from .ceilings.check import Check, consistency_differences, evaluate, unmeasurable
@@ -23,9 +25,11 @@ from .reports.builtin import builtin_readers
 from .reports.discover import REPORT_SUFFIXES, discover
 from .reports.model import Report, ReportFile, SkippedFile
 from .reports.read import ReadSpec, load_report
+from .reports.readers import TaxonomyChoice
 from .rows import build_result
 from .taxonomy import Taxonomy, builtin_taxonomies
 from .taxonomy.expr import ExprRuntimeError
+from .taxonomy.files import taxonomy_by_name_or_path
 from .taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:
@@ -46,7 +50,8 @@ class GateConfig:
     paths: tuple[Path, ...]
     ceilings_path: Path
     mode: Mode = "gate"
-    init_taxonomy: str = "rag"
+    # init: a taxonomy name or file for every report; None: each format's own default
+    init_taxonomy: str | None = None
     guard_ref: str | None = None  # compare the ceilings file with this git ref
     explain: bool = False  # try every rule on every failed case (--failgate-explain)
     baseline: tuple[Path, ...] = ()  # compare, case by case, with this run's reports
@@ -88,6 +93,18 @@ class Gate:
     warnings: list[str] = field(default_factory=list)
     guard: GuardResult | None = None
     baseline: BaselineRun | None = None
+    known: Mapping[str, Taxonomy] = field(default_factory=dict)  # the taxonomies by name
+
+    def taxonomy_of(self, report: Report) -> Taxonomy:
+        """The taxonomy that classified a report (aggregates: the run's default)."""
+        return report.taxonomy if report.taxonomy is not None else self.taxonomy
+
+    def reference(self, taxonomy: Taxonomy) -> str:
+        """How a new ceilings file names a taxonomy: by name if known, else by its file."""
+        if self.known.get(taxonomy.name) is taxonomy or taxonomy.source is None:
+            return taxonomy.name
+        return PurePath(os.path.relpath(taxonomy.source, self.config.ceilings_path.parent)
+                        ).as_posix()
 
     @property
     def checks(self) -> list[Check]:
@@ -115,7 +132,10 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
                 "(use --failgate-ratchet to lower an existing one)",
                 config.ceilings_path,
             )
-        taxonomy = taxonomies[config.init_taxonomy]
+        chosen = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
+                  if config.init_taxonomy is not None else None)
+        choice = TaxonomyChoice(chosen, {}, taxonomies)
+        taxonomy = chosen or taxonomies["rag"]
     else:
         if not config.ceilings_path.exists():
             raise FailgateError(
@@ -124,27 +144,41 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
             )
         ceilings = load_ceilings(config.ceilings_path, taxonomies)
         taxonomy = ceilings.taxonomy
+        choice = TaxonomyChoice(taxonomy, ceilings.overrides, taxonomies)
     spec = _read_spec(ceilings, taxonomy, config, tuple(readers))
-    gated, skipped = load_run(config.paths, taxonomy, spec)
+    gated, skipped = load_run(config.paths, choice, spec)
+    if ceilings is None:  # init: the taxonomy most reports use is the file's default
+        taxonomy = _most_used([g.report for g in gated if g.report is not None], taxonomy)
     warnings = ceilings.check_report_names(g.file.name for g in gated) if ceilings else []
     for report_gate in gated:
         if report_gate.report is not None:
-            _check(report_gate, report_gate.report, taxonomy, ceilings, config.mode)
+            report = report_gate.report
+            _check(report_gate, report, report.taxonomy or taxonomy, ceilings, config.mode)
     checks = [check for g in gated for check in g.checks]
     plan = plan_ratchet(checks) if ceilings is not None else []
     loosened = guard(config.ceilings_path, config.guard_ref) if config.guard_ref else None
     baseline = None
     if config.baseline:
-        baseline = _baseline(config, taxonomy, spec, ceilings, gated)
+        baseline = _baseline(config, taxonomy, choice, spec, ceilings, gated)
         warnings += baseline.notes()
-    return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline)
+    return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
+                taxonomies)
 
 
-def _baseline(config: GateConfig, taxonomy: Taxonomy, spec: ReadSpec, ceilings: Ceilings | None,
-              gated: list[ReportGate]) -> BaselineRun:
+def _most_used(reports: Sequence[Report], default: Taxonomy) -> Taxonomy:
+    """The taxonomy most of the reports use (the first such on a tie)."""
+    used: dict[str, tuple[int, Taxonomy]] = {}
+    for report in reports:
+        taxonomy = report.taxonomy or default
+        used[taxonomy.name] = (used.get(taxonomy.name, (0, taxonomy))[0] + 1, taxonomy)
+    return max(used.values(), key=lambda pair: pair[0])[1] if used else default
+
+
+def _baseline(config: GateConfig, taxonomy: Taxonomy, choice: TaxonomyChoice, spec: ReadSpec,
+              ceilings: Ceilings | None, gated: list[ReportGate]) -> BaselineRun:
     """Load the baseline run as this one was loaded, and pair the two."""
     try:
-        base = load_run_or_raise(config.baseline, taxonomy, spec)
+        base = load_run_or_raise(config.baseline, choice, spec)
     except FailgateError as exc:
         raise FailgateError(f"baseline: {exc}") from None
     bands = load_noise_bands(config.noise) if config.noise is not None else {}
@@ -153,8 +187,8 @@ def _baseline(config: GateConfig, taxonomy: Taxonomy, spec: ReadSpec, ceilings: 
                                  taxonomy, bands, alpha)
 
 
-def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy, spec: ReadSpec | None = None
-             ) -> tuple[list[ReportGate], list[SkippedFile]]:
+def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
+             spec: ReadSpec | None = None) -> tuple[list[ReportGate], list[SkippedFile]]:
     """Find and load every report of one run; a run with no report at all is an error."""
     readers = spec.readers if spec is not None else ()
     suffixes = (*REPORT_SUFFIXES, *(s for reader in readers for s in reader.suffixes))
@@ -176,14 +210,20 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy, spec: ReadSpec | None 
         where = ", ".join(display_path(p) for p in paths)
         raise FailgateError(
             f"no report found under {where}: a gate over nothing would pass vacuously"
-            + (f" ({len(skipped)} file(s) skipped, see the summary)" if skipped else "")
+            + (f"; skipped: {_skipped_text(skipped)}" if skipped else "")
         )
     skipped.sort(key=lambda s: s.path)
     return gated, skipped
 
 
-def load_run_or_raise(paths: tuple[Path, ...], taxonomy: Taxonomy, spec: ReadSpec | None = None
-                      ) -> list[Report]:
+def _skipped_text(skipped: Sequence[SkippedFile]) -> str:
+    """The skipped files and why, for an error that stops the run before any summary."""
+    shown = [f"{display_path(s.path)} ({s.reason})" for s in skipped[:5]]
+    return ", ".join(shown) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+
+
+def load_run_or_raise(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
+                      spec: ReadSpec | None = None) -> list[Report]:
     """A run every report of which must load (a baseline, a diff, a history entry):
     the first broken report's error is raised."""
     gated, _ = load_run(paths, taxonomy, spec)
@@ -197,8 +237,8 @@ def run_counts(reports: Sequence[Report], taxonomy: Taxonomy) -> dict[str, int]:
     """Each category's count and the total, added up over one run's reports."""
     counts = dict.fromkeys((*taxonomy.category_names, TOTAL), 0)
     for report in reports:
-        for name, count in report.counts.items():
-            counts[name] += count
+        for name, count in report.counts.items():  # another taxonomy's names too
+            counts[name] = counts.get(name, 0) + count
         counts[TOTAL] += report.failed
     return counts
 

@@ -106,6 +106,8 @@ class ReportResult(_Model):
     warnings: list[str] = []
     caveats: dict[str, int] = Field(default={}, description="informational flags: cases each")
     explain: list[str] = Field(default=[], description="rule diagnostics (--failgate-explain)")
+    taxonomy: str | None = Field(default=None, description="the taxonomy that classified it")
+    format: str | None = Field(default=None, description="the reader that recognised it")
 
 
 class LoweringResult(_Model):

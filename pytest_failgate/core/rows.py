@@ -62,6 +62,7 @@ def build_result(gate: Gate) -> GateResult:
             name=gated.report.name, path=display_path(gated.report.path),
             kind=gated.report.kind, n_cases=gated.report.n_cases,
             failed=gated.report.failed, rows=rows,
+            taxonomy=gate.taxonomy_of(gated.report).name, format=gated.report.format,
             warnings=messages.missing_field_warnings(gated.report),
             caveats=messages.caveat_counts(gated.report),
             explain=messages.explain_lines(gated.report),
@@ -91,7 +92,7 @@ def build_result(gate: Gate) -> GateResult:
         guard=None if gate.guard is None else GuardResultModel(
             ref=gate.guard.ref, passed=gate.guard.passed, lines=list(gate.guard.lines())),
         init_text=(
-            init_text(gate.taxonomy.name, gate.taxonomy.category_names, loaded)
+            init_text(gate.taxonomy, [(r, gate.taxonomy_of(r)) for r in loaded], gate.reference)
             if gate.config.mode == "init" and loaded else None
         ),
     )
@@ -103,17 +104,18 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
         source = f"{display_path(ceilings.path)}:{check.entry.line}"
     kind: RowKind = ("total" if check.is_total else "group"
                      if check.name.startswith(GROUP_PREFIX) else "category")
-    rule = messages.rule_text(check.name, gate.taxonomy)
-    first = first_cases(check.report, check.name, gate.taxonomy, check.slice)
+    taxonomy = gate.taxonomy_of(check.report)
+    rule = messages.rule_text(check.name, taxonomy)
+    first = first_cases(check.report, check.name, taxonomy, check.slice)
     examples = ([] if check.slice is not None
-                else case_examples(check.report, check.name, gate.taxonomy))
+                else case_examples(check.report, check.name, taxonomy))
     if gate.config.mode == "init":
         return Row(report=check.report.name, slice=check.slice, name=check.name, kind=kind,
                    count=check.count, allowed=check.count, ceiling=f"{check.count} (new)",
                    source=None, line=None, verdict="record", rule=rule, first_cases=first,
                    examples=examples)
     verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
-    message = messages.check_message(check, source, gate.taxonomy, slack, gate.config,
+    message = messages.check_message(check, source, taxonomy, slack, gate.config,
                                    gate.plan)
     warnings = [check.warning] if check.warning else []
     compared = None

@@ -27,7 +27,8 @@ def headroom_text(headroom: int | None) -> str:
 def ratchet_status(result: GateResult, command: str) -> str | None:
     """The closing line of a gate run about ratcheting, or ``None`` when it has none.
 
-    Nothing is claimed while a report did not load: its counts are unknown.
+    Nothing is claimed while a report did not load (its counts are unknown), nor
+    beside failing items (their counts are above their ceilings, not at them).
     """
     if result.mode not in ("gate", "strict"):
         return None
@@ -37,6 +38,9 @@ def ratchet_status(result: GateResult, command: str) -> str | None:
     if result.lowerings:
         return (f"ratchet: {plural(len(result.lowerings), 'ceiling')} can be lowered; "
                 f"run `{command}` and commit {result.ceilings_path}")
+    over = [row for row in result.rows if row.verdict in ("fail", "error") and not row.slack]
+    if over:  # a count above its ceiling is not "at its count"
+        return None
     return "ratchet: every ceiling is at its count"
 
 

@@ -38,16 +38,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             # None, not False: an absent flag defers to the ini key
             group.addoption(option.flag, action="store_true", default=None, dest=option.dest,
                             help=option.help)
-        elif option.kind == "paths":
+        elif option.kind in ("paths", "names"):
             group.addoption(option.flag, action="append", default=[], metavar=option.metavar,
                             dest=option.dest, help=option.help)
         else:
             group.addoption(option.flag, metavar=option.metavar, dest=option.dest,
                             choices=option.choices, help=option.help)
-        ini_type = {"flag": "bool", "paths": "paths"}.get(option.kind, "string")
+        ini_type = {"flag": "bool", "paths": "paths", "names": "args"}.get(option.kind, "string")
         parser.addini(option.dest, option.help, type=ini_type,  # type: ignore[arg-type]
-                      default=False if option.kind == "flag" else [] if option.kind == "paths"
-                      else "")
+                      default=False if option.kind == "flag"
+                      else [] if option.kind in ("paths", "names") else "")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -88,9 +88,10 @@ class ReportNode(_QuietCollector):
         super().__init__(**kwargs)
         self.report = report
 
-    def collect(self) -> Iterable[GateItem | SliceNode]:
-        if self.report.error is not None:
-            raise _ReportsError(self.report.error)
+    def collect(self) -> Iterable[GateItem | SliceNode | LoadItem]:
+        if self.report.error is not None:  # an error item; the other reports are still gated
+            yield LoadItem.from_parent(self, name="load", error=self.report.error)
+            return
         slices: dict[str, list[Row]] = {}
         for row in self.report.rows:
             if row.slice is None:
@@ -136,6 +137,21 @@ class GateItem(_QuietItem):
         if self.row.source is not None:
             line = int(self.row.source.rsplit(":", 1)[1]) - 1
         return self.path, line, f"{self.row.report}::{self.row.label}"
+
+
+class LoadItem(_QuietItem):
+    """A report that did not load: one failing item, so the rest of the run goes on."""
+
+    def __init__(self, *, error: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+        self.add_marker(MARKER)
+
+    def runtest(self) -> None:
+        raise _ReportsError(self.error)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"{self.parent.name if self.parent else ''}: not loaded"
 
 
 class GuardItem(_QuietItem):

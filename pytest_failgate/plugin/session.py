@@ -19,7 +19,6 @@ from ..core.errors import FailgateError
 from ..core.gate import Gate, GateConfig, run_gate
 from ..core.messages import ratchet_command
 from ..core.result import GateResult
-from ..core.taxonomy import Taxonomy, builtin_taxonomies
 from ..output.files import Outputs, write_outputs
 from ..output.text import ratchet_status, summary_lines
 from .items import GateFile
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..core.reports.readers import ReportReader
+    from ..core.taxonomy import Taxonomy
 
 _WORKER_KEY = "failgate"
 
@@ -68,22 +68,25 @@ class GateSession:
         return self._gate
 
     def _contributions(self) -> tuple[dict[str, Taxonomy], list[ReportReader]]:
-        """Built-in taxonomies plus those plugins contribute; plugins' readers."""
-        hook = self.pytest_config.hook
-        taxonomies = dict(builtin_taxonomies())
-        for contributed in hook.pytest_failgate_taxonomies(config=self.pytest_config):
-            for name, taxonomy in dict(contributed).items():
-                if not isinstance(taxonomy, Taxonomy):
-                    raise FailgateError(f"pytest_failgate_taxonomies returned {name!r}: "
-                                        f"{type(taxonomy).__name__}, not a Taxonomy")
-                taxonomies[name] = taxonomy
-        readers = [reader for batch in hook.pytest_failgate_readers(config=self.pytest_config)
-                   for reader in batch]
-        for reader in readers:
-            if not callable(getattr(reader, "read", None)) or not hasattr(reader, "suffixes"):
-                raise FailgateError(f"pytest_failgate_readers returned {reader!r}, which has "
-                                    "no read() or suffixes")
-        return taxonomies, readers
+        """Built-in taxonomies plus those plugins contribute; plugins' readers.
+
+        The ``failgate`` entry points and ``failgate_plugins`` modules join the
+        pytest plugins (once each), so the CLI, which loads the same modules, sees
+        the same readers.
+        """
+        from ..plugins import INI_KEY, collect, plugin_modules
+
+        config = self.pytest_config
+        base = config.inipath.parent if config.inipath else config.rootpath
+        manager = config.pluginmanager
+        given = [str((config.invocation_params.dir / spec).resolve())
+                 if spec.endswith(".py") else spec for spec in config.getoption(INI_KEY) or []]
+        for module in plugin_modules([*config.getini(INI_KEY), *given], base):
+            if not manager.is_registered(module):
+                manager.register(module)
+        found = collect(config.hook.pytest_failgate_taxonomies(config=config),
+                        config.hook.pytest_failgate_readers(config=config))
+        return found.taxonomies, found.readers
 
     def _send_to_controller(self, **payload: Any) -> None:
         workeroutput = getattr(self.pytest_config, "workeroutput", None)
@@ -179,7 +182,8 @@ class GateSession:
             return self._gate.taxonomy
         taxonomies, _ = self._contributions()
         if self.config.mode == "init":
-            return taxonomies[self.config.init_taxonomy]
+            name = self.result.taxonomy if self.result is not None else "rag"
+            return taxonomies.get(name, taxonomies["rag"])
         return load_ceilings(self.config.ceilings_path, taxonomies).taxonomy
 
     @pytest.hookimpl

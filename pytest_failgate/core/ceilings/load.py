@@ -68,6 +68,8 @@ class Ceilings:
     doc: YamlDoc
     model: CeilingsModel
     taxonomy: Taxonomy
+    # ``taxonomies:``: report name or format -> the taxonomy that classifies it instead
+    overrides: dict[str, Taxonomy]
     entries: dict[tuple[str, ...], Entry]
     populations: dict[str, Compiled]  # ``per:`` text -> its predicate
     contracts: dict[str, ContractCheck]
@@ -134,7 +136,13 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
     doc = parse_ceilings(path)
     model = validate_ceilings(doc)
     taxonomy = resolve_taxonomy(model.taxonomy, doc, taxonomies)
-    valid = (*taxonomy.category_names, TOTAL, *(GROUP_PREFIX + g for g in taxonomy.groups))
+    overrides = {key: resolve_taxonomy(value, doc, taxonomies, ("taxonomies", key))
+                 for key, value in model.taxonomies.items()}
+    used = [taxonomy, *overrides.values()]
+    valid = tuple(dict.fromkeys(
+        name for t in used
+        for name in (*t.category_names, TOTAL, *(GROUP_PREFIX + g for g in t.groups))))
+    named = " or ".join(dict.fromkeys(t.name for t in used))
     entries: dict[tuple[str, ...], Entry] = {}
     populations: dict[str, Compiled] = {}
     sections: list[tuple[tuple[str, ...], dict[str, Ceiling]]] = [(("ceilings",), model.ceilings)]
@@ -151,7 +159,7 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
             if name not in valid:
                 kind = "group" if name.startswith(GROUP_PREFIX) else "category"
                 raise doc.error(
-                    f"'{name}' is not a {kind} of taxonomy {taxonomy.name}"
+                    f"'{name}' is not a {kind} of taxonomy {named}"
                     + (" (nor 'total' or 'group:<name>')" if kind == "category" else "")
                     + did_you_mean(name, valid),
                     loc, at_key=True,
@@ -161,7 +169,7 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
             entries[loc] = _entry(doc, loc, name, ceiling)
     slicers = {field: _compile(doc, field, ("slices", index))
                for index, field in enumerate(model.slices)}
-    counted = {*taxonomy.category_names, TOTAL, "cases", "groups"}
+    counted = {*valid, TOTAL, "cases", "groups"}
     contracts = {}
     for name, contract in model.contracts.items():
         loc = ("contracts", name) if isinstance(doc.data_at(("contracts", name)), str) else (
@@ -185,8 +193,8 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
                                        taxonomy.substantive.reads)
         else:
             metrics[name] = MetricSpec(value)
-    return Ceilings(path, doc, model, taxonomy, entries, populations, contracts, slicers,
-                    metrics)
+    return Ceilings(path, doc, model, taxonomy, overrides, entries, populations, contracts,
+                    slicers, metrics)
 
 
 def parse_ceilings(path: Path, text: str | None = None) -> YamlDoc:

@@ -15,8 +15,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, field_validator, mo
 from ..errors import did_you_mean
 
 CEILING_KEYS = ("max", "max_rate", "per", "significance", "reason", "owner", "goal")
-TOP_KEYS = ("version", "taxonomy", "significance", "slices", "ceilings", "reports", "contracts",
-            "metrics")
+TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "slices", "ceilings", "reports",
+            "contracts", "metrics")
 CONTRACT_KEYS = ("check", "reports", "reason")
 METRIC_KEYS = ("min", "min_n", "substantive", "reason", "owner")
 SLICE_SEPARATOR = "="  # a key such as ``query_type=comparison`` holds a slice's ceilings
@@ -176,6 +176,8 @@ class CeilingsModel(BaseModel):
 
     version: Literal[1]
     taxonomy: str | dict[str, Any] = "rag"  # a name, a file, or a taxonomy written inline
+    # per report name, or per format (a report's name wins): a name or a file
+    taxonomies: dict[str, str] = {}
     # the level of the exact tests: baseline comparisons, and max_rate ceilings
     significance: Fraction | None = None
     slices: list[str] = []
@@ -195,7 +197,7 @@ class CeilingsModel(BaseModel):
             raise ValueError("the file must be a mapping with version, taxonomy, ceilings")
         if "version" not in value:
             raise ValueError("'version: 1' is required (the format of this file)")
-        for key in ("ceilings", "reports", "contracts", "slices", "metrics"):
+        for key in ("ceilings", "reports", "contracts", "slices", "metrics", "taxonomies"):
             if key in value and value[key] is None:
                 raise ValueError(f"'{key}' is empty; remove it or add entries")
         for key in ("slice_ceilings", "report_slices"):

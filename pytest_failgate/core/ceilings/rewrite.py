@@ -25,10 +25,11 @@ from ..taxonomy.model import TOTAL
 from .load import Entry, parse_ceilings, validate_ceilings
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from pathlib import Path
 
     from ..reports.model import Report
+    from ..taxonomy import Taxonomy
     from ..yamlsource import Loc, Span
     from .check import Check
     from .load import Entry
@@ -227,30 +228,57 @@ taxonomy: {taxonomy}
 """
 
 
-def init_text(taxonomy: str, categories: Sequence[str], reports: Sequence[Report]) -> str:
+def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
+              reference: Callable[[Taxonomy], str]) -> str:
     """A new ceilings file holding today's counts exactly.
 
-    Defaults are the highest count of each name across the reports; a report whose
-    count is lower gets an override, so every report is gated at its own count.
+    ``taxonomy:`` is ``default``; a report classified by another taxonomy gets a line
+    under ``taxonomies:``, by its format when every report of that format uses it,
+    else by its name. Defaults are the highest count of each name across the reports
+    that have it; a report whose count is lower gets an override, so every report is
+    gated at its own count. ``reference`` writes a taxonomy as the file names it (a
+    known name, or a path relative to the ceilings file).
     """
-    names = [*categories, TOTAL]
+    names = list(dict.fromkeys(
+        name for _, taxonomy in [(None, default), *reports]
+        for name in (*taxonomy.category_names, TOTAL)))
 
-    def count(report: Report, name: str) -> int:
-        return report.failed if name == TOTAL else report.counts[name]
+    def count(report: Report, name: str) -> int | None:
+        return report.failed if name == TOTAL else report.counts.get(name)
 
-    defaults = {name: max(count(report, name) for report in reports) for name in names}
-    lines = [INIT_HEADER.format(taxonomy=taxonomy).rstrip("\n"), "ceilings:"]
+    defaults = {name: max((c for report, _ in reports if (c := count(report, name)) is not None),
+                          default=0) for name in names}
+    lines = [INIT_HEADER.format(taxonomy=_yaml_key(reference(default))).rstrip("\n")]
+    lines += _taxonomy_lines(default, reports, reference)
+    lines.append("ceilings:")
     lines += [f"  {name}: {defaults[name]}" for name in names]
     overrides = []
-    for report in sorted(reports, key=lambda r: r.name):
-        lower = [(name, count(report, name)) for name in names
-                 if count(report, name) < defaults[name]]
+    for report, _ in sorted(reports, key=lambda pair: pair[0].name):
+        lower = [(name, c) for name in names
+                 if (c := count(report, name)) is not None and c < defaults[name]]
         if lower:
             overrides.append(f"  {_yaml_key(report.name)}:")
             overrides += [f"    {name}: {value}" for name, value in lower]
     if overrides:
         lines += ["reports:", *overrides]
     return "\n".join(lines) + "\n"
+
+
+def _taxonomy_lines(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
+                    reference: Callable[[Taxonomy], str]) -> list[str]:
+    """The ``taxonomies:`` block for reports the default taxonomy does not classify."""
+    by_format: dict[str, set[str]] = {}
+    for report, taxonomy in reports:
+        by_format.setdefault(report.format, set()).add(taxonomy.name)
+    lines = []
+    for report, taxonomy in sorted(reports, key=lambda pair: pair[0].name):
+        if taxonomy.name == default.name:
+            continue
+        key = report.format if len(by_format[report.format]) == 1 else report.name
+        line = f"  {_yaml_key(key)}: {_yaml_key(reference(taxonomy))}"
+        if line not in lines:
+            lines.append(line)
+    return ["taxonomies:", *lines] if lines else []
 
 
 def _yaml_key(name: str) -> str:

@@ -66,12 +66,17 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes) -> list[str]:
 
 def init(path: Path, result: GateResult) -> list[str]:
     """Write a new ceilings file from the result's counts; never over an existing file."""
-    if result.load_errors or result.init_text is None:
-        return [f"init: {result.ceilings_path} not written: a report failed to load"]
+    if result.init_text is None:
+        return [f"init: {result.ceilings_path} not written: no report loaded"]
     try:
         write_atomic(path, result.init_text, exclusive=True)
     except FailgateError as exc:
         return [f"init: not written: {exc}"]
-    reports = plural(len(result.reports), "report")
-    return [f"init: wrote {result.ceilings_path} from the current counts of {reports}; "
-            "review and commit it"]
+    loaded = [r.name for r in result.reports if r.error is None]
+    lines = [f"init: wrote {result.ceilings_path} from the current counts of "
+             f"{plural(len(loaded), 'report')}; review and commit it"]
+    broken = [r.name for r in result.reports if r.error is not None]
+    if broken:  # each stays an error item in every gate until it is fixed or removed
+        lines.append(f"init: not gated, as {plural(len(broken), 'report')} failed to load "
+                     f"(each is an error item until fixed or moved away): {', '.join(broken)}")
+    return lines

@@ -2,8 +2,10 @@
 
 A report's name is its path relative to the ``--failgate`` root without the last
 suffix (``real100/eval_summary``), so ceilings keep working when the reports
-folder moves. Files are visited in sorted order so every run, and every xdist
-worker, sees the same reports in the same order.
+folder moves. Hidden files and folders are read too (DeepEval writes to
+``.deepeval/``), except the folders of version control, caches and environments.
+Files are visited in sorted order so every run, and every xdist worker, sees the
+same reports in the same order.
 """
 
 from __future__ import annotations
@@ -68,13 +70,18 @@ def _once(found: list[ReportFile]) -> list[ReportFile]:
     return unique
 
 
+# Folders that hold tools' state, never reports. Other dot folders are read: DeepEval
+# writes its runs to `.deepeval/.latest_test_run.json`.
+NOT_REPORTS = frozenset({".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules",
+                         "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+                         ".ipynb_checkpoints", ".idea", ".vscode"})
+
+
 def _walk(root: Path, found: list[ReportFile], skipped: list[SkippedFile],
           suffixes: Sequence[str]) -> None:
     for directory, subdirs, files in os.walk(root):
-        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+        subdirs[:] = sorted(d for d in subdirs if d not in NOT_REPORTS)
         for filename in sorted(files):
-            if filename.startswith("."):
-                continue
             path = Path(directory, filename)
             if path.suffix in suffixes:
                 found.append(ReportFile(path, report_name(path, root)))

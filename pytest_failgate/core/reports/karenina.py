@@ -108,6 +108,10 @@ class KareninaJsonReader:
 
     name: str = "karenina-json"
     suffixes: tuple[str, ...] = (".json",)
+    taxonomy: str = "karenina"
+
+    def claims(self, head: bytes) -> bool:
+        return b'"format_version"' in head
 
     def read(self, path: Path) -> ReaderOutput | None:
         data = _load_json(path)
@@ -260,6 +264,7 @@ class KareninaCsvReader:
 
     name: str = "karenina-csv"
     suffixes: tuple[str, ...] = (".csv",)
+    taxonomy: str = "karenina"
 
     def read(self, path: Path) -> ReaderOutput | None:
         try:

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..taxonomy import Tally
+    from ..taxonomy import Tally, Taxonomy
     from ..taxonomy.expr import Compiled
     from ..taxonomy.model import Predicate
 
 ReportKind = Literal["cases", "aggregate"]
+OWN_FORMAT = "failgate"  # failgate's own JSON shapes (eval_summary, aggregates, arrays, JSONL)
 
 
 def case_id(key: bytes) -> str:
@@ -65,6 +66,8 @@ class Report:
     id_keys: list[bytes] = field(default_factory=list, repr=False)
     # cases whose fields contradict what the file records of them (a reader's finding)
     contradictions: list[str] | None = None
+    taxonomy: Taxonomy | None = None  # what classified it (None: a hand-built report)
+    format: str = OWN_FORMAT  # the reader that recognised it
 
     @property
     def failed(self) -> int:

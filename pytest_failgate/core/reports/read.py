@@ -18,8 +18,14 @@ from ..safeopen import open_regular, read_regular
 from ..taxonomy import Tallier, Taxonomy, kind_of
 from .jsondecode import JsonSyntaxError, ShapeError, decoder, start_of
 from .locate import place
-from .model import MetricSpec, Report, ReportFile, SkippedFile
-from .readers import ReportReader, report_from_cases
+from .model import OWN_FORMAT, MetricSpec, Report, ReportFile, SkippedFile
+from .readers import (
+    ReaderOutput,
+    ReportReader,
+    TaxonomyChoice,
+    reader_taxonomy,
+    report_from_cases,
+)
 from .sink import CaseProblem, CaseSink
 
 if TYPE_CHECKING:
@@ -65,27 +71,58 @@ class ReadSpec:
         reads += [name for metric in self.metrics.values() for name in metric.substantive_reads]
         return list(dict.fromkeys(reads))
 
-def load_report(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec | None = None
-                ) -> Report | SkippedFile:
+def load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
+                spec: ReadSpec | None = None) -> Report | SkippedFile:
     """Read one report file, or say why it is not a report.
 
-    failgate's own JSON shapes are read first; a file they do not recognise is
-    offered to the other readers whose suffixes match, in order.
+    The readers (plugins' first, then the built-in formats) are offered the file in
+    order; the first to recognise it reads it. A file none recognises is read as one
+    of failgate's own JSON shapes. The taxonomy is chosen once the format is known
+    (``TaxonomyChoice``).
     """
     spec = spec or ReadSpec()
+    choice = taxonomy if isinstance(taxonomy, TaxonomyChoice) else TaxonomyChoice(taxonomy)
     suffix = report.path.suffix
+    head: bytes | None = None
+    for reader in spec.readers:
+        if suffix not in reader.suffixes:
+            continue
+        claims = getattr(reader, "claims", None)
+        if claims is not None:
+            head = _head(report, spec) if head is None else head
+            if not claims(head):
+                continue
+        output = reader.read(report.path)
+        if output is not None:
+            named = renamed(report, output)
+            default = reader_taxonomy(reader)
+            chosen = choice.pick(named.name, reader.name, default)
+            return report_from_cases(named, chosen, spec, output, reader.name, default)
+    chosen = choice.pick(report.name, OWN_FORMAT, None)
     if suffix == ".jsonl":
-        return _read_jsonl(report, taxonomy, spec)
-    found: Report | SkippedFile = SkippedFile(report.path, f"no reader for {suffix} files")
+        return _read_jsonl(report, chosen, spec)
     if suffix == ".json":
-        found = _read_json(report, taxonomy, spec)
-    if isinstance(found, SkippedFile):
-        for reader in spec.readers:
-            if suffix in reader.suffixes:
-                output = reader.read(report.path)
-                if output is not None:
-                    return report_from_cases(report, taxonomy, spec, output)
-    return found
+        return _read_json(report, chosen, spec)
+    return SkippedFile(report.path, f"no reader for {suffix} files")
+
+
+HEAD_BYTES = 1 << 16
+
+
+def _head(report: ReportFile, spec: ReadSpec) -> bytes:
+    """The first bytes of a file (byte-order mark dropped), for readers' ``claims``."""
+    with open_regular(report.path, spec.max_bytes) as handle:
+        return _without_bom(handle.read(HEAD_BYTES))
+
+
+def renamed(report: ReportFile, output: ReaderOutput) -> ReportFile:
+    """The report under the name its reader gives it (a stem without timestamp, a folder)."""
+    if output.name is None:
+        return report
+    folder, _, _ = report.name.rpartition("/")
+    if output.name == "":
+        return ReportFile(report.path, folder or report.path.parent.name)
+    return ReportFile(report.path, f"{folder}/{output.name}" if folder else output.name)
 
 
 def _without_bom(data: bytes) -> bytes:

@@ -1,20 +1,35 @@
-"""Readers for report formats beyond failgate's own JSON: the interface, and the tallying.
+"""Report formats: the reader interface, and the choice of taxonomy.
 
-A reader recognises a file and hands over its cases as decoded mappings; failgate
-does the rest exactly as for its own formats (kinds checked, ids unique, cases
-classified). Third-party readers come in through the ``pytest_failgate_readers``
-hook; the built-in karenina readers use the same interface.
+A reader recognises a file **by its content** and hands over its cases as decoded
+mappings; failgate does the rest exactly as for its own formats (a ``CaseSink``:
+kinds checked, ids unique, required fields present, cases classified). Readers are
+tried in order: those plugins contribute (the ``pytest_failgate_readers`` hook,
+installed ``failgate`` entry points, a project's ``failgate_plugins``), then the
+built-in formats (``builtin.builtin_readers``), then failgate's own JSON shapes.
 
 ```python
 class MyReader:
-    name = "my-format"
-    suffixes = (".json",)
+    name = "my-format"             # the format: in messages, and a key of `taxonomies:`
+    suffixes = (".json",)          # files it may read (a cheap first filter)
+    taxonomy = "my-format"         # optional: the taxonomy `failgate init` writes for it
+
+    def claims(self, head: bytes) -> bool:           # optional: the file's first 64 KiB
+        return b'"my_marker"' in head                # False: read() is not even called
 
     def read(self, path: Path) -> ReaderOutput | None:
         if not looks_like_mine(path):
-            return None                      # not this format: let others try
-        return ReaderOutput(cases=iter_cases(path), recorded={"num_predictions": n})
+            return None                      # not this format after all: let others try
+        return ReaderOutput(cases=iter_cases(path), recorded={"num_predictions": n},
+                            name="my_run")   # optional: the report's name in its folder
 ```
+
+- ``read`` raises ``FailgateError`` (file, line) for a file in its format that is
+  malformed; a file with zero cases is left to failgate (an error item, never a pass).
+- ``ReaderOutput.name`` replaces the file's stem in the report name (so a timestamped
+  ``samples_gsm8k_2026-01-21T03-44-18.jsonl`` is gated as ``samples_gsm8k`` run after
+  run); ``""`` names the report by its folder (HELM's run-spec folders).
+- A built-in format is one module in this package plus one line in ``builtin.py``
+  (and its taxonomy, one YAML file in ``core/taxonomy/builtin/``).
 """
 
 from __future__ import annotations
@@ -23,10 +38,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import FailgateError
+from .model import OWN_FORMAT
 from .sink import CaseProblem, CaseSink
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
 
     from ..taxonomy import Taxonomy
@@ -47,10 +63,15 @@ class ReaderOutput:
     cases: Iterable[Any]
     recorded: dict[str, Any] = field(default_factory=dict)
     contradictions: list[str] | None = None
+    name: str | None = None  # replaces the file's stem in the report name; "" = the folder
 
 
 class ReportReader(Protocol):
-    """A report format: a name, the file suffixes it may read, and ``read``."""
+    """A report format: a name, the file suffixes it may read, and ``read``.
+
+    Optional: ``taxonomy`` (the name of its default taxonomy) and ``claims(head)``
+    (a cheap test on the file's first bytes); see the module docstring.
+    """
 
     name: str
     suffixes: tuple[str, ...]
@@ -64,8 +85,42 @@ class ReportReader(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class TaxonomyChoice:
+    """Which taxonomy classifies a report, decided once its format is known.
+
+    In order: ``overrides`` keyed by the report's name, then by its format (a
+    ceilings file's ``taxonomies:``); then ``default`` (its ``taxonomy:``, or
+    ``failgate init --taxonomy``); then the format's own default taxonomy, looked up
+    in ``known``; failgate's own shapes fall back to ``rag``.
+    """
+
+    default: Taxonomy | None = None
+    overrides: Mapping[str, Taxonomy] = field(default_factory=dict)
+    known: Mapping[str, Taxonomy] = field(default_factory=dict)
+
+    def pick(self, report: str, format_name: str, format_default: str | None) -> Taxonomy:
+        for key in (report, format_name):
+            if key in self.overrides:
+                return self.overrides[key]
+        if self.default is not None:
+            return self.default
+        name = format_default or "rag"
+        if name not in self.known:
+            raise FailgateError(f"the {format_name} reader names taxonomy '{name}', which no "
+                                "plugin contributes")
+        return self.known[name]
+
+
+def reader_taxonomy(reader: ReportReader) -> str | None:
+    """The name of a reader's default taxonomy, if it names one."""
+    name = getattr(reader, "taxonomy", None)
+    return name if isinstance(name, str) else None
+
+
 def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
-                      output: ReaderOutput) -> Report:
+                      output: ReaderOutput, format_name: str = OWN_FORMAT,
+                      format_default: str | None = None) -> Report:
     """Classify a reader's cases into a report, checking them as failgate's own reader does."""
     sink = CaseSink(file, taxonomy, spec)
     try:
@@ -73,4 +128,5 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
             sink.add(case)
     except CaseProblem as exc:
         raise FailgateError(str(exc), file.path) from None
-    return sink.finish(output.recorded, output.contradictions)
+    return sink.finish(output.recorded, output.contradictions, format_name, format_default)
+

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import FailgateError
 from ..taxonomy import kind_of
 from ..taxonomy.tally import RuleError
-from .model import Report, case_id
+from .model import OWN_FORMAT, Report, case_id
 
 if TYPE_CHECKING:
-    from ..taxonomy import Taxonomy
+    from ..taxonomy import Tally, Taxonomy
     from ..taxonomy.model import Field
     from .model import ReportFile
     from .read import ReadSpec
@@ -63,7 +63,9 @@ class CaseSink:
 
     def __init__(self, file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> None:
         self.file = file
+        self.taxonomy = taxonomy
         self.tallier = spec.tallier(taxonomy)
+        self._lacks = taxonomy.lacks if taxonomy.required else None
         self._id_fields = taxonomy.id_fields
         self._checks = [(f.name, self.tallier.bit(f.name), _surely_fine(f), f.problem)
                         for f in taxonomy.fields]
@@ -94,6 +96,11 @@ class CaseSink:
             if found is not None:
                 raise CaseProblem(position, f"'{name}' {found}", name)
         view = {k: tuple(v) if type(v) is list else v for k, v in case.items()}
+        if self._lacks is not None:
+            lacking = self._lacks(view)
+            if lacking is not None:
+                raise CaseProblem(position, f"has no '{lacking}', which taxonomy "
+                                  f"{self.taxonomy.name} requires")
         key = self._key(view, position)
         first = self._seen.setdefault(key, position)
         if first != position:
@@ -119,14 +126,43 @@ class CaseSink:
         return b'"#%d"' % position
 
     def finish(self, recorded: dict[str, Any] | None = None,
-               contradictions: list[str] | None = None) -> Report:
-        """The report; zero cases is an error (a gate over nothing would pass vacuously)."""
+               contradictions: list[str] | None = None, format_name: str = OWN_FORMAT,
+               format_default: str | None = None) -> Report:
+        """The report; zero cases is an error (a gate over nothing would pass vacuously),
+        and so is a taxonomy none of whose fields any case has (``check_fit``)."""
         tally = self.tallier.result()
         if tally.n_cases == 0:
             raise FailgateError(
                 "the report has no cases; a gate over zero cases would pass vacuously",
                 self.file.path)
+        check_fit(self.file, self.taxonomy, tally, format_name, format_default)
         return Report(
             name=self.file.name, path=self.file.path, kind="cases", counts=dict(tally.counts),
             n_cases=tally.n_cases, tally=tally, recorded=recorded or {},
-            id_keys=list(self._seen), contradictions=contradictions)
+            id_keys=list(self._seen), contradictions=contradictions, taxonomy=self.taxonomy,
+            format=format_name)
+
+
+def check_fit(file: ReportFile, taxonomy: Taxonomy, tally: Tally, format_name: str,
+              format_default: str | None) -> None:
+    """Refuse a taxonomy none of whose fields any case has: it would fail every case.
+
+    The default ``rag`` taxonomy on a HELM file calls all 10 cases failed; that is a
+    wrong configuration, not a regression, so it is an error naming the format.
+    """
+    fields = taxonomy.rule_fields
+    if not fields or any(tally.absent.get(name, 0) < tally.n_cases for name in fields):
+        return
+    shown = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
+    message = (f"none of the {tally.n_cases} cases has any field taxonomy {taxonomy.name} "
+               f"reads ({shown})")
+    if format_name != OWN_FORMAT and format_default and format_default != taxonomy.name:
+        message += (f"; this is a {format_name} report: use its taxonomy with "
+                    f"`taxonomies: {{{format_name}: {format_default}}}` (or `taxonomy: "
+                    f"{format_default}`) in the ceilings file")
+    elif format_name != OWN_FORMAT:
+        message += f"; this is a {format_name} report: give a taxonomy written for it"
+    else:
+        message += ("; is it another tool's output? give a taxonomy for its fields "
+                    "(taxonomy: path/to/taxonomy.yaml)")
+    raise FailgateError(message, file.path)

@@ -4,6 +4,7 @@
 name: rag
 description: ADR 0059 v1
 id_fields: [id, case_id]            # or id_field: id
+required: [accuracy]                # a case without one of these is an error, not a failure
 defaults: {answerable: true}        # what an absent field reads as
 types: {answerable: bool, accuracy: number | null, expected_doc_ids: list[string] | null}
 failed: "(accuracy != 1.0) if answerable else not (abstained and not evidence_doc_ids)"
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from ..yamlsource import Loc
 
 TOP_KEYS = ("name", "description", "id_field", "id_fields", "defaults", "types", "failed",
-            "categories", "caveats", "substantive")
+            "categories", "caveats", "substantive", "required")
 CATEGORY_KEYS = ("name", "when", "description", "group", "stage", "hint", "enabled")
 CAVEAT_KEYS = ("name", "when", "description")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -98,6 +99,7 @@ class _Builder:
                 id_fields=id_fields,
                 source=source,
                 substantive=substantive,
+                required=self.required(data),
             )
         except ValueError as exc:
             raise self.error(str(exc).split(": ", 1)[-1], ()) from None
@@ -223,6 +225,15 @@ class _Builder:
 
         return DEFAULT_ID_FIELDS
 
+    def required(self, data: dict[str, Any]) -> tuple[str, ...]:
+        names = self.sequence(data.get("required", []), ("required",))
+        paths = tuple(self.text(n, ("required", i)) for i, n in enumerate(names))
+        for index, path in enumerate(paths):
+            if not all(_NAME.fullmatch(part) for part in path.split(".")):
+                raise self.error("a required field is a field path such as success or "
+                                 "response.output", ("required", index))
+        return paths
+
     def field(self, name: str, spec: Any) -> Field:
         loc = ("types", name)
         text = self.text(spec, loc)
@@ -261,20 +272,36 @@ def _split_union(text: str) -> list[str]:
     return [*parts, current]
 
 
-def resolve_taxonomy(value: Any, doc: YamlDoc, taxonomies: Mapping[str, Taxonomy]) -> Taxonomy:
+def taxonomy_by_name_or_path(value: str, taxonomies: Mapping[str, Taxonomy]) -> Taxonomy:
+    """A taxonomy given on a command line: a known name, else a file (relative to the cwd)."""
+    if value in taxonomies:
+        return taxonomies[value]
+    from pathlib import Path
+
+    path = Path(value)
+    if path.is_file():
+        return load_taxonomy_file(path.resolve())
+    if value.endswith((".yaml", ".yml")) or "/" in value:
+        raise FailgateError(f"taxonomy file '{value}' not found")
+    raise FailgateError(f"unknown taxonomy '{value}'" + did_you_mean(value, taxonomies)
+                        + f" (the taxonomies: {', '.join(sorted(taxonomies))}; or a path to "
+                        "a taxonomy file)")
+
+
+def resolve_taxonomy(value: Any, doc: YamlDoc, taxonomies: Mapping[str, Taxonomy],
+                     loc: Loc = ("taxonomy",)) -> Taxonomy:
     """The taxonomy a ceilings file names: a built-in or contributed name, a file, or inline."""
     if isinstance(value, dict):
-        return taxonomy_from(doc, ("taxonomy",))
+        return taxonomy_from(doc, loc)
     if not isinstance(value, str):
         raise doc.error("taxonomy is a name (such as 'rag'), a path to a taxonomy file, or a "
-                        "taxonomy written inline", ("taxonomy",))
+                        "taxonomy written inline", loc)
     if value in taxonomies:
         return taxonomies[value]
     if value.endswith((".yaml", ".yml")) or "/" in value:
         path = (doc.path.parent / value).resolve()
         if not path.exists():
             raise doc.error(f"taxonomy file '{value}' not found (paths are relative to this "
-                            "file)", ("taxonomy",))
+                            "file)", loc)
         return load_taxonomy_file(path)
-    raise doc.error(f"unknown taxonomy '{value}'" + did_you_mean(value, taxonomies),
-                    ("taxonomy",))
+    raise doc.error(f"unknown taxonomy '{value}'" + did_you_mean(value, taxonomies), loc)

@@ -135,6 +135,8 @@ class Taxonomy:
     # which cases answered substantively: a quality metric's 1.0 elsewhere is vacuous
     substantive: Rule | None = None
     source: Path | None = None
+    # field paths every case must have: a file without them is not this taxonomy's
+    required: tuple[str, ...] = ()
     field_index: Mapping[str, Field] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -145,6 +147,8 @@ class Taxonomy:
         for rule in (self.failed, *self.categories, *self.caveats):
             for name in rule.reads:
                 declared.setdefault(name, Field(name))
+        for path in self.required:
+            declared.setdefault(path.split(".", 1)[0], Field(path.split(".", 1)[0]))
         object.__setattr__(self, "field_index", declared)
         object.__setattr__(self, "fields", tuple(declared.values()))
         seen: set[str] = set()
@@ -155,6 +159,21 @@ class Taxonomy:
             if name in RESERVED_NAMES or name.startswith(GROUP_PREFIX):
                 raise ValueError(f"taxonomy {self.name}: '{name}' is reserved, not a category")
             seen.add(name)
+
+    def lacks(self, case: Case) -> str | None:
+        """The first required field path the case does not have, or ``None``."""
+        for path in self.required:
+            value: Any = case
+            for part in path.split("."):
+                if not isinstance(value, Mapping) or part not in value:
+                    return path
+                value = value[part]
+        return None
+
+    @property
+    def rule_fields(self) -> tuple[str, ...]:
+        """The fields ``failed`` and the categories read, in order."""
+        return tuple(dict.fromkeys(name for rule in self.rules for name in rule.reads))
 
     @property
     def category_names(self) -> tuple[str, ...]:

@@ -1,0 +1,247 @@
+"""The generalised reader core: formats by content, their taxonomies, plugins in the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import case, cases_for, write_summary
+
+from pytest_failgate.cli import main
+
+PLUGIN = '''
+import json
+from pathlib import Path
+
+from pytest_failgate.core.reports.readers import ReaderOutput
+from pytest_failgate.core.taxonomy.files import load_taxonomy_file
+
+
+class TicketReader:
+    name = "tickets"
+    suffixes = (".json",)
+    taxonomy = "tickets"
+
+    def claims(self, head):
+        return b'"tickets"' in head
+
+    def read(self, path):
+        data = json.loads(path.read_text())
+        return ReaderOutput(cases=data["tickets"], name=data["run"])
+
+
+def pytest_failgate_readers(config):
+    return [TicketReader()]
+
+
+def pytest_failgate_taxonomies(config):
+    return {"tickets": load_taxonomy_file(Path(__file__).with_name("tickets.yaml"))}
+'''
+
+TICKETS = """\
+name: tickets
+required: [status]
+failed: status != "ok"
+categories:
+  - {name: timeout, when: status == "timeout"}
+  - {name: other}
+"""
+
+
+def tickets(path: Path, statuses: list[str | None], run: str = "nightly") -> Path:
+    """A ticket run; it also carries a ``case_results`` key failgate's own shape would read."""
+    rows: list[dict[str, Any]] = [{"id": f"t{i}"} | ({} if s is None else {"status": s})
+                                  for i, s in enumerate(statuses)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"run": run, "tickets": rows, "case_results": [case("x")]}),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project whose pyproject names its own reader module in ``failgate_plugins``."""
+    (tmp_path / "failgate_tickets.py").write_text(PLUGIN, encoding="utf-8")
+    (tmp_path / "tickets.yaml").write_text(TICKETS, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nfailgate_plugins = ["failgate_tickets.py"]\n',
+        encoding="utf-8")
+    tickets(tmp_path / "reports" / "tickets_2026-01-21T03-44-18.json",
+            ["ok", "timeout", "bad", "ok"])
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_init_writes_the_taxonomy_the_format_names_with_no_flag(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "init", "reports")
+    assert code == 0, out
+    text = (project / "ceilings.yaml").read_text()
+    assert "taxonomy: tickets\n" in text
+    assert "taxonomies:" not in text
+    # the reader's name replaces the timestamped file name; its reader ran before the
+    # built-in shapes (the file's case_results were not read)
+    assert "nightly  4 cases, 2 failed" in out
+    code, out, _ = run(capsys, "check", "reports")
+    assert code == 0, out
+    assert "nightly  4 cases, 2 failed" in out
+
+
+def test_a_folder_mixing_formats_gets_a_taxonomy_per_format(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_summary(project / "reports" / "eval_summary.json",
+                  cases_for({"retrieval_miss": 2}, passed=3))
+    tickets(project / "reports" / "more.json", ["bad"], run="weekly")
+    code, out, _ = run(capsys, "init", "reports")
+    assert code == 0, out
+    text = (project / "ceilings.yaml").read_text()
+    assert "taxonomy: tickets\n" in text  # two of the three reports are tickets
+    assert "taxonomies:\n  failgate: rag\n" in text
+    code, out, _ = run(capsys, "check", "reports")
+    assert code == 0, out
+    assert "eval_summary  5 cases, 2 failed" in out
+    assert "nightly  4 cases, 2 failed" in out
+    assert "weekly  1 cases, 1 failed" in out or "weekly  1 case, 1 failed" in out
+
+
+def test_a_report_name_in_taxonomies_wins_over_its_format(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "ceilings.yaml").write_text(
+        "version: 1\ntaxonomy: tickets\ntaxonomies:\n  nightly: rag\n", encoding="utf-8")
+    code, out, _ = run(capsys, "check", "reports")
+    assert code == 2
+    assert "none of the 4 cases has any field taxonomy rag reads" in out
+    assert "this is a tickets report" in out
+    assert "taxonomies: {tickets: tickets}" in out
+
+
+def test_an_unknown_key_in_taxonomies_names_the_file_and_line(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "ceilings.yaml").write_text(
+        "version: 1\ntaxonomy: tickets\ntaxonomies:\n  nightly: ragg\n", encoding="utf-8")
+    code, _, err = run(capsys, "check", "reports")
+    assert code == 2
+    assert "ceilings.yaml:4" in err
+    assert "unknown taxonomy 'ragg'; did you mean 'rag'?" in err
+
+
+def test_the_default_rag_on_another_tools_file_is_an_error_naming_the_format(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "ceilings.yaml").write_text("version: 1\ntaxonomy: rag\n", encoding="utf-8")
+    code, out, _ = run(capsys, "check", "reports")
+    assert code == 2
+    assert "none of the 4 cases has any field taxonomy rag reads (accuracy" in out
+    assert "this is a tickets report: use its taxonomy" in out
+
+
+def test_a_case_without_a_required_field_is_an_error_not_a_failure(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tickets(project / "reports" / "tickets_2026-01-21T03-44-18.json", ["ok", None, "bad"])
+    code, out, _ = run(capsys, "init", "reports")
+    assert code == 2
+    assert "case #2 has no 'status', which taxonomy tickets requires" in out
+
+
+@pytest.mark.parametrize("given", ["tickets.yaml", "tickets"])
+def test_init_taxonomy_takes_a_file_or_a_plugins_name(
+    project: Path, capsys: pytest.CaptureFixture[str], given: str
+) -> None:
+    code, out, _ = run(capsys, "init", "reports", "--taxonomy", given)
+    assert code == 0, out
+    assert f"taxonomy: {given}\n" in (project / "ceilings.yaml").read_text()
+    assert run(capsys, "check", "reports")[0] == 0
+
+
+def test_init_with_an_unknown_taxonomy_is_one_message(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "init", "reports", "--taxonomy", "tickts")
+    assert code == 2
+    assert err.startswith("failgate: error: unknown taxonomy 'tickts'; did you mean 'tickets'?")
+    assert "Traceback" not in out + err
+    code, _, err = run(capsys, "init", "reports", "--taxonomy", "missing/tax.yaml")
+    assert (code, err) == (2, "failgate: error: taxonomy file 'missing/tax.yaml' not found\n")
+
+
+def test_cli_and_pytest_load_the_same_plugins_and_give_the_same_numbers(
+    project: Path, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("failgate_tickets.py", "tickets.yaml", "pyproject.toml"):
+        (pytester.path / name).write_text((project / name).read_text(), encoding="utf-8")
+    reports = str(project / "reports")
+    write_summary(project / "reports" / "eval_summary.json",
+                  cases_for({"retrieval_miss": 2}, passed=3))
+    code, out, err = run(capsys, "init", reports)  # pytester made its folder the cwd
+    assert code == 0, out + err
+    assert run(capsys, "check", reports, "--json", "cli.json")[0] == 0
+    result = pytester.runpytest(f"--failgate={reports}", "--failgate-json=py.json")
+    result.assert_outcomes(passed=11)  # tickets: 2 categories + total; rag: 7 + total
+    cli = json.loads((pytester.path / "cli.json").read_text())
+    plugin = json.loads((pytester.path / "py.json").read_text())
+
+    def numbers(result: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return [(r["name"], r["taxonomy"], r["format"], r["n_cases"], r["failed"],
+                 [(row["name"], row["count"]) for row in r["rows"]]) for r in result["reports"]]
+
+    assert numbers(cli) == numbers(plugin)
+    assert [r["taxonomy"] for r in cli["reports"]] == ["rag", "tickets"]
+
+
+def test_pytest_init_writes_the_formats_taxonomy(
+    project: Path, pytester: pytest.Pytester
+) -> None:
+    for name in ("failgate_tickets.py", "tickets.yaml", "pyproject.toml"):
+        (pytester.path / name).write_text((project / name).read_text(), encoding="utf-8")
+    result = pytester.runpytest(f"--failgate={project / 'reports'}", "--failgate-init")
+    assert result.ret == 0
+    assert "taxonomy: tickets\n" in (pytester.path / "ceilings.yaml").read_text()
+
+
+def test_a_zero_case_report_is_an_error_item_and_the_rest_are_still_gated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    pytester: pytest.Pytester,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_summary(tmp_path / "reports" / "empty.json", [])
+    write_summary(tmp_path / "reports" / "full.json", cases_for({"unknown": 1}, passed=1))
+    code, out, _ = run(capsys, "init", "reports")
+    assert code == 2
+    assert "init: wrote ceilings.yaml from the current counts of 1 report" in out
+    assert "not gated, as 1 report failed to load" in out
+    assert "empty" in out
+    code, out, _ = run(capsys, "check", "reports")
+    assert code == 2
+    assert "ERROR" in out
+    assert "the report has no cases" in out
+    assert "full  2 cases, 1 failed" in out
+    (pytester.path / "ceilings.yaml").write_text((tmp_path / "ceilings.yaml").read_text())
+    result = pytester.runpytest(f"--failgate={tmp_path / 'reports'}")
+    result.assert_outcomes(passed=8, failed=1)
+    result.stdout.fnmatch_lines(["*empty.json: the report has no cases*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_no_report_at_all_lists_the_skipped_files_in_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "notes.md").write_text("hi")
+    code, out, err = run(capsys, "init", "reports")
+    assert code == 2
+    assert "see the summary" not in out + err
+    assert "skipped: reports/notes.md (no reader for this kind of file)" in err
