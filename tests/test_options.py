@@ -44,7 +44,7 @@ def test_every_pytest_option_and_ini_key_comes_from_the_table(
             with pytest.raises(ValueError, match="no option named"):
                 config.getoption(option.dest)
             continue
-        expected: list[str] | None = [] if option.kind == "paths" else None
+        expected: list[str] | None = [] if option.kind in ("paths", "names") else None
         assert config.getoption(option.dest) == expected, option.name
         config.getini(option.dest)  # a ValueError here: the ini key is missing
     text = pytester.runpytest("--help").stdout.str()
