@@ -153,7 +153,7 @@ def test_a_case_without_a_required_field_is_an_error_not_a_failure(
     tickets(project / "reports" / "tickets_2026-01-21T03-44-18.json", ["ok", None, "bad"])
     code, out, _ = run(capsys, "init", "reports")
     assert code == 2
-    assert "case #2 has no 'status', which taxonomy tickets requires" in out
+    assert "case #2: no 'status', which taxonomy tickets requires" in out
 
 
 @pytest.mark.parametrize("given", ["tickets.yaml", "tickets"])

@@ -99,7 +99,7 @@ class CaseSink:
         if self._lacks is not None:
             lacking = self._lacks(view)
             if lacking is not None:
-                raise CaseProblem(position, f"has no '{lacking}', which taxonomy "
+                raise CaseProblem(position, f"no '{lacking}', which taxonomy "
                                   f"{self.taxonomy.name} requires")
         key = self._key(view, position)
         first = self._seen.setdefault(key, position)
