@@ -84,9 +84,9 @@ def smallest_k(n: int, flip: float, alpha: Fraction, seed: int) -> tuple[int, in
         for i in passing[:k]:
             injected[i] = TARGET
         new, fixed = _moves(base, injected, TARGET)
-        if regression_verdict(new, fixed, bands.get(TARGET), alpha) == "FAIL":
+        if regression_verdict(new, fixed, bands.get(TARGET), alpha) == "fail":
             others = all(regression_verdict(*_moves(base, injected, label), bands.get(label),
-                                            alpha) != "FAIL" for label in LABELS[1:]
+                                            alpha) != "fail" for label in LABELS[1:]
                          if label != TARGET)
             return k, band_cases(bands.get(TARGET)), others
     raise SystemExit(f"no k up to {len(passing)} was detected for n = {n}")

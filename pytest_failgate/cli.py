@@ -83,7 +83,7 @@ def _print_summary(result: GateResult, config: GateConfig) -> None:
 
     outcomes = writeback.outcomes_from_verdicts(result)
     for row in result.rows:
-        if row.message and row.verdict in ("fail", "error"):
+        if row.message and row.failing:
             _out(f"FAILED {result.ceilings_path}::{row.report}::{row.name}")
             _out(row.message)
             _out()
@@ -104,7 +104,7 @@ def _paths_text(config: GateConfig) -> str:
 def _verdict(result: GateResult) -> int:
     if result.load_errors:
         return EXIT_INPUT
-    failed = any(row.verdict in ("fail", "error") for row in result.rows)
+    failed = any(row.failing for row in result.rows)
     return EXIT_FAIL if failed else EXIT_PASS
 
 

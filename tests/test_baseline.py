@@ -71,7 +71,7 @@ def _oracle(new: int, fixed: int, band: int, alpha: float = 0.05) -> str:
     significant = new > fixed and scipy.stats.binomtest(
         new, new + fixed, 0.5, alternative="greater").pvalue <= alpha
     beyond = new - fixed > band
-    return "FAIL" if significant and beyond else "WARN" if significant or beyond else "PASS"
+    return "fail" if significant and beyond else "warn" if significant or beyond else "pass"
 
 
 @pytest.mark.parametrize("n", [221, 2000])
@@ -86,11 +86,11 @@ def test_an_injected_regression_fails_exactly_its_category(tmp_path: Path, n: in
                     "total": _oracle(k + 2, 2, 1)}
         for name, verdict in expected.items():
             assert verdicts[name] == verdict, (k, name, verdicts)
-        assert verdicts["unknown"] == "PASS"
-        assert {name for name, v in verdicts.items() if v == "FAIL"} <= {"retrieval_miss",
+        assert verdicts["unknown"] == "pass"
+        assert {name for name, v in verdicts.items() if v == "fail"} <= {"retrieval_miss",
                                                                           "total"}
         seen.add(expected["retrieval_miss"])
-    assert seen == {"PASS", "WARN", "FAIL"}
+    assert seen == {"pass", "warn", "fail"}
 
 
 def test_a_run_compared_with_itself_passes_everywhere(
@@ -209,7 +209,7 @@ def test_file_wide_significance_sets_the_baseline_alpha(tmp_path: Path) -> None:
     write_summary(tmp_path / "cand" / "run.json", cand)
     ceilings = tmp_path / "c.yaml"
     text = write_ceilings(ceilings, dict.fromkeys(RAG.category_names, 10**6)).read_text()
-    for alpha, expected in ((0.05, "FAIL"), (0.01, "WARN")):
+    for alpha, expected in ((0.05, "fail"), (0.01, "warn")):
         ceilings.write_text(text.replace("taxonomy: rag", f"taxonomy: rag\nsignificance: {alpha}"))
         gate = run_gate(GateConfig((tmp_path / "cand",), ceilings, baseline=(tmp_path / "base",)))
         assert gate.baseline is not None

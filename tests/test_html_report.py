@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any, Literal
 
-    from pytest_failgate.core.result import RowVerdict
+    from pytest_failgate.core.verdict import RowVerdict
 
 ROOT = EXAMPLES.parent
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
@@ -151,7 +151,7 @@ def hostile(mode: Literal["gate", "strict", "ratchet", "init"] = "strict") -> Ga
     """A run with every feature, and markup in every value that reaches the page."""
     baseline = BaselineResult(base_count=1, new=[HOSTILE_CASE, "new-2"], fixed=["fixed&1"],
                               n_new=60, n_fixed=1, p_value=0.0312, significant=True, band=1,
-                              beyond_band=True, verdict="FAIL", paired=80)
+                              beyond_band=True, verdict="fail", paired=80)
     failing = row(HOSTILE, 5, 1, "fail", report=HOSTILE, rule=f"rule {HOSTILE}",
                   message=f"{HOSTILE}: 5 cases, 4 over\n  cases    {HOSTILE_CASE}",
                   first_cases=[HOSTILE_CASE],
@@ -164,7 +164,7 @@ def hostile(mode: Literal["gate", "strict", "ratchet", "init"] = "strict") -> Ga
                 message="retrieval_miss: the ceiling has slack (count 2)",
                 baseline=BaselineResult(base_count=2, new=[], fixed=[], n_new=0, n_fixed=0,
                                         p_value=1.0, significant=False, band=1,
-                                        beyond_band=False, verdict="PASS", paired=80))
+                                        beyond_band=False, verdict="pass", paired=80))
     error = row("generator_hallucination", None, None, "error", report=HOSTILE,
                 message="generator_hallucination: cannot be checked: field <x> missing")
     passing = row("verifier_false_negative", 3, 3, "pass", report=HOSTILE,

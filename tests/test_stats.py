@@ -276,28 +276,28 @@ def test_band_cases_is_the_range_with_a_floor_of_one() -> None:
 
 @pytest.mark.parametrize(("new", "fixed", "noise", "expected"), [
     # the same run against itself
-    (0, 0, None, "PASS"),
+    (0, 0, None, "pass"),
     # decreases and no change are PASS, whatever the band
-    (0, 10, None, "PASS"),
-    (3, 50, band(0, 0), "PASS"),
-    (5, 5, None, "PASS"),
-    (200, 200, band(0, 0), "PASS"),
+    (0, 10, None, "pass"),
+    (3, 50, band(0, 0), "pass"),
+    (5, 5, None, "pass"),
+    (200, 200, band(0, 0), "pass"),
     # significant and beyond the band: FAIL  (p = 2**-10)
-    (10, 0, None, "FAIL"),
-    (10, 0, band(3, 12), "FAIL"),
+    (10, 0, None, "fail"),
+    (10, 0, band(3, 12), "fail"),
     # significant, inside the band: WARN
-    (10, 0, band(0, 12), "WARN"),
-    (10, 0, band(0, 10), "WARN"),  # an increase equal to the band is not beyond it
+    (10, 0, band(0, 12), "warn"),
+    (10, 0, band(0, 10), "warn"),  # an increase equal to the band is not beyond it
     # beyond the band, not significant: WARN  (p = P[Bin(55) >= 30] ~ 0.3)
-    (30, 25, None, "WARN"),
-    (2, 0, band(5, 5), "WARN"),  # band floor 1: +2 is beyond; p = 1/4
+    (30, 25, None, "warn"),
+    (2, 0, band(5, 5), "warn"),  # band floor 1: +2 is beyond; p = 1/4
     # neither: PASS
-    (2, 1, None, "PASS"),  # +1 is within the floor of one case; p = 1/2
-    (30, 25, band(0, 8), "PASS"),
+    (2, 1, None, "pass"),  # +1 is within the floor of one case; p = 1/2
+    (30, 25, band(0, 8), "pass"),
     # the floor of one case: +1 is never beyond, even with a zero-width band
-    (1, 0, band(6, 6), "PASS"),
-    (5, 0, band(6, 6), "FAIL"),  # p = 1/32 <= 1/20, +5 > 1
-    (4, 0, band(6, 6), "WARN"),  # p = 1/16 > 1/20
+    (1, 0, band(6, 6), "pass"),
+    (5, 0, band(6, 6), "fail"),  # p = 1/32 <= 1/20, +5 > 1
+    (4, 0, band(6, 6), "warn"),  # p = 1/16 > 1/20
 ])
 def test_regression_verdict_table(new: int, fixed: int, noise: NoiseBand | None,
                                   expected: str) -> None:
@@ -306,15 +306,15 @@ def test_regression_verdict_table(new: int, fixed: int, noise: NoiseBand | None,
 
 def test_regression_verdict_significance_is_inclusive_and_exact() -> None:
     # p-value exactly alpha counts as significant; a hair above it does not
-    assert regression_verdict(5, 0, None, Fraction(1, 32)) == "FAIL"
-    assert regression_verdict(5, 0, None, Fraction(1, 32) - Fraction(1, 10**40)) == "WARN"
+    assert regression_verdict(5, 0, None, Fraction(1, 32)) == "fail"
+    assert regression_verdict(5, 0, None, Fraction(1, 32) - Fraction(1, 10**40)) == "warn"
 
 
 def test_regression_verdict_with_many_cases() -> None:
     # 100,000 cases, 12,000 churned: +300 net is significant (z ~ 2.7) and beyond a band of 40
-    assert regression_verdict(6_150, 5_850, band(100, 140, 5), ALPHA) == "FAIL"
-    assert regression_verdict(6_050, 5_950, band(100, 140, 5), ALPHA) == "WARN"  # p ~ 0.18
-    assert regression_verdict(6_020, 5_980, band(100, 140, 5), ALPHA) == "PASS"
+    assert regression_verdict(6_150, 5_850, band(100, 140, 5), ALPHA) == "fail"
+    assert regression_verdict(6_050, 5_950, band(100, 140, 5), ALPHA) == "warn"  # p ~ 0.18
+    assert regression_verdict(6_020, 5_980, band(100, 140, 5), ALPHA) == "pass"
 
 
 def test_verdict_arguments_are_checked() -> None:

@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .verdict import FAILING, BaselineVerdict, RowVerdict
+
 RowKind = Literal["category", "total", "group", "contract", "metric", "consistency"]
-RowVerdict = Literal["pass", "fail", "error", "record"]
 
 
 class _Model(BaseModel):
@@ -32,7 +33,7 @@ class BaselineResult(_Model):
     significant: bool = Field(description="decided exactly: p <= alpha and cases increased")
     band: int = Field(description="the noise band in whole cases (at least 1)")
     beyond_band: bool = Field(description="new - fixed exceeds the band")
-    verdict: Literal["PASS", "WARN", "FAIL"]
+    verdict: BaselineVerdict
     paired: int = Field(description="cases present in both runs")
 
 
@@ -86,7 +87,13 @@ class Row(_Model):
         if self.baseline is None:
             return ""
         text = f"+{self.baseline.n_new} / -{self.baseline.n_fixed}"
-        return text if self.baseline.verdict == "PASS" else f"{text} {self.baseline.verdict}"
+        verdict = self.baseline.verdict
+        return text if verdict == "pass" else f"{text} {verdict.upper()}"
+
+    @property
+    def failing(self) -> bool:
+        """The item fails the run (over its ceiling, or not checkable)."""
+        return self.verdict in FAILING
 
     @property
     def headroom(self) -> int | None:

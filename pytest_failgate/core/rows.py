@@ -24,7 +24,6 @@ from .result import (
     ReportResult,
     Row,
     RowKind,
-    RowVerdict,
 )
 from .taxonomy.model import GROUP_PREFIX
 from .yamlsource import digest
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from .gate import ContractResult, Gate
     from .reports.model import Report
     from .taxonomy import Taxonomy
+    from .verdict import RowVerdict
 
 
 def build_result(gate: Gate) -> GateResult:
@@ -121,9 +121,9 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
     compared = None
     if gate.baseline is not None and check.slice is None and kind in ("category", "total"):
         compared = gate.baseline.judge(check.report.name, check.name)
-    if compared is not None and compared.verdict != "PASS":
+    if compared is not None and compared.verdict != "pass":
         text = baseline_message(check.name, compared, gate.baseline.alpha)  # type: ignore[union-attr]
-        if compared.verdict == "FAIL":
+        if compared.verdict == "fail":
             verdict = "fail" if verdict == "pass" else verdict
             message = f"{message}\n{text}" if message else text
         else:

@@ -23,9 +23,11 @@ What the page shows, top down:
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.formatting import case_counts, plural
@@ -62,209 +64,13 @@ _STRICT_TITLE = ("within its ceiling, but the ceiling has slack and --failgate-s
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; " \
        "form-action 'none'"
 
-_CSS = """
-:root {
-  color-scheme: light;
-  --text: #1f2328; --muted: #59636e; --line: #d8dee4; --soft: #eef1f4; --page: #f6f8fa;
-  --fail: #b42318; --fail-bg: #fef3f2; --fail-line: #f2b8b5; --fail-bar: #d92d20;
-  --pass: #067647; --pass-bg: #ecfdf3; --pass-line: #abefc6;
-  --warn: #93370d; --warn-bg: #fffaeb; --warn-line: #fedf89;
-  --new: #175cd3; --new-bg: #eff8ff; --new-line: #b2ddff;
-  --mono: ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono",
-    "Liberation Mono", monospace;
-}
-* { box-sizing: border-box; }
-html { -webkit-text-size-adjust: 100%; text-size-adjust: 100%; }
-body {
-  margin: 0; background: var(--page); color: var(--text);
-  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
-    sans-serif;
-}
-main { max-width: 1180px; margin: 0 auto; padding: 28px 24px 48px; }
-h1, h2, h3 { line-height: 1.25; margin: 0; }
-h2 { font-size: 19px; margin: 36px 0 12px; }
-h3 { font-size: 16px; }
-code, pre, .mono { font-family: var(--mono); font-size: 13px; }
-a { color: inherit; text-decoration-color: #8c959f; text-underline-offset: 2px; }
-a:hover { text-decoration-color: currentColor; }
-ul { margin: 6px 0; padding-left: 22px; }
-li { margin: 2px 0; }
-.muted { color: var(--muted); }
-.card {
-  background: #fff; border: 1px solid var(--line); border-radius: 8px;
-  padding: 16px 18px; margin: 0 0 16px;
-}
-.card-head {
-  display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 12px; margin-bottom: 10px;
-}
-.card-head h3 { overflow-wrap: anywhere; }
-.card-head .muted { font-size: 13.5px; overflow-wrap: anywhere; min-width: 0; }
+# The page's style sheet, shipped as package data and inlined into every page.
+CSS_FILE = Path(__file__).with_name("report.css")
 
-/* headline */
-.headline {
-  background: #fff; border: 1px solid var(--line); border-left: 6px solid var(--pass);
-  border-radius: 8px; padding: 18px 22px;
-}
-.headline.is-fail { border-left-color: var(--fail-bar); }
-.eyebrow {
-  margin: 0 0 4px; color: var(--muted); font-size: 13px; letter-spacing: .04em;
-  text-transform: uppercase; overflow-wrap: anywhere;
-}
-.headline h1 { font-size: 26px; display: flex; align-items: center; gap: 10px; }
-.headline h1 .mark {
-  display: inline-flex; align-items: center; justify-content: center; flex: none;
-  width: 30px; height: 30px; border-radius: 50%; font-size: 17px; color: #fff;
-  background: var(--pass);
-}
-.headline.is-fail h1 .mark { background: var(--fail-bar); }
-.facts { display: flex; flex-wrap: wrap; gap: 6px 28px; margin: 14px 0 0; }
-.facts div { min-width: 0; }
-.facts dt { color: var(--muted); font-size: 12px; text-transform: uppercase;
-  letter-spacing: .04em; }
-.facts dd { margin: 0; font-weight: 600; overflow-wrap: anywhere; }
-.load-errors { margin: 14px 0 0; padding: 0; list-style: none; }
-.load-errors li {
-  background: var(--fail-bg); border: 1px solid var(--fail-line); border-radius: 6px;
-  padding: 8px 12px; margin: 6px 0; color: var(--fail);
-}
-.load-errors code { color: var(--text); overflow-wrap: anywhere; }
 
-.jump { margin: 16px 0 0; padding: 12px 0 0; list-style: none;
-  border-top: 1px solid var(--soft); display: flex; flex-direction: column; gap: 4px; }
-.jump li { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 10px; margin: 0; }
-.jump a { text-decoration: none; overflow-wrap: anywhere; }
-.jump a:hover .mono { text-decoration: underline; }
-.jump .mono { font-size: 14px; font-weight: 600; }
-.vs { font-variant-numeric: tabular-nums; color: var(--muted); font-size: 13.5px; }
-
-/* tables */
-.scroll { overflow-x: auto; max-width: 100%; }
-table { border-collapse: collapse; width: 100%; font-size: 14px; }
-th, td { padding: 6px 10px; text-align: left; vertical-align: top; }
-thead th {
-  font-size: 12px; font-weight: 600; color: var(--muted); text-transform: uppercase;
-  letter-spacing: .04em; border-bottom: 1px solid var(--line); white-space: nowrap;
-}
-tbody td { border-bottom: 1px solid var(--soft); }
-tbody tr:last-child td { border-bottom: 0; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.name { font-family: var(--mono); font-size: 13px; overflow-wrap: break-word; }
-td.src { color: var(--muted); font-size: 12.5px; white-space: nowrap; font-weight: 400; }
-.summary td { vertical-align: baseline; }
-th.src, td.src { text-align: right; }
-tr.is-fail td { background: var(--fail-bg); }
-tr.is-fail td:first-child { box-shadow: inset 4px 0 0 var(--fail-bar); }
-tr.is-total td { font-weight: 600; }
-tr.is-total td { border-top: 1px solid var(--line); }
-.neg { color: var(--fail); font-weight: 600; }
-.summary { min-width: 560px; }
-.summary .c-name { width: 34%; }
-.summary .c-num { width: 9%; }
-.summary .c-ceiling { width: 14%; }
-.summary .c-verdict { width: 13%; }
-.summary .c-baseline { width: 12%; }
-.cases { min-width: 480px; }
-.cases td { font-family: var(--mono); font-size: 12.5px; }
-.cases td code { font-size: inherit; }
-.cases td.id { font-weight: 600; }
-.cases td.id { overflow-wrap: break-word; }
-.cases .v { max-width: 48ch; overflow-wrap: break-word; }
-.cases .null { color: var(--muted); }
-.cases .nw { white-space: nowrap; }
-.cases .missing { color: #8c959f; }
-
-/* badges */
-.badge {
-  display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px;
-  font-weight: 600; line-height: 18px; white-space: nowrap; border: 1px solid transparent;
-}
-.b-pass { color: var(--pass); background: var(--pass-bg); border-color: var(--pass-line); }
-.b-fail { color: #fff; background: var(--fail-bar); }
-.b-strict { color: var(--fail); background: #fff; border: 1px dashed var(--fail-bar); }
-.b-error { color: var(--warn); background: var(--warn-bg); border-color: var(--warn-line); }
-.b-record { color: var(--new); background: var(--new-bg); border-color: var(--new-line); }
-.b-PASS { color: var(--pass); background: var(--pass-bg); border-color: var(--pass-line); }
-.b-WARN { color: var(--warn); background: var(--warn-bg); border-color: var(--warn-line); }
-.b-FAIL { color: var(--fail); background: var(--fail-bg); border-color: var(--fail-line); }
-.note { font-size: 13px; color: var(--muted); margin: 10px 0 0; }
-
-/* failing checks */
-.failure { border-left: 4px solid var(--fail-bar); }
-.failure.is-error { border-left-color: #dc6803; }
-.failure.is-strict { border-left-style: dashed; }
-.failure .title-name { font-family: var(--mono); font-size: 15px; }
-.stats { display: flex; flex-wrap: wrap; gap: 4px 22px; margin: 0 0 10px; font-size: 14px; }
-.stats div { display: flex; gap: 6px; }
-.stats dt { color: var(--muted); }
-.stats dd { margin: 0; font-weight: 600; font-variant-numeric: tabular-nums; }
-.rule { margin: 0 0 10px; }
-.rule > .muted:first-child { font-size: 13.5px; margin-right: 4px; }
-.rule code { overflow-wrap: anywhere; }
-pre.message {
-  margin: 0 0 14px; padding: 10px 12px; background: var(--page); border: 1px solid var(--line);
-  border-radius: 6px; white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.45;
-}
-h4 { font-size: 13px; margin: 14px 0 6px; color: var(--muted); text-transform: uppercase;
-  letter-spacing: .04em; }
-.ids { display: flex; flex-wrap: wrap; gap: 4px 6px; margin: 0; padding: 0; list-style: none; }
-.ids li { margin: 0; }
-.ids code {
-  background: var(--soft); border-radius: 4px; padding: 1px 6px; font-size: 12.5px;
-  overflow-wrap: anywhere;
-}
-
-/* folded sections */
-details { background: #fff; border: 1px solid var(--line); border-radius: 8px; margin: 0 0 8px; }
-details > summary {
-  cursor: pointer; padding: 10px 16px; font-weight: 600; overflow-wrap: anywhere;
-}
-details > summary .muted { font-weight: 400; }
-details[open] > summary { border-bottom: 1px solid var(--soft); }
-details > .fold { padding: 10px 16px 14px; }
-details pre.message { margin-top: 4px; }
-
-/* chart, notes, footer */
-.chart { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px;
-  overflow-x: auto; }
-.chart svg { display: block; max-width: 100%; height: auto; margin: 0 auto; }
-.notes li { overflow-wrap: anywhere; }
-.notes .who { font-weight: 600; }
-footer { margin-top: 40px; color: var(--muted); font-size: 12.5px; overflow-wrap: anywhere; }
-
-@media (max-width: 640px) {
-  main { padding: 16px 12px 32px; }
-  .headline { padding: 14px 16px; }
-  .headline h1 { font-size: 21px; }
-  .card { padding: 12px; }
-  th, td { padding: 5px 8px; }
-}
-
-@media print {
-  @page { margin: 14mm; }
-  body { background: #fff; font-size: 11pt; }
-  main { max-width: none; padding: 0; }
-  * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
-  .card, .headline, details, .chart { border-color: #bbb; break-inside: avoid-page; }
-  .failure, .report { break-inside: auto; }
-  h2, h3, h4, summary { break-after: avoid-page; }
-  tr, pre.message { break-inside: avoid-page; }
-  thead { display: table-header-group; }
-  .scroll, .chart { overflow: visible; }
-  table, .summary, .cases { min-width: 0; }
-  th, td { padding: 4px 6px; }
-  .cases th, .cases td { padding: 3px 4px; }
-  .card { padding: 10px 12px; }
-  td.src { white-space: normal; }
-  .cases .v { overflow-wrap: anywhere; }  /* nothing may run off the paper, */
-  .cases th, .cases td.id .v { overflow-wrap: break-word; }  /* names break at "_" */
-  .cases .v { max-width: none; }
-  .cases .nw:not(.short) { white-space: normal; }
-  .cases { font-size: 8pt; }
-  thead th { white-space: normal; text-transform: none; letter-spacing: 0; font-size: 8.5pt; }
-  details::details-content { content-visibility: visible; display: block; }
-  a { text-decoration: none; }
-}
-""".strip()
+@functools.lru_cache(maxsize=1)
+def _css() -> str:
+    return CSS_FILE.read_text(encoding="utf-8").strip()
 
 
 def render_html(result: GateResult, history_svg: str | None = None,
@@ -279,7 +85,7 @@ def render_html(result: GateResult, history_svg: str | None = None,
     svg = _svg(history_svg) if history_svg is not None else None
     # Each check's anchor is its position in the run, so equal rows still get their own.
     checks = [(f"check-{n}", row) for n, row in enumerate(result.rows, start=1)]
-    failing_checks = [(anchor, row) for anchor, row in checks if row.verdict in ("fail", "error")]
+    failing_checks = [(anchor, row) for anchor, row in checks if row.failing]
     headline = _headline_text(result, len(failing_checks))
     parts = [
         "<!DOCTYPE html>",
@@ -291,7 +97,7 @@ def render_html(result: GateResult, history_svg: str | None = None,
         '<meta name="referrer" content="no-referrer">',
         '<meta name="generator" content="pytest-failgate">',
         f"<title>{_esc(title)}: {_esc(headline)}</title>",
-        f"<style>\n{_CSS}\n</style>",
+        f"<style>\n{_css()}\n</style>",
         "</head>",
         "<body>",
         "<main>",
@@ -379,9 +185,9 @@ def _badge(row: Row) -> str:
 
 
 def _baseline_badge(baseline: BaselineResult, text: str) -> str:
-    if baseline.verdict == "PASS":
+    if baseline.verdict == "pass":
         return _esc(text)
-    return f'<span class="badge b-{baseline.verdict}">{_esc(text)}</span>'
+    return f'<span class="badge b-base-{baseline.verdict}">{_esc(text)}</span>'
 
 
 def _ids(case_ids: Iterable[str]) -> str:
@@ -481,7 +287,7 @@ def _summary(result: GateResult) -> list[str]:
         out.append('<p class="muted">No reports were found.</p>')
     n_before = 0  # checks in earlier reports: anchors number the checks of the whole run
     for report in result.reports:
-        failing = any(row.verdict in ("fail", "error") for row in report.rows)
+        failing = any(row.failing for row in report.rows)
         cls = "card report" + (" has-fail" if failing or report.error is not None else "")
         out += [
             f'<div class="{cls}">',
@@ -521,7 +327,7 @@ def _summary_table(rows: Sequence[Row], n_before: int, with_baseline: bool) -> l
     out = ['<div class="scroll">', '<table class="summary">',
            "<thead><tr>" + "".join(head + tail) + "</tr></thead>", "<tbody>"]
     for n, row in enumerate(rows, start=n_before + 1):
-        bad = row.verdict in ("fail", "error")
+        bad = row.failing
         classes = [c for c, on in (("is-fail", bad), ("is-total", row.kind == "total")) if on]
         tr = f'<tr class="{" ".join(classes)}">' if classes else "<tr>"
         name = _wrappable(row.label)
@@ -647,10 +453,10 @@ def _examples_table(examples: Sequence[CaseExample]) -> list[str]:
 
 
 def _baseline(baseline: BaselineResult) -> list[str]:
-    text = f"+{baseline.n_new} / -{baseline.n_fixed} {baseline.verdict}"
+    text = f"+{baseline.n_new} / -{baseline.n_fixed} {baseline.verdict.upper()}"
     out = [
         "<h4>against the baseline</h4>",
-        f'<p class="rule"><span class="badge b-{baseline.verdict}">{_esc(text)}</span> '
+        f'<p class="rule"><span class="badge b-base-{baseline.verdict}">{_esc(text)}</span> '
         f'<span class="muted">baseline count {baseline.base_count}, noise band '
         f"{plural(baseline.band, 'case')}, one-sided McNemar p = "
         f"{baseline.p_value:.3g}</span></p>",

@@ -36,7 +36,7 @@ def render_markdown(result: GateResult, ratchet_command: str | None = None,
                     history: Sequence[str] | None = None, chart: str | None = None) -> str:
     """The comment: headline, failing checks, the rest folded, cases, what to run next."""
     rows = result.rows
-    failing = [row for row in rows if row.verdict in ("fail", "error")]
+    failing = [row for row in rows if row.failing]
     with_baseline = any(row.baseline is not None for row in rows)
     if result.load_errors:
         headline = f"❌ {plural(len(result.load_errors), 'report')} could not be read"

@@ -129,7 +129,7 @@ class GateItem(_QuietItem):
             warnings.warn(FailgateWarning(text), stacklevel=1)
         if row.verdict == "record":
             pytest.skip(f"--failgate-init records {row.count} as the ceiling")
-        if row.verdict in ("fail", "error"):
+        if row.failing:
             raise GateFailure(row.message)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:

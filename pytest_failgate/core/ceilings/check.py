@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from ..taxonomy.model import TOTAL
 
@@ -17,10 +17,9 @@ if TYPE_CHECKING:
     from fractions import Fraction
 
     from ..reports.model import Report
+    from ..verdict import CheckVerdict
     from .load import Entry
 from ..compare.binomial import binomial_upper_tail
-
-Verdict = Literal["pass", "fail", "error"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ class Check:
     name: str
     count: int
     entry: Entry | None
-    verdict: Verdict
+    verdict: CheckVerdict
     allowed: int | None  # most cases the ceiling allows here (None when undecidable)
     problem: str = ""  # why the verdict is "error"
     n_cases: int | None = None  # what a rate is a fraction of: the report, slice or population
@@ -76,7 +75,7 @@ def evaluate(report: Report, name: str, count: int, entry: Entry | None,
     the rate fails only when it is significantly over it (an exact binomial upper
     tail at the ceiling rate); over but not significantly passes with a warning.
     """
-    def check(verdict: Verdict, allowed: int | None, problem: str = "",
+    def check(verdict: CheckVerdict, allowed: int | None, problem: str = "",
               warning: str = "") -> Check:
         return Check(report, name, count, entry, verdict, allowed, problem, n_cases, slice_,
                      population, warning)

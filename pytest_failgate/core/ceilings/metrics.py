@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..compare.intervals import wilson_interval
 from ..formatting import format_number
 
 if TYPE_CHECKING:
     from ..reports.model import Report
+    from ..verdict import CheckVerdict
     from .model import MetricFloor
 
-Verdict = Literal["pass", "fail", "error"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class MetricCheck:
     name: str
     floor: MetricFloor
     line: int
-    verdict: Verdict
+    verdict: CheckVerdict
     mean: Fraction | None = None
     effective_n: int | None = None
     vacuous: int = 0
@@ -56,7 +56,7 @@ def evaluate_metric(report: Report, name: str, floor: MetricFloor, line: int) ->
     tally = report.tally.metrics[name]
     n = tally.n_values
 
-    def check(verdict: Verdict, problem: str = "") -> MetricCheck:
+    def check(verdict: CheckVerdict, problem: str = "") -> MetricCheck:
         return MetricCheck(report, name, floor, line, verdict, tally.mean, n, tally.vacuous,
                            problem)
 

@@ -108,11 +108,11 @@ def baseline_message(name: str, result: BaselineResult, alpha: Fraction) -> str:
     """Why a category regressed (or nearly did) against the baseline."""
     increase = result.n_new - result.n_fixed
     head = {
-        "FAIL": "regressed against the baseline: significant and beyond the noise band",
-        "WARN": ("changed against the baseline, "
+        "fail": "regressed against the baseline: significant and beyond the noise band",
+        "warn": ("changed against the baseline, "
                  + ("significant but within the noise band" if result.significant
                     else "beyond the noise band but not significant")),
-        "PASS": "no regression against the baseline",
+        "pass": "no regression against the baseline",
     }[result.verdict]
     lines = [
         f"{name}: {head}",

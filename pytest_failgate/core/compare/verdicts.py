@@ -1,4 +1,4 @@
-"""Verdicts on a change against a baseline: PASS, WARN or FAIL, decided exactly.
+"""Verdicts on a change against a baseline: pass, warn or fail, decided exactly.
 
 A baseline comparison pairs cases by id. ``new`` cases entered a category and
 ``fixed`` cases left it. :func:`regression_verdict` FAILs only when the increase
@@ -18,7 +18,7 @@ against the recorded runs. ``std`` is recorded for information only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from .binomial import paired_increase
 from .checks import check_alpha, check_int
@@ -26,10 +26,8 @@ from .checks import check_alpha, check_int
 if TYPE_CHECKING:
     from fractions import Fraction
 
+    from ..verdict import BaselineVerdict
     from .noise import NoiseBand
-
-Verdict = Literal["PASS", "WARN", "FAIL"]
-
 
 
 def band_cases(band: NoiseBand | None) -> int:
@@ -40,23 +38,23 @@ def band_cases(band: NoiseBand | None) -> int:
 
 
 def regression_verdict(new: int, fixed: int, band: NoiseBand | None,
-                       alpha: Fraction) -> Verdict:
-    """FAIL if the increase is significant and beyond the band, WARN if one of them, else PASS.
+                       alpha: Fraction) -> BaselineVerdict:
+    """``fail`` if the increase is significant and beyond the band, ``warn`` if one of them.
 
     ``increase = new - fixed``; significant means ``paired_increase(new, fixed)``
     is at most ``alpha``; beyond means ``increase > band_cases(band)``. No
-    increase (a decrease, or no change) is always PASS.
+    increase (a decrease, or no change) is always ``pass``.
     """
     check_int("new", new)
     check_int("fixed", fixed)
     alpha = check_alpha(alpha)
     increase = new - fixed
     if increase <= 0:
-        return "PASS"
+        return "pass"
     significant = paired_increase(new, fixed).at_most(alpha)
     beyond = increase > band_cases(band)
     if significant and beyond:
-        return "FAIL"
+        return "fail"
     if significant or beyond:
-        return "WARN"
-    return "PASS"
+        return "warn"
+    return "pass"
