@@ -112,6 +112,24 @@ def old_export(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def test_an_older_bare_row_list_is_read_with_the_same_verdicts(tmp_path: Path) -> None:
+    source = GENERATED / "run1" / "results.json"
+    target = tmp_path / "old.json"
+    target.write_text(json.dumps(old_export(source)), encoding="utf-8")
+    old, new = load(target), load(source)
+    assert old.counts == new.counts  # the provider error is found by its missing grading
+    assert len(set(old.all_case_ids())) == 14
+
+
+def test_an_error_beside_a_grading_result_is_an_assertion_failure_not_a_provider_error(
+        tmp_path: Path) -> None:
+    rows = old_export(SHARED / "tds_project1.promptfoo_results.json")
+    assert sum(1 for row in rows if row.get("error")) == 3  # promptfoo sets both
+    target = tmp_path / "old.json"
+    target.write_text(json.dumps(rows), encoding="utf-8")
+    assert nonzero(load(target)) == {"text_match": 3}
+
+
 def test_the_first_failed_assertion_is_searched_depth_first_in_assertion_sets(
         tmp_path: Path) -> None:
     data = document(SHARED / "tds_project1.promptfoo_results.json")

@@ -1,0 +1,111 @@
+"""Where promptfoo, Inspect AI and DeepEval write, `failgate init` then `failgate check` just
+work: no flag, no configuration, the counts each tool records; two promptfoo runs pair."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_failgate.cli import main
+from pytest_failgate.core.result import GateResult
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def promptfoo_truth(folder: Path) -> dict[str, tuple[int, int]]:
+    """(cases, failed) per report, from each file's own `results.stats`."""
+    truth = {}
+    for path in sorted(folder.glob("*.json")):
+        stats = json.loads(path.read_text(encoding="utf-8"))["results"]["stats"]
+        failed = stats["failures"] + stats["errors"]
+        truth[path.stem] = (stats["successes"] + failed, failed)
+    return truth
+
+
+def deepeval_truth(folder: Path) -> dict[str, tuple[int, int]]:
+    """(cases, failed) per report, from `testPassed`/`testFailed` (the in-progress file has
+    none: it holds the same run as the others)."""
+    truth = {}
+    recorded = None
+    paths = sorted([*folder.glob(".deepeval/.*.json"), *folder.glob("results/*.json")])
+    for path in paths:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        run = data.get("testRunData", data)
+        if "testFailed" in run:
+            recorded = (run["testPassed"] + run["testFailed"], run["testFailed"])
+    assert recorded is not None
+    for path in paths:
+        if path.name != ".deepeval-cache.json":
+            truth[path.relative_to(folder).with_suffix("").as_posix()] = recorded
+    return truth
+
+
+# Each folder as the tool left it, and (cases, failed) per report name.
+FOLDERS: dict[str, dict[str, tuple[int, int]]] = {
+    "promptfoo/shared": promptfoo_truth(DATA / "promptfoo" / "shared"),
+    "promptfoo/generated/run1": {"results": (14, 9)},
+    "promptfoo/generated/run2": {"results": (14, 11)},
+    "promptfoo/generated/repeat": {"results": (28, 18)},
+    "inspect_ai/shared": {  # the fixtures README's counts
+        "arc_easy@ollama/qwen2.5:0.5b": (3, 2),
+        "arc_easy@anthropic/claude-sonnet-4-0": (5, 0),
+        "cvebench@anthropic/claude-opus-4-6": (1, 1),
+        "cyse2_vulnerability_exploit@mistral/mistral-large-latest": (1, 1),
+        "gdm_intercode_ctf@mistral/mistral-small-latest": (1, 1),
+        "pubmedqa@openai/azure/gpt-4o-mini": (2, 0),
+    },
+    "inspect_ai/generated/json": {"capitals@mockllm/model": (12, 6),
+                                  "keywords@mockllm/model": (8, 6),
+                                  "plots@mockllm/model": (6, 4)},
+    "inspect_ai/generated/eval": {"capitals@mockllm/model": (12, 6),
+                                  "keywords@mockllm/model": (8, 6),
+                                  "plots@mockllm/model": (6, 4)},
+    "deepeval/test_run": deepeval_truth(DATA / "deepeval" / "test_run"),
+    "deepeval/evaluate": deepeval_truth(DATA / "deepeval" / "evaluate"),
+}
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_init_then_check_where_the_tool_writes_gives_its_own_counts(
+        folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(DATA / folder, tmp_path / "out")
+    monkeypatch.chdir(tmp_path / "out")
+    code, out = run(capsys, "init", ".")
+    assert code == 0, out
+    code, out = run(capsys, "check", ".", "--json", "../result.json")
+    assert code == 0, out
+    result = GateResult.model_validate_json((tmp_path / "result.json").read_text())
+    counts = {r.name: (r.n_cases, r.failed) for r in result.reports if r.error is None}
+    assert counts == FOLDERS[folder]
+    assert [r.error for r in result.reports if r.error is not None] == []
+
+
+def test_two_promptfoo_runs_pair_case_by_case_against_a_baseline(
+        pytester: pytest.Pytester) -> None:
+    for name in ("run1", "run2"):
+        shutil.copytree(DATA / "promptfoo" / "generated" / name, pytester.path / name)
+    pytester.makeini("[pytest]\n")
+    assert main(["init", str(pytester.path / "run1"),
+                 "--ceilings", str(pytester.path / "ceilings.yaml")]) == 0
+    result = pytester.runpytest("--failgate=run2", "--failgate-baseline=run1",
+                                "-p", "no:cacheprovider")
+    # run2's prompt edit broke the `equals` test for both providers: two cases moved into
+    # text_match, which is over run1's ceiling of 4 (and says which cases, by stable id)
+    result.stdout.fnmatch_lines([
+        "*text_match: 6 cases, 2 over the ceiling of 4*",
+        "*text_match *6 *4 *-2 *FAIL *+2 / -0*",
+    ])
+    assert "only in" not in result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] == 2  # text_match and total
