@@ -211,3 +211,20 @@ def test_an_unfinished_eval_log_without_summaries_is_read_from_its_sample_member
                 copy.writestr(name, archive.read(name))
     assert load(target).counts == load(source).counts
     assert load(target).all_case_ids() == load(generated("json", "capitals")).all_case_ids()
+
+
+def test_two_logs_of_one_task_and_model_in_one_folder_are_an_error_naming_both(
+        tmp_path: Path) -> None:
+    """Inspect's log folder keeps every run; gating two runs as one report is refused."""
+    for folder in ("json", "eval"):
+        shutil.copyfile(generated(folder, "plots"), tmp_path / generated(folder, "plots").name)
+    with pytest.raises(FailgateError, match=r"two reports are both named "
+                                            r"'plots@mockllm/model': .*\.json and .*\.eval"):
+        load_run((tmp_path,), INSPECT, ReadSpec(readers=builtin_readers()))
+
+
+def test_logs_are_reported_by_task_and_model(tmp_path: Path) -> None:
+    shutil.copytree(GENERATED / "eval", tmp_path / "logs")
+    gated, _ = load_run((tmp_path / "logs",), INSPECT, ReadSpec(readers=builtin_readers()))
+    assert sorted(g.report.name for g in gated if g.report is not None) == [
+        "capitals@mockllm/model", "keywords@mockllm/model", "plots@mockllm/model"]

@@ -206,6 +206,7 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
             skipped.append(loaded)
             continue
         gated.append(ReportGate(file, report=loaded))
+    _check_unique_names(gated)
     if not gated:
         where = ", ".join(display_path(p) for p in paths)
         raise FailgateError(
@@ -214,6 +215,21 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
         )
     skipped.sort(key=lambda s: s.path)
     return gated, skipped
+
+
+def _check_unique_names(gated: Sequence[ReportGate]) -> None:
+    """Two files a reader named alike (an Inspect task run twice into one log folder) would
+    share ceilings and items: an error naming both."""
+    seen: dict[str, Path] = {}
+    for loaded in gated:
+        if loaded.report is None:
+            continue
+        other = seen.setdefault(loaded.report.name, loaded.report.path)
+        if other != loaded.report.path:
+            raise FailgateError(
+                f"two reports are both named '{loaded.report.name}': {display_path(other)} "
+                f"and {display_path(loaded.report.path)}; gate one run at a time (one "
+                "--failgate path per run's folder)")
 
 
 def _skipped_text(skipped: Sequence[SkippedFile]) -> str:

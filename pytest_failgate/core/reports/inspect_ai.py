@@ -114,7 +114,7 @@ def read_inspect(header: Mapping[str, Any], samples: Any) -> ReaderOutput:
     recorded: dict[str, Any] = {"num_predictions": len(cases)}
     if isinstance(header.get("results"), Mapping):
         recorded["results"] = header["results"]
-    return ReaderOutput(cases, recorded)
+    return ReaderOutput(cases, recorded, name=report_name(header))
 
 
 def sample_case(sample: Any, loc: Loc) -> dict[str, Any]:
