@@ -205,7 +205,8 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
                 raise FailgateError(f"not a report: {loaded.reason}", file.path)
             skipped.append(loaded)
             continue
-        gated.append(ReportGate(file, report=loaded))
+        # under the name its reader gave it (a timestamp dropped, a HELM run folder)
+        gated.append(ReportGate(ReportFile(file.path, loaded.name), report=loaded))
     _check_unique_names(gated)
     if not gated:
         where = ", ".join(display_path(p) for p in paths)

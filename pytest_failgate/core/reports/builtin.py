@@ -9,8 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .deepeval import DeepEvalReader
+from .helm import HelmReader
 from .inspect_ai import InspectReader
 from .karenina import KareninaCsvReader, KareninaJsonReader
+from .karenina_jsonld import KareninaJsonLdReader
+from .lm_eval import LmEvalSamplesReader
+from .openai_evals import OpenAIEvalsReader
 from .promptfoo import PromptfooReader
 
 if TYPE_CHECKING:
@@ -20,4 +24,5 @@ if TYPE_CHECKING:
 def builtin_readers() -> tuple[ReportReader, ...]:
     """The readers shipped with failgate, after any a plugin contributes."""
     return (KareninaJsonReader(), KareninaCsvReader(), PromptfooReader(), InspectReader(),
-            DeepEvalReader())
+            DeepEvalReader(), LmEvalSamplesReader(), HelmReader(), OpenAIEvalsReader(),
+            KareninaJsonLdReader())

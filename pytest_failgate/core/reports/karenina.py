@@ -131,6 +131,7 @@ class KareninaJsonReader:
         for position, result in enumerate(results, start=1):
             _check_result(result, position, path)
             contradictions += _contradictions(result)
+        with_case_ids(results)
         recorded: dict[str, Any] = {"num_predictions": len(results)}
         metadata = data.get("metadata")
         if isinstance(metadata, dict) and "job_summary" in metadata:
@@ -314,8 +315,41 @@ class KareninaCsvReader:
             results.append(result)
             if checked:
                 contradictions += _contradictions(result, f"line {start}")
+        with_case_ids(results)
         return ReaderOutput(results, {"num_predictions": len(results)},
                             _capped(contradictions) if checked else None)
+
+
+def with_case_ids(results: list[Any]) -> None:
+    """Give each result an ``id`` that is unique across replicates and answering models.
+
+    A question is asked once per answering model and replicate, so ``question_id``
+    repeats in such exports. The id is ``question_id``, then ``@<model>`` when the file
+    holds more than one answering model, then ``#<replicate>`` when one is recorded; a
+    single-model export without replicates keeps its plain question ids.
+    """
+    models = {_answering_model(r) for r in results if isinstance(r, Mapping)}
+    for result in results:
+        if not isinstance(result, dict) or not isinstance(result.get("metadata"), Mapping):
+            continue  # _check_result has refused it, or the sink will
+        meta = result["metadata"]
+        key = str(meta.get("question_id"))
+        if len(models) > 1:
+            key += f"@{_answering_model(result)}"
+        replicate = meta.get("replicate")
+        if replicate not in (None, ""):
+            key += f"#{replicate}"
+        result.setdefault("id", key)
+
+
+def _answering_model(result: Mapping[str, Any]) -> str:
+    meta = result.get("metadata")
+    if not isinstance(meta, Mapping):
+        return ""
+    answering = meta.get("answering")
+    if isinstance(answering, Mapping):
+        return str(answering.get("model_name") or "")
+    return str(meta.get("answering_model") or "")
 
 
 def _is_karenina_header(header: list[str]) -> bool:

@@ -93,6 +93,8 @@ def load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
             if not claims(head):
                 continue
         output = reader.read(report.path)
+        if output is not None and output.skipped is not None:
+            return SkippedFile(report.path, output.skipped)
         if output is not None:
             named = renamed(report, output)
             default = reader_taxonomy(reader)

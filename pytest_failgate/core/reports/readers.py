@@ -25,6 +25,8 @@ class MyReader:
 
 - ``read`` raises ``FailgateError`` (file, line) for a file in its format that is
   malformed; a file with zero cases is left to failgate (an error item, never a pass).
+- ``ReaderOutput(skipped="why")`` claims a file of the format that holds no cases (a
+  run's aggregates beside its per-case logs): it is listed as skipped, with the reason.
 - ``ReaderOutput.name`` replaces the file's stem in the report name (so a timestamped
   ``samples_gsm8k_2026-01-21T03-44-18.jsonl`` is gated as ``samples_gsm8k`` run after
   run); ``""`` names the report by its folder (HELM's run-spec folders).
@@ -64,6 +66,7 @@ class ReaderOutput:
     recorded: dict[str, Any] = field(default_factory=dict)
     contradictions: list[str] | None = None
     name: str | None = None  # replaces the file's stem in the report name; "" = the folder
+    skipped: str | None = None  # the file is this format's but holds no cases: why
 
 
 class ReportReader(Protocol):

@@ -1,0 +1,91 @@
+"""OpenAI Evals: the output items of an eval run, as JSONL (one item per line).
+
+Each line (``/evals/{eval}/runs/{run}/output_items``, as exported) has ``run_id``,
+``data_source_idx``, ``item`` (the data row), ``sample`` (the model's output, with
+``error`` when sampling failed), ``grades`` and ``passes`` (grader name -> passed).
+Each line becomes one case:
+
+``id``
+    ``<run_id>/<data_source_idx>``: stable for a run, and a file may hold several runs.
+``passes``, ``grades``
+    As written (objects keyed by grader name).
+``failed_grader``
+    The first grader (in the file's order) whose ``passes`` value is not true; null
+    when every grader passed.
+``error``, ``error_type``
+    ``sample.error.message`` (or the error as text) and its ``type``; null without one.
+``run_id``, ``data_source_idx``, ``status``
+    As written (``status`` only when the item records one).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import FailgateError
+from ..safeopen import open_regular
+from .jsonfile import describe
+from .readers import ReaderOutput
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+
+class OpenAIEvalsReader:
+    """OpenAI Evals output items (module docstring)."""
+
+    name: str = "openai-evals"
+    suffixes: tuple[str, ...] = (".jsonl",)
+    taxonomy: str = "openai-evals"
+
+    def claims(self, head: bytes) -> bool:
+        first = head.split(b"\n", 1)[0]
+        return b'"data_source_idx"' in first and b'"passes"' in first
+
+    def read(self, path: Path) -> ReaderOutput | None:
+        return ReaderOutput(_cases(path))
+
+
+def _cases(path: Path) -> Iterator[dict[str, Any]]:
+    with open_regular(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise FailgateError(f"invalid JSON: {exc}", path, number) from None
+            if not isinstance(row, Mapping):
+                raise FailgateError(f"an output item is an object, not {describe(row)}",
+                                    path, number)
+            yield _case(row, path, number)
+
+
+def _case(row: Mapping[str, Any], path: Path, line: int) -> dict[str, Any]:
+    run, index, passes = row.get("run_id"), row.get("data_source_idx"), row.get("passes")
+    if not isinstance(run, str) or type(index) is not int:
+        raise FailgateError("an output item needs run_id (text) and data_source_idx (a whole "
+                            "number)", path, line)
+    if not isinstance(passes, Mapping):
+        raise FailgateError(f"passes is {describe(passes)}; expected an object of grader "
+                            "verdicts", path, line)
+    sample = row.get("sample")
+    error = sample.get("error") if isinstance(sample, Mapping) else None
+    message = error_type = None
+    if isinstance(error, Mapping):
+        message = str(error.get("message") or error.get("code") or "error")
+        error_type = error.get("type") if isinstance(error.get("type"), str) else None
+    elif error:
+        message = str(error)
+    case = {
+        "id": f"{run}/{index}", "run_id": run, "data_source_idx": index,
+        "passes": dict(passes), "grades": row.get("grades"),
+        "failed_grader": next((name for name, ok in passes.items() if ok is not True), None),
+        "error": message, "error_type": error_type,
+    }
+    if isinstance(row.get("status"), str):
+        case["status"] = row["status"]
+    return case
