@@ -221,7 +221,7 @@ def test_the_karenina_taxonomy_follows_karenina_tables() -> None:
     assert stages["recursion_limit"] == "recursion_limit_autofail"
     assert stages["timeout"] is None  # "the failing stage": not one stage
     assert all(rule.hint for rule in KARENINA.categories)
-    assert KARENINA.id_fields == ("metadata.question_id",)
+    assert KARENINA.id_fields == ("id", "metadata.question_id")  # the readers' id first
 
 
 # --------------------------------------------------------------- a generated export
@@ -270,6 +270,7 @@ def test_csv_cells_become_the_json_shape(tmp_path: Path) -> None:
     assert output is not None
     (case,) = list(output.cases)
     assert case == {
+        "id": "q1",
         "metadata": {
             "question_id": "q1",
             "failure": {"category": "timeout", "group": "retry", "stage": "generate_answer",
@@ -537,8 +538,9 @@ def test_a_csv_that_is_not_a_karenina_export_is_skipped(tmp_path: Path) -> None:
     assert KareninaCsvReader().read(latin) is None
     assert KareninaCsvReader().read(write_text(tmp_path / "empty.csv", "")) is None
     gated, skipped = load_run((DATA,), KARENINA, ReadSpec(readers=builtin_readers()))
-    assert sorted(g.file.name for g in gated) == ["results_export", "results_export_full"]
-    assert all(g.error is None for g in gated)
+    assert sorted(g.file.name for g in gated) == [
+        "results_export", "results_export_empty", "results_export_full", "with_results"]
+    assert [g.file.name for g in gated if g.error is not None] == ["results_export_empty"]
     assert [s.path.name for s in skipped if s.path.suffix == ".csv"] == ["other.csv"]
 
 
