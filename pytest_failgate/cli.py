@@ -288,22 +288,30 @@ def cmd_guard(args: argparse.Namespace) -> int:
 
 
 def cmd_noise(args: argparse.Namespace) -> int:
-    from .core.compare.noise import measure_noise, noise_band_document
-    from .core.gate import load_run_or_raise, run_counts
+    from .core.compare.noise import noise_band_document
+    from .core.compare.repeats import noise_from_runs
+    from .core.gate import load_run_or_raise
 
     if len(args.runs) < 2:
         raise FailgateError("a noise band needs at least two runs of one configuration")
     choice, taxonomy = _taxonomy(args)
     loaded = [load_run_or_raise((Path(run).resolve(),), choice, _spec(args)) for run in args.runs]
     taxonomy = _first_taxonomy(loaded[0], taxonomy)
-    runs = [run_counts(reports, taxonomy) for reports in loaded]
-    bands = measure_noise(runs)
-    text = json.dumps(noise_band_document(bands), indent=2, sort_keys=True) + "\n"
+    runs = [(Path(run).name, reports) for run, reports in zip(args.runs, loaded, strict=True)]
+    noise = noise_from_runs(runs, taxonomy)
+    text = json.dumps(noise_band_document(noise), indent=2, ensure_ascii=False) + "\n"
     Path(args.out).write_text(text, encoding="utf-8")
-    width = max(len(name) for name in bands)
     _out(f"noise over {len(runs)} runs -> {args.out}")
-    for name, band in bands.items():
-        _out(f"  {name:<{width}}  min {band.min:>5}  max {band.max:>5}  std {band.std:>8.3f}")
+    width = max(len(name) for name in [*noise.bands, *noise.metric_bands])
+    for name, band in noise.bands.items():
+        _out(f"  mode:{name:<{width}}  min {band.min:>7}  max {band.max:>7}  std {band.std:>8.3f}")
+    for name, metric in noise.metric_bands.items():
+        _out(f"  {name:<{width + 5}}  min {float(metric.min):>7.4g}  max {float(metric.max):>7.4g}"
+             f"  std {metric.std:>8.3f}")
+    if noise.unstable_cases:
+        shown = ", ".join(noise.unstable_cases[:10])
+        _out(f"  unstable cases: {len(noise.unstable_cases)} ({shown}"
+             + (", ...)" if len(noise.unstable_cases) > 10 else ")"))
     return EXIT_PASS
 
 

@@ -118,8 +118,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("baseline", "paths", "compare with a baseline run's reports (same layout), case by "
            "case: a category fails only when its increase is significant and beyond the noise "
            "band", "PATH", commands=("check",), target="gate"),
-    Option("noise", "path", "a noise_band.json (from `failgate noise`) giving each category's "
-           "noise band", "FILE", commands=("check",), target="gate"),
+    Option("noise", "path", "a noise_band.json (the regression gate's format, as `failgate "
+           "noise` writes it) giving each category's and metric's noise band", "FILE",
+           commands=("check",), target="gate"),
+    Option("exclude-unstable", "flag", "leave the noise band's unstable cases (those that "
+           "changed across repeats of one configuration) out of the paired tests",
+           commands=("check",), target="gate", field="exclude_unstable"),
     Option("taxonomy", "text", "the taxonomy to classify with, a name or a taxonomy file, "
            "instead of the ceilings file's (for init: the one to write for every report; "
            "default: each format's own, rag for failgate's own shapes)", "NAME|PATH",

@@ -169,7 +169,7 @@ def test_noise_command_measures_bands_that_the_gate_reads(
         write_summary(tmp_path / f"run{run}" / "r.json", [*cases, case("ok")])
     assert main(["noise", "run0", "run1", "run2", "--out", "bands.json"]) == 0
     bands = json.loads((tmp_path / "bands.json").read_text())["metric_band"]
-    assert bands["mode:unknown"] == {"max": 5, "min": 3, "n": 3, "std": 1.0}
+    assert bands["mode:unknown"] == {"mean": 4.0, "max": 5, "min": 3, "n": 3, "std": 1.0}
     assert main(["noise", "run0"]) == 2
     assert "at least two runs" in capsys.readouterr().err
 

@@ -22,6 +22,7 @@ from pytest_failgate.core.compare.binomial import (
 from pytest_failgate.core.compare.intervals import wilson_interval
 from pytest_failgate.core.compare.noise import (
     NoiseBand,
+    NoiseDocument,
     measure_noise,
     noise_band_document,
     read_noise_band,
@@ -339,11 +340,12 @@ RUNS: list[dict[str, int]] = [
 def test_measure_noise() -> None:
     bands = measure_noise(RUNS)
     assert list(bands) == ["generator_hallucination", "retrieval_miss", "unknown"]
-    assert bands["retrieval_miss"] == NoiseBand(std=1.0, min=3, max=5, n=3)
-    assert bands["generator_hallucination"] == NoiseBand(std=1.0, min=0, max=2, n=3)
+    assert bands["retrieval_miss"] == NoiseBand(std=1.0, min=3, max=5, n=3, mean=4.0)
+    assert bands["generator_hallucination"] == NoiseBand(std=1.0, min=0, max=2, n=3, mean=1.0)
     # 0, 0, 1: sample std sqrt(1/3) = 0.5773502691896257, kept to 6 decimals
-    assert bands["unknown"] == NoiseBand(std=0.57735, min=0, max=1, n=3)
-    assert measure_noise([{"a": 2}, {"a": 2}]) == {"a": NoiseBand(std=0.0, min=2, max=2, n=2)}
+    assert bands["unknown"] == NoiseBand(std=0.57735, min=0, max=1, n=3, mean=0.333333)
+    assert measure_noise([{"a": 2}, {"a": 2}]) == {
+        "a": NoiseBand(std=0.0, min=2, max=2, n=2, mean=2.0)}
 
 
 def test_measure_noise_needs_two_runs() -> None:
@@ -359,14 +361,37 @@ def test_noise_band_document_shape_and_round_trip() -> None:
     bands = measure_noise(RUNS)
     document = noise_band_document(bands)
     assert document == {"metric_band": {
-        "mode:generator_hallucination": {"std": 1.0, "min": 0, "max": 2, "n": 3},
-        "mode:retrieval_miss": {"std": 1.0, "min": 3, "max": 5, "n": 3},
-        "mode:unknown": {"std": 0.57735, "min": 0, "max": 1, "n": 3},
+        "mode:generator_hallucination": {"mean": 1.0, "std": 1.0, "min": 0, "max": 2, "n": 3},
+        "mode:retrieval_miss": {"mean": 4.0, "std": 1.0, "min": 3, "max": 5, "n": 3},
+        "mode:unknown": {"mean": 0.333333, "std": 0.57735, "min": 0, "max": 1, "n": 3},
     }}
-    assert read_noise_band(json.loads(json.dumps(document))) == bands
-    assert read_noise_band({"metric_band": {}}) == {}
-    # other top-level keys (metadata) are left alone
-    assert read_noise_band({**document, "runs": 3, "config": "x"}) == bands
+    assert read_noise_band(json.loads(json.dumps(document))).bands == bands
+    assert read_noise_band({"metric_band": {}}) == NoiseDocument()
+
+
+def test_the_gate_format_reads_with_metric_bands_and_keeps_unknown_keys() -> None:
+    document = {
+        "n_runs": 3, "config": {"top_k": 5}, "run_ids": ["a", "b", "c"],
+        "metric_band": {
+            "answerable_accuracy": {"mean": 0.2, "std": 0.01, "min": 0.19, "max": 0.21, "n": 3},
+            "mode:retrieval_miss": {"mean": 65.0, "std": 1.0, "min": 64.0, "max": 66, "n": 3,
+                                    "p90": 66},
+        },
+        "case_stability": {"q1": 0, "q2": 2}, "unstable_cases": ["q2"],
+        "cost_usd_generation": 1.5, "wall_seconds": 12.0, "comment": "kept",
+    }
+    noise = read_noise_band(document)
+    assert noise.bands == {"retrieval_miss": NoiseBand(std=1.0, min=64, max=66, n=3, mean=65.0)}
+    band = noise.metric_bands["answerable_accuracy"]
+    assert (band.min, band.max, band.width) == (Fraction(19, 100), Fraction(21, 100),
+                                                Fraction(1, 50))
+    assert noise.unstable_cases == ("q2",)
+    assert noise.case_stability == {"q1": 0, "q2": 2}
+    assert noise.extra == {"cost_usd_generation": 1.5, "wall_seconds": 12.0, "comment": "kept"}
+    written = noise_band_document(noise)
+    assert list(written) == ["n_runs", "config", "run_ids", "metric_band", "case_stability",
+                             "unstable_cases", "cost_usd_generation", "wall_seconds", "comment"]
+    assert read_noise_band(json.loads(json.dumps(written))) == noise
 
 
 def good_entry(**change: Any) -> dict[str, Any]:
@@ -377,11 +402,15 @@ def good_entry(**change: Any) -> dict[str, Any]:
     ([], "JSON object"),
     ({}, "'metric_band'"),
     ({"metric_band": []}, "'metric_band' must be an object"),
-    ({"metric_band": {"retrieval_miss": good_entry()}}, r"\['retrieval_miss'\].*mode:"),
     ({"metric_band": {"mode:": good_entry()}}, r"\['mode:'\]"),
+    ({"metric_band": {"accuracy": good_entry(min=0.5, max=0.25)}},
+     r"\['accuracy'\].*must not exceed"),
+    ({"metric_band": {"accuracy": good_entry(min="0.5")}}, r"\['accuracy'\].*min"),
     ({"metric_band": {"mode:a": 3}}, r"\['mode:a'\] must be an object"),
     ({"metric_band": {"mode:a": {"std": 0.5, "max": 2, "n": 3}}}, r"\['mode:a'\].*'min'"),
-    ({"metric_band": {"mode:a": good_entry(mean=1.5)}}, r"\['mode:a'\].*unknown 'mean'"),
+    ({"metric_band": {"mode:a": good_entry(mean="1.5")}}, r"\['mode:a'\].*mean"),
+    ({"metric_band": {}, "unstable_cases": "q1"}, "unstable_cases"),
+    ({"metric_band": {}, "case_stability": {"q1": "often"}}, "case_stability"),
     ({"metric_band": {"mode:a": good_entry(min=-1)}}, r"\['mode:a'\].*min must be >= 0"),
     ({"metric_band": {"mode:a": good_entry(min=1.5)}}, r"\['mode:a'\].*min must be an int"),
     ({"metric_band": {"mode:a": good_entry(min=3)}}, r"\['mode:a'\].*must not exceed"),

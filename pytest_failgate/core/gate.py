@@ -19,6 +19,7 @@ from .ceilings.metrics import MetricCheck, evaluate_metric
 from .ceilings.model import SLICE_SEPARATOR
 from .ceilings.rewrite import Lowering, plan_ratchet
 from .compare.baseline import BaselineRun, compare_with_baseline, load_noise_bands
+from .compare.noise import NoiseDocument
 from .errors import FailgateError, display_path
 from .guard import GuardResult, guard
 from .reports.builtin import builtin_readers
@@ -56,6 +57,7 @@ class GateConfig:
     explain: bool = False  # try every rule on every failed case (--failgate-explain)
     baseline: tuple[Path, ...] = ()  # compare, case by case, with this run's reports
     noise: Path | None = None  # a noise_band.json measured from repeated runs
+    exclude_unstable: bool = False  # leave the noise band's unstable cases out of the tests
 
 
 @dataclass(frozen=True)
@@ -125,8 +127,9 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     taxonomies = builtin_taxonomies() if taxonomies is None else taxonomies
     readers = (*readers, *builtin_readers())
     ceilings: Ceilings | None = None
-    if config.mode == "init":
-        if config.ceilings_path.exists():
+    if config.mode == "init" or (config.baseline and not config.ceilings_path.exists()):
+        # init, or a comparison with the baseline alone (no ceilings: every count is free)
+        if config.mode == "init" and config.ceilings_path.exists():
             raise FailgateError(
                 "already exists; --failgate-init only creates a new file "
                 "(use --failgate-ratchet to lower an existing one)",
@@ -147,7 +150,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         choice = TaxonomyChoice(taxonomy, ceilings.overrides, taxonomies)
     spec = _read_spec(ceilings, taxonomy, config, tuple(readers))
     gated, skipped = load_run(config.paths, choice, spec)
-    if ceilings is None:  # init: the taxonomy most reports use is the file's default
+    if ceilings is None:  # the taxonomy most reports use is the run's default
         taxonomy = _most_used([g.report for g in gated if g.report is not None], taxonomy)
     warnings = ceilings.check_report_names(g.file.name for g in gated) if ceilings else []
     for report_gate in gated:
@@ -158,7 +161,8 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     plan = plan_ratchet(checks) if ceilings is not None else []
     loosened = guard(config.ceilings_path, config.guard_ref) if config.guard_ref else None
     baseline = None
-    if config.baseline:
+    if config.baseline and any(g.report is not None for g in gated):
+        # (a run none of whose reports loaded fails on those errors, not on the pairing)
         baseline = _baseline(config, taxonomy, choice, spec, ceilings, gated)
         warnings += baseline.notes()
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
@@ -181,16 +185,17 @@ def _baseline(config: GateConfig, taxonomy: Taxonomy, choice: TaxonomyChoice, sp
         base = load_run_or_raise(config.baseline, choice, spec)
     except FailgateError as exc:
         raise FailgateError(f"baseline: {exc}") from None
-    bands = load_noise_bands(config.noise) if config.noise is not None else {}
+    noise = load_noise_bands(config.noise) if config.noise is not None else NoiseDocument()
     alpha = ceilings.model.significance if ceilings is not None else None
     return compare_with_baseline(base, [g.report for g in gated if g.report is not None],
-                                 taxonomy, bands, alpha)
+                                 taxonomy, noise, alpha, config.exclude_unstable)
 
 
 def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
              spec: ReadSpec | None = None) -> tuple[list[ReportGate], list[SkippedFile]]:
     """Find and load every report of one run; a run with no report at all is an error."""
-    readers = spec.readers if spec is not None else ()
+    spec = spec if spec is not None else ReadSpec(readers=builtin_readers())
+    readers = spec.readers
     suffixes = (*REPORT_SUFFIXES, *(s for reader in readers for s in reader.suffixes))
     files, skipped = discover(paths, suffixes)
     gated: list[ReportGate] = []
@@ -283,6 +288,12 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
         names.append(TOTAL)
     elif ceilings is not None:
         names += [n for n in optional if ceilings.entry(report.name, n) is not None]
+    else:  # no ceilings, a baseline: the counts are free, the comparison decides
+        for name in (*names, TOTAL):
+            count = taxonomy.count(name, report.counts)
+            gated.checks.append(Check(report, name, count, None, "pass", None,
+                                      n_cases=report.n_cases))
+        return
     alpha = ceilings.model.significance if ceilings is not None else None
     for name in names:
         entry = ceilings.entry(report.name, name) if ceilings is not None else None

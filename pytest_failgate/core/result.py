@@ -35,6 +35,36 @@ class BaselineResult(_Model):
     beyond_band: bool = Field(description="new - fixed exceeds the band")
     verdict: BaselineVerdict
     paired: int = Field(description="cases present in both runs")
+    hint: str | None = Field(default=None, description=(
+        "a changed setting the taxonomy's catalogue says usually moves this category"))
+
+
+class MetricBaselineResult(_Model):
+    """A taxonomy metric compared with the baseline, paired by case."""
+
+    better: Literal["higher", "lower"]
+    base_value: float | None = Field(description="mean over the baseline's applicable cases")
+    value: float | None = Field(description="mean over this run's applicable cases")
+    n_base: int
+    n: int
+    paired: int = Field(description="cases where the metric applies in both runs")
+    worse: list[str] = Field(description="ids of paired cases that got worse (first 50)")
+    improved: list[str] = Field(description="ids of paired cases that got better (first 50)")
+    n_worse: int
+    n_improved: int
+    p_value: float = Field(description="one-sided exact sign test (McNemar for true/false)")
+    band: float = Field(description="the noise band in cases (at least 1)")
+    verdict: BaselineVerdict
+    hint: str | None = None
+
+
+class ConfigChangeResult(_Model):
+    """A configuration setting that differs from the baseline run's (``top_k: 5 -> 1``)."""
+
+    key: str
+    before: Any
+    after: Any
+    text: str
 
 
 class CaseExample(_Model):
@@ -66,6 +96,7 @@ class Row(_Model):
         default=[], description="the first cases with the fields the deciding rules read")
     message: str = Field(default="", description="the failure text (empty when passing)")
     baseline: BaselineResult | None = None
+    metric_baseline: MetricBaselineResult | None = None
     warnings: list[str] = Field(
         default=[], description="passed, but worth a look (a WARN verdict); pytest warnings")
     value: float | None = Field(default=None, description="a metric's mean, for display")
@@ -84,6 +115,10 @@ class Row(_Model):
 
     @property
     def baseline_text(self) -> str:
+        if self.metric_baseline is not None:
+            moved = self.metric_baseline
+            text = f"{moved.n_worse} worse / {moved.n_improved} better"
+            return text if moved.verdict == "pass" else f"{text} {moved.verdict.upper()}"
         if self.baseline is None:
             return ""
         text = f"+{self.baseline.n_new} / -{self.baseline.n_fixed}"
@@ -115,6 +150,8 @@ class ReportResult(_Model):
     explain: list[str] = Field(default=[], description="rule diagnostics (--failgate-explain)")
     taxonomy: str | None = Field(default=None, description="the taxonomy that classified it")
     format: str | None = Field(default=None, description="the reader that recognised it")
+    config_changes: list[ConfigChangeResult] = Field(
+        default=[], description="settings that differ from the baseline run's configuration")
 
 
 class LoweringResult(_Model):

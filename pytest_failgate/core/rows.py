@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from . import messages
 from .ceilings.metrics import metric_message
 from .ceilings.rewrite import init_text
-from .compare.baseline import baseline_message
+from .compare.baseline import SHOWN_IDS as FIRST_IDS
+from .compare.baseline import baseline_message, metric_baseline_message
 from .errors import display_path
 from .formatting import format_number
 from .messages import FIRST_CASES
@@ -21,6 +22,7 @@ from .result import (
     GateResult,
     GuardResultModel,
     LoweringResult,
+    MetricBaselineResult,
     ReportResult,
     Row,
     RowKind,
@@ -31,6 +33,7 @@ from .yamlsource import digest
 if TYPE_CHECKING:
     from .ceilings.check import Check
     from .ceilings.metrics import MetricCheck
+    from .compare.metrics import MetricChange
     from .gate import ContractResult, Gate
     from .reports.model import Report
     from .taxonomy import Taxonomy
@@ -56,6 +59,13 @@ def build_result(gate: Gate) -> GateResult:
         rows += [contract_row(c, f"{display_path(gate.config.ceilings_path)}:"
                                         f"{c.contract.line}") for c in gated.contracts]
         rows += [_metric_row(gate, m) for m in gated.metrics]
+        changes = []
+        if gate.baseline is not None:
+            floors = {row.name for row in rows}
+            rows += [_metric_baseline_row(gate, gated.report, change)
+                     for change in gate.baseline.metric_changes(gated.report.name)
+                     if change.verdict is not None and f"metric:{change.name}" not in floors]
+            changes = gate.baseline.config_results(gated.report.name)
         if gated.differences is not None:
             rows.append(consistency_row(gated.report, gated.differences))
         reports.append(ReportResult(
@@ -66,6 +76,7 @@ def build_result(gate: Gate) -> GateResult:
             warnings=messages.missing_field_warnings(gated.report),
             caveats=messages.caveat_counts(gated.report),
             explain=messages.explain_lines(gated.report),
+            config_changes=changes,
         ))
     loaded = [g.report for g in gate.reports if g.report is not None]
     return GateResult(
@@ -116,7 +127,7 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
                    examples=examples)
     verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
     message = messages.check_message(check, source, taxonomy, slack, gate.config,
-                                   gate.plan)
+                                     gate.plan) if ceilings is not None else ""
     warnings = [check.warning] if check.warning else []
     compared = None
     if gate.baseline is not None and check.slice is None and kind in ("category", "total"):
@@ -135,7 +146,7 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
         kind=kind,
         count=check.count,
         allowed=check.allowed,
-        ceiling=messages.ceiling_text(check),
+        ceiling=messages.ceiling_text(check) if ceilings is not None else "baseline only",
         source=source,
         line=_line(gate, check),
         verdict=verdict,
@@ -161,6 +172,31 @@ def _metric_row(gate: Gate, check: MetricCheck) -> Row:
         effective_n=check.effective_n,
         interval=list(interval) if interval is not None else None,
     )
+
+
+def _metric_baseline_row(gate: Gate, report: Report, change: MetricChange) -> Row:
+    """A taxonomy metric against the baseline: FAIL fails the item, WARN warns."""
+    assert gate.baseline is not None
+    assert change.verdict is not None
+    hint = gate.baseline.metric_hint(report.name, change)
+    text = metric_baseline_message(change, gate.baseline.alpha, hint)
+    model = MetricBaselineResult(
+        better="lower" if change.better == "lower" else "higher",
+        base_value=None if change.base_mean is None else float(change.base_mean),
+        value=None if change.mean is None else float(change.mean),
+        n_base=change.n_base, n=change.n, paired=change.n_pairs,
+        worse=change.worse[:FIRST_IDS], improved=change.improved[:FIRST_IDS],
+        n_worse=len(change.worse), n_improved=len(change.improved),
+        p_value=change.p_value, band=float(change.allowed), verdict=change.verdict, hint=hint)
+    return Row(
+        report=report.name, name=f"metric:{change.name}", kind="metric", count=None,
+        allowed=None, ceiling="baseline", source=None, line=None,
+        verdict="fail" if change.verdict == "fail" else "pass",
+        rule=next((m.description for m in gate.taxonomy.metrics if m.name == change.name),
+                  change.name),
+        message=text if change.verdict == "fail" else "",
+        warnings=[text] if change.verdict == "warn" else [],
+        value=model.value, effective_n=change.n, metric_baseline=model)
 
 
 def _line(gate: Gate, check: Check) -> int | None:

@@ -184,10 +184,10 @@ def _badge(row: Row) -> str:
             f"{_VERDICT_LABEL[row.verdict]}</span>")
 
 
-def _baseline_badge(baseline: BaselineResult, text: str) -> str:
-    if baseline.verdict == "pass":
+def _baseline_badge(verdict: str, text: str) -> str:
+    if verdict == "pass":
         return _esc(text)
-    return f'<span class="badge b-base-{baseline.verdict}">{_esc(text)}</span>'
+    return f'<span class="badge b-base-{verdict}">{_esc(text)}</span>'
 
 
 def _ids(case_ids: Iterable[str]) -> str:
@@ -281,7 +281,8 @@ def _report_meta(report: ReportResult) -> str:
 
 
 def _summary(result: GateResult) -> list[str]:
-    with_baseline = any(row.baseline is not None for row in result.rows)
+    with_baseline = any(row.baseline is not None or row.metric_baseline is not None
+                        for row in result.rows)
     out = ['<section id="summary">', "<h2>Summary</h2>"]
     if not result.reports:
         out.append('<p class="muted">No reports were found.</p>')
@@ -300,6 +301,10 @@ def _summary(result: GateResult) -> list[str]:
         if report.error is not None:
             out.append(f'<ul class="load-errors"><li>could not be read: '
                        f"<code>{_esc(report.error)}</code></li></ul>")
+        if report.config_changes:
+            out.append('<p class="note">what changed vs the baseline: ' + ", ".join(
+                f"<code>{_esc(change.text)}</code>" for change in report.config_changes)
+                + "</p>")
         if report.rows:
             out += _summary_table(report.rows, n_before, with_baseline)
         elif report.error is None:
@@ -344,8 +349,9 @@ def _summary_table(rows: Sequence[Row], n_before: int, with_baseline: bool) -> l
             f"<td>{_badge(row)}</td>",
         ]
         if with_baseline:
-            text = (_baseline_badge(row.baseline, row.baseline_text)
-                    if row.baseline is not None else "")
+            compared = row.baseline or row.metric_baseline
+            text = (_baseline_badge(compared.verdict, row.baseline_text)
+                    if compared is not None else "")
             cells.append(f"<td>{text}</td>")
         cells.append(f'<td class="src">{_esc(row.source or "")}</td>')
         out.append(tr + "".join(cells) + "</tr>")
@@ -461,6 +467,8 @@ def _baseline(baseline: BaselineResult) -> list[str]:
         f"{plural(baseline.band, 'case')}, one-sided McNemar p = "
         f"{baseline.p_value:.3g}</span></p>",
     ]
+    if baseline.hint:
+        out.append(f'<p class="note">{_esc(baseline.hint)}</p>')
     if not (baseline.n_new or baseline.n_fixed):
         out.append('<p class="muted">No paired case entered or left this category.</p>')
     for label, shown, total in (("new", baseline.new, baseline.n_new),

@@ -37,7 +37,8 @@ def render_markdown(result: GateResult, ratchet_command: str | None = None,
     """The comment: headline, failing checks, the rest folded, cases, what to run next."""
     rows = result.rows
     failing = [row for row in rows if row.failing]
-    with_baseline = any(row.baseline is not None for row in rows)
+    with_baseline = any(row.baseline is not None or row.metric_baseline is not None
+                        for row in rows)
     if result.load_errors:
         headline = f"❌ {plural(len(result.load_errors), 'report')} could not be read"
     elif failing:
@@ -46,9 +47,20 @@ def render_markdown(result: GateResult, ratchet_command: str | None = None,
         headline = f"✅ all {plural(len(rows), 'check')} passed"
     lines = [f"### failgate: {headline}", ""]
     cases = sum(r.n_cases or 0 for r in result.reports)
+    source = (f"ceilings `{result.ceilings_path}`" if result.ceilings_sha256 is not None
+              else "compared with the baseline (no ceilings file)")
     lines.append(f"Taxonomy `{result.taxonomy}`, {plural(len(result.reports), 'report')} "
-                 f"({plural(cases, 'case')}), ceilings `{result.ceilings_path}`.")
+                 f"({plural(cases, 'case')}), {source}.")
     lines.append("")
+    for report in result.reports:
+        if report.config_changes:
+            shown = ", ".join(f"`{_cell(change.text)}`" for change in report.config_changes)
+            lines += [f"**What changed** vs the baseline ({_cell(report.name)}): {shown}", ""]
+    hints = [hint for row in failing for hint in (
+        row.baseline.hint if row.baseline is not None else None,
+        row.metric_baseline.hint if row.metric_baseline is not None else None) if hint]
+    if hints:
+        lines += [*(f"- 💡 {_cell(hint)}" for hint in dict.fromkeys(hints)), ""]
     for error in result.load_errors:
         lines.append(f"- ⚠️ `{_cell(error)}`")
     if result.load_errors:

@@ -30,7 +30,7 @@ def ratchet_status(result: GateResult, command: str) -> str | None:
     Nothing is claimed while a report did not load (its counts are unknown), nor
     beside failing items (their counts are above their ceilings, not at them).
     """
-    if result.mode not in ("gate", "strict"):
+    if result.mode not in ("gate", "strict") or result.ceilings_sha256 is None:
         return None
     if result.load_errors:
         return (f"ratchet: not assessed while {plural(len(result.load_errors), 'report')} "
@@ -53,8 +53,10 @@ def summary_lines(result: GateResult, outcomes: Mapping[tuple[str, str, str], st
     """
     n_reports = len(result.reports)
     cases = sum(r.n_cases or 0 for r in result.reports)
+    source = (f"ceilings {result.ceilings_path}" if result.ceilings_sha256 is not None
+              or result.mode == "init" else "baseline comparison (no ceilings file)")
     lines = [
-        f"ceilings {result.ceilings_path}, taxonomy {result.taxonomy}, "
+        f"{source}, taxonomy {result.taxonomy}, "
         f"{plural(n_reports, 'report')} ({plural(cases, 'case')})"
         + (f", mode {result.mode}" if result.mode != "gate" else "")
     ]
@@ -81,7 +83,8 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
         return [f"{report.name}: not loaded", f"  {report.error}"]
     head = report_heading(report.name, report.n_cases, report.failed,
                           report.kind == "aggregate", separator="  ")
-    compared = any(row.baseline is not None for row in report.rows)
+    compared = any(row.baseline is not None or row.metric_baseline is not None
+                   for row in report.rows)
     table: list[tuple[str, ...]] = [
         ("category", "count", "ceiling", "headroom", "status", "vs baseline")]
     for row in report.rows:
@@ -103,6 +106,9 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
     table = [cells[:columns] for cells in table]
     widths = [max(len(r[i]) for r in table) for i in range(columns)]
     lines = [head]
+    if report.config_changes:
+        lines.append("  what changed vs the baseline: "
+                     + "; ".join(change.text for change in report.config_changes))
     for cells in table:
         lines.append("  " + "  ".join(
             cell.rjust(width) if i in (1, 3) else cell.ljust(width)

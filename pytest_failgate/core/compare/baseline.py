@@ -10,15 +10,17 @@ regression gate's rule, computed exactly: no resampling, no seed.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ..errors import FailgateError
-from ..result import BaselineResult
+from ..result import BaselineResult, ConfigChangeResult
 from ..taxonomy.model import TOTAL
 from .binomial import paired_increase
-from .noise import NoiseBand, read_noise_band
+from .config import ConfigChange, diff_config, hint_line
+from .metrics import MetricChange, compare_metric
+from .noise import NoiseDocument, read_noise_band
 from .pairing import RunComparison, compare_runs
 from .verdicts import band_cases, regression_verdict
 
@@ -38,8 +40,12 @@ class BaselineRun:
     """The baseline's comparison with this run, and how to judge each change."""
 
     comparison: RunComparison
-    bands: dict[str, NoiseBand]
+    noise: NoiseDocument
     alpha: Fraction
+    taxonomy: Taxonomy
+    base: dict[str, Report] = field(default_factory=dict)
+    candidate: dict[str, Report] = field(default_factory=dict)
+    excluded: tuple[str, ...] = ()  # unstable cases left out of every paired test
 
     def judge(self, report: str, name: str) -> BaselineResult | None:
         """The verdict on one report's name (a category or ``total``), if it was paired."""
@@ -48,8 +54,13 @@ class BaselineRun:
             return None
         change = found.change(name)
         new, fixed = len(change.new), len(change.fixed)
-        band = self.bands.get(name)
+        band = self.noise.bands.get(name)
         tail = paired_increase(new, fixed)
+        verdict = regression_verdict(new, fixed, band, self.alpha)
+        rule = self.taxonomy.category(name)
+        hint = None
+        if verdict != "pass" and rule is not None:
+            hint = hint_line(name, self.config_changes(report), rule.settings)
         return BaselineResult(
             base_count=change.base_count,
             new=change.new[:SHOWN_IDS],
@@ -60,17 +71,55 @@ class BaselineRun:
             significant=new > fixed and tail.at_most(self.alpha),
             band=band_cases(band),
             beyond_band=new - fixed > band_cases(band),
-            verdict=regression_verdict(new, fixed, band, self.alpha),
+            verdict=verdict,
             paired=found.n_both,
+            hint=hint,
         )
 
+    def config_changes(self, report: str) -> list[ConfigChange]:
+        """The configuration settings that differ between the two runs of a report."""
+        base, candidate = self.base.get(report), self.candidate.get(report)
+        if base is None or candidate is None:
+            return []
+        return diff_config(base.config, candidate.config)
+
+    def config_results(self, report: str) -> list[ConfigChangeResult]:
+        return [ConfigChangeResult(key=c.key, before=c.before, after=c.after, text=c.text)
+                for c in self.config_changes(report)]
+
+    def metric_changes(self, report: str) -> list[MetricChange]:
+        """Each taxonomy metric of a report, paired with the baseline's same cases."""
+        base, candidate = self.base.get(report), self.candidate.get(report)
+        if base is None or candidate is None:
+            return []
+        return [compare_metric(metric, base.case_metrics.get(metric.name, {}),
+                               candidate.case_metrics.get(metric.name, {}),
+                               self.noise.metric_bands.get(metric.name), self.alpha,
+                               self.excluded)
+                for metric in self.taxonomy.metrics
+                if metric.name in base.case_metrics or metric.name in candidate.case_metrics]
+
+    def metric_hint(self, report: str, change: MetricChange) -> str | None:
+        metric = next((m for m in self.taxonomy.metrics if m.name == change.name), None)
+        if metric is None or change.verdict in (None, "pass"):
+            return None
+        return hint_line(change.name, self.config_changes(report), metric.settings)
+
     def notes(self) -> list[str]:
-        """What the comparison could not pair, for the summary."""
+        """What the comparison could not pair, or left out, for the summary."""
         lines = []
         for names, where in ((self.comparison.only_base, "only in the baseline"),
                              (self.comparison.only_candidate, "only in this run")):
             if names:
                 lines.append(f"baseline: reports {where}: {', '.join(names)}")
+        unstable = self.noise.unstable_cases
+        if unstable:
+            shown = ", ".join(unstable[:10]) + (", ..." if len(unstable) > 10 else "")
+            runs = f" across {self.noise.n_runs} runs" if self.noise.n_runs else ""
+            what = ("left out of the paired tests" if self.excluded
+                    else "kept in the paired tests (the exclude-unstable option leaves them out)")
+            lines.append(f"noise: {len(unstable)} unstable case{'s' if len(unstable) != 1 else ''}"
+                         f"{runs} ({shown}), {what}")
         for report in self.comparison.reports:
             if not report.paired:
                 lines.append(f"baseline: {report.name} records counts only; no cases to pair")
@@ -79,17 +128,23 @@ class BaselineRun:
                 if ids:
                     shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
                     lines.append(f"baseline: {report.name}: {len(ids)} cases {where} ({shown})")
+            for change in self.metric_changes(report.name):
+                if change.verdict is None:
+                    lines.append(f"baseline: {report.name}: metric {change.name} is not "
+                                 "applicable: no case where it applies in both runs")
         return lines
 
 
-def load_noise_bands(path: Path) -> dict[str, NoiseBand]:
-    """A ``noise_band.json``: ``metric_band["mode:<category>"]`` with std, min, max, n."""
+def load_noise_bands(path: Path) -> NoiseDocument:
+    """A ``noise_band.json`` in the regression gate's format (see ``noise``)."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise FailgateError(f"cannot read: {exc.strerror}", path) from None
     except json.JSONDecodeError as exc:
         raise FailgateError(f"invalid JSON: {exc.msg}", path, exc.lineno, exc.colno) from None
+    except UnicodeDecodeError:
+        raise FailgateError("not UTF-8 text", path) from None
     try:
         return read_noise_band(document)
     except ValueError as exc:
@@ -97,11 +152,14 @@ def load_noise_bands(path: Path) -> dict[str, NoiseBand]:
 
 
 def compare_with_baseline(base: Sequence[Report], candidate: Sequence[Report],
-                          taxonomy: Taxonomy, bands: dict[str, NoiseBand],
-                          alpha: Fraction | None) -> BaselineRun:
+                          taxonomy: Taxonomy, noise: NoiseDocument,
+                          alpha: Fraction | None, exclude_unstable: bool = False) -> BaselineRun:
     names = [*taxonomy.category_names, TOTAL]
-    comparison = compare_runs(base, candidate, names, taxonomy.members)
-    return BaselineRun(comparison, bands, alpha if alpha is not None else DEFAULT_ALPHA)
+    excluded = noise.unstable_cases if exclude_unstable else ()
+    comparison = compare_runs(base, candidate, names, taxonomy.members, excluded)
+    return BaselineRun(comparison, noise, alpha if alpha is not None else DEFAULT_ALPHA,
+                       taxonomy, {r.name: r for r in base}, {r.name: r for r in candidate},
+                       excluded)
 
 
 def baseline_message(name: str, result: BaselineResult, alpha: Fraction) -> str:
@@ -125,4 +183,37 @@ def baseline_message(name: str, result: BaselineResult, alpha: Fraction) -> str:
     if result.new:
         lines.append("  new      " + ", ".join(result.new[:10])
                      + (f" (+{result.n_new - 10} more)" if result.n_new > 10 else ""))
+    if result.hint:
+        lines.append(f"  {result.hint}")
     return "\n".join(lines)
+
+
+def metric_baseline_message(change: MetricChange, alpha: Fraction, hint: str | None) -> str:
+    """Why a metric fell (or nearly did) against the baseline."""
+    head = {
+        "fail": "fell against the baseline: significant and beyond the noise band",
+        "warn": "changed against the baseline, significant or beyond the band, not both",
+        "pass": "no decline against the baseline",
+    }[change.verdict or "pass"]
+    arrow = "higher" if change.better == "higher" else "lower"
+    lines = [
+        f"metric:{change.name}: {head}",
+        f"  baseline {_show(change.base_mean)} over {change.n_base} cases -> "
+        f"{_show(change.mean)} over {change.n} ({arrow} is better; cases where it does not "
+        "apply are left out)",
+        f"  paired   {len(change.worse)} worse, {len(change.improved)} better among "
+        f"{change.n_pairs} cases where it applies in both runs",
+        f"  test     one-sided exact sign test (McNemar for true/false) p = "
+        f"{change.p_value:.4g} (alpha {float(alpha):g})",
+        f"  band     {float(change.allowed):g} case(s) (a decline must exceed it)",
+    ]
+    if change.worse:
+        lines.append("  worse    " + ", ".join(change.worse[:10])
+                     + (f" (+{len(change.worse) - 10} more)" if len(change.worse) > 10 else ""))
+    if hint:
+        lines.append(f"  {hint}")
+    return "\n".join(lines)
+
+
+def _show(value: Fraction | None) -> str:
+    return "n/a" if value is None else f"{float(value):.4g}"

@@ -1,15 +1,27 @@
-"""Noise bands: how far a run's counts move when nothing but chance changed.
+"""Noise bands: how far a run's numbers move when nothing but chance changed.
 
-A noise band records, per category, the spread of its count over repeated runs
-of one configuration (``failgate noise run1/ run2/ ...``); a baseline comparison
-calls an increase a regression only beyond it (see :mod:`.verdicts`).
+A noise band records the spread of each number over repeated runs of one
+configuration (``failgate noise run1/ run2/ ...``); a baseline comparison calls a
+change a regression only beyond it (see :mod:`.verdicts`). The file is the RAG
+regression gate's ``noise_band.json``, read and written as that gate writes it::
+
+    {"n_runs": 5, "config": {...}, "run_ids": [...],
+     "metric_band": {"answerable_accuracy": {"mean", "std", "min", "max", "n"}, ...,
+                     "mode:retrieval_miss": {...}, "mode:correct": {...}},
+     "case_stability": {"<case id>": <repeats in which it changed>, ...},
+     "unstable_cases": ["<case id>", ...], "cost_usd_generation": ..., "wall_seconds": ...}
+
+``mode:<category>`` entries are counts (whole numbers); the others are metrics
+(rates), kept as the exact decimals the file writes. Keys this module does not
+know are kept, never an error, so a newer writer's file still reads.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from .checks import check_int
@@ -17,6 +29,10 @@ from .checks import check_int
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+MODE_PREFIX = "mode:"
+PASSED_MODE = "correct"  # the gate's name for a case that passed (mode:correct)
+_REQUIRED = ("min", "max", "n")
+_KNOWN_TOP = ("n_runs", "config", "run_ids", "metric_band", "case_stability", "unstable_cases")
 
 
 @dataclass(frozen=True)
@@ -27,18 +43,57 @@ class NoiseBand:
     min: int
     max: int
     n: int
+    mean: float | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.std, bool) or not isinstance(self.std, (int, float)):
-            raise TypeError(f"std must be a number, got {type(self.std).__name__}")
-        if not math.isfinite(self.std) or self.std < 0:
-            raise ValueError(f"std must be a finite number >= 0, got {self.std}")
+        _check_std(self.std)
         object.__setattr__(self, "std", float(self.std))
         check_int("min", self.min)
         check_int("max", self.max)
         check_int("n", self.n, minimum=2)
         if self.min > self.max:
             raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
+
+
+@dataclass(frozen=True)
+class MetricBand:
+    """How a metric (a rate) moved across repeated runs; bounds as exact decimals."""
+
+    std: float
+    min: Fraction
+    max: Fraction
+    n: int
+    mean: float | None = None
+
+    @property
+    def width(self) -> Fraction:
+        return self.max - self.min
+
+
+@dataclass(frozen=True)
+class NoiseDocument:
+    """A whole ``noise_band.json``: count bands, metric bands, unstable cases, the rest."""
+
+    bands: dict[str, NoiseBand] = field(default_factory=dict)
+    metric_bands: dict[str, MetricBand] = field(default_factory=dict)
+    case_stability: dict[str, int] = field(default_factory=dict)
+    unstable_cases: tuple[str, ...] = ()
+    n_runs: int | None = None
+    config: dict[str, Any] | None = None
+    run_ids: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they are
+
+
+def _check_std(std: object) -> None:
+    if isinstance(std, bool) or not isinstance(std, int | float):
+        raise TypeError(f"std must be a number, got {type(std).__name__}")
+    if not math.isfinite(std) or std < 0:
+        raise ValueError(f"std must be a finite number >= 0, got {std}")
+
+
+def _spread(values: Sequence[float]) -> tuple[float, float]:
+    """(mean, sample std), both to 6 decimals."""
+    return round(float(statistics.fmean(values)), 6), round(statistics.stdev(values), 6)
 
 
 def measure_noise(runs: Sequence[Mapping[str, int]]) -> dict[str, NoiseBand]:
@@ -55,34 +110,96 @@ def measure_noise(runs: Sequence[Mapping[str, int]]) -> dict[str, NoiseBand]:
                 raise ValueError(f"run {index}: category names must be non-empty strings, "
                                  f"got {category!r}")
             check_int(f"run {index}, count of {category!r}", count)
-    categories = sorted({category for run in runs for category in run})
     bands: dict[str, NoiseBand] = {}
-    for category in categories:
+    for category in sorted({category for run in runs for category in run}):
         counts = [run.get(category, 0) for run in runs]
-        bands[category] = NoiseBand(std=round(statistics.stdev(counts), 6), min=min(counts),
-                                    max=max(counts), n=len(counts))
+        mean, std = _spread(counts)
+        bands[category] = NoiseBand(std=std, min=min(counts), max=max(counts), n=len(counts),
+                                    mean=mean)
     return bands
 
 
-_MODE_PREFIX = "mode:"
-_BAND_FIELDS = ("std", "min", "max", "n")
+def measure_metrics(runs: Sequence[Mapping[str, float]]) -> dict[str, MetricBand]:
+    """Per metric present in every run, its spread over the runs (rates, 6 decimals)."""
+    names = sorted(set.intersection(*(set(run) for run in runs))) if runs else []
+    bands = {}
+    for name in names:
+        values = [round(float(run[name]), 6) for run in runs]
+        mean, std = _spread(values)
+        bands[name] = MetricBand(std=std, min=Fraction(repr(min(values))),
+                                 max=Fraction(repr(max(values))), n=len(values), mean=mean)
+    return bands
 
 
-def noise_band_document(bands: Mapping[str, NoiseBand]) -> dict[str, Any]:
-    """The ``noise_band.json`` shape: ``{"metric_band": {"mode:<category>": {...}}}``."""
-    return {"metric_band": {
-        f"{_MODE_PREFIX}{category}": {"std": band.std, "min": band.min, "max": band.max,
-                                      "n": band.n}
-        for category, band in sorted(bands.items())
-    }}
+def case_stability(outcomes: Sequence[Mapping[str, str]]) -> dict[str, int]:
+    """Per case of the first run, in how many later runs its outcome differed from it."""
+    first, rest = outcomes[0], outcomes[1:]
+    return {case: sum(1 for run in rest if run.get(case) != outcome)
+            for case, outcome in sorted(first.items())}
 
 
-def read_noise_band(document: Any) -> dict[str, NoiseBand]:
-    """The inverse of :func:`noise_band_document`; ``ValueError`` naming the bad key.
+def noise_band_document(bands: Mapping[str, NoiseBand] | NoiseDocument) -> dict[str, Any]:
+    """The ``noise_band.json`` document, keys in the gate's order, unknown keys kept."""
+    noise = bands if isinstance(bands, NoiseDocument) else NoiseDocument(dict(bands))
+    table: dict[str, Any] = {}
+    for name, metric in sorted(noise.metric_bands.items()):
+        table[name] = {"mean": metric.mean, "std": metric.std, "min": float(metric.min),
+                       "max": float(metric.max), "n": metric.n}
+    for category, band in sorted(noise.bands.items()):
+        entry = {"mean": band.mean} if band.mean is not None else {}
+        table[f"{MODE_PREFIX}{category}"] = {**entry, "std": band.std, "min": band.min,
+                                             "max": band.max, "n": band.n}
+    if not isinstance(bands, NoiseDocument):
+        return {"metric_band": table}
+    document: dict[str, Any] = {}
+    if noise.n_runs is not None:
+        document["n_runs"] = noise.n_runs
+    if noise.config is not None:
+        document["config"] = noise.config
+    if noise.run_ids:
+        document["run_ids"] = list(noise.run_ids)
+    document["metric_band"] = table
+    document["case_stability"] = dict(noise.case_stability)
+    document["unstable_cases"] = list(noise.unstable_cases)
+    return {**document, **noise.extra}
 
-    Other top-level keys are ignored; inside ``metric_band`` every key must be
-    ``mode:<category>`` and every entry must have exactly ``std``, ``min``,
-    ``max`` and ``n``.
+
+def _whole(where: str, key: str, value: Any) -> int:
+    """A count written as 64 or 64.0; anything else is an error."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{where}: {key} must be an int (a count), got {value!r}")
+    return value
+
+
+def _entry(where: str, entry: Any) -> dict[str, Any]:
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where} must be an object, got {type(entry).__name__}")
+    missing = [name for name in _REQUIRED if name not in entry]
+    if missing:
+        raise ValueError(f"{where}: missing {', '.join(repr(m) for m in missing)}")
+    for name in ("std", "mean"):
+        if name in entry:
+            try:
+                _check_std(entry[name]) if name == "std" else _number(where, name, entry[name])
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"{where}: {error}") from None
+    return entry
+
+
+def _number(where: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{key} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def read_noise_band(document: Any) -> NoiseDocument:
+    """A ``noise_band.json`` document; ``ValueError`` naming the bad key.
+
+    In ``metric_band``, ``mode:<category>`` entries are count bands, other keys
+    metric bands; every entry needs ``min``, ``max`` and ``n`` (``std`` and
+    ``mean`` are optional, other keys are ignored).
     """
     if not isinstance(document, dict):
         raise ValueError(f"noise band: the document must be a JSON object, "
@@ -94,24 +211,47 @@ def read_noise_band(document: Any) -> dict[str, NoiseBand]:
         raise ValueError(f"noise band: 'metric_band' must be an object, "
                          f"got {type(table).__name__}")
     bands: dict[str, NoiseBand] = {}
+    metric_bands: dict[str, MetricBand] = {}
     for key in sorted(table, key=str):
         where = f"noise band: metric_band[{key!r}]"
-        if not isinstance(key, str) or not key.startswith(_MODE_PREFIX) \
-                or len(key) == len(_MODE_PREFIX):
-            raise ValueError(f"{where}: keys must look like 'mode:<category>'")
-        entry = table[key]
-        if not isinstance(entry, dict):
-            raise ValueError(f"{where} must be an object, got {type(entry).__name__}")
-        missing = [name for name in _BAND_FIELDS if name not in entry]
-        if missing:
-            raise ValueError(f"{where}: missing {', '.join(repr(m) for m in missing)}")
-        unknown = sorted(str(name) for name in entry if name not in _BAND_FIELDS)
-        if unknown:
-            raise ValueError(f"{where}: unknown {', '.join(repr(u) for u in unknown)}")
+        if not isinstance(key, str) or key in ("", MODE_PREFIX):
+            raise ValueError(f"{where}: a key names a metric or 'mode:<category>'")
+        entry = _entry(where, table[key])
+        std = float(entry.get("std", 0.0))
+        mean = float(entry["mean"]) if "mean" in entry else None
         try:
-            band = NoiseBand(std=entry["std"], min=entry["min"], max=entry["max"],
-                             n=entry["n"])
+            n = check_int("n", entry["n"], minimum=2)
+            if key.startswith(MODE_PREFIX):
+                band = NoiseBand(std=std, min=_whole(where, "min", entry["min"]),
+                                 max=_whole(where, "max", entry["max"]), n=n, mean=mean)
+                bands[key[len(MODE_PREFIX):]] = band
+                continue
+            low = Fraction(repr(_number(where, "min", entry["min"])))
+            high = Fraction(repr(_number(where, "max", entry["max"])))
         except (TypeError, ValueError) as error:
-            raise ValueError(f"{where}: {error}") from None
-        bands[key[len(_MODE_PREFIX):]] = band
-    return bands
+            message = str(error)
+            raise ValueError(message if message.startswith(where) else f"{where}: {message}"
+                             ) from None
+        if low > high:
+            raise ValueError(f"{where}: min ({entry['min']}) must not exceed max "
+                             f"({entry['max']})")
+        metric_bands[key] = MetricBand(std=std, min=low, max=high, n=n, mean=mean)
+    stability = document.get("case_stability", {})
+    if not isinstance(stability, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in stability.values()):
+        raise ValueError("noise band: 'case_stability' must map case ids to counts of runs")
+    unstable = document.get("unstable_cases", [])
+    if not isinstance(unstable, list) or not all(isinstance(c, str | int) for c in unstable):
+        raise ValueError("noise band: 'unstable_cases' must be a list of case ids")
+    config = document.get("config")
+    run_ids = document.get("run_ids", [])
+    n_runs = document.get("n_runs")
+    return NoiseDocument(
+        bands=bands, metric_bands=metric_bands,
+        case_stability={str(k): v for k, v in stability.items()},
+        unstable_cases=tuple(str(c) for c in unstable),
+        n_runs=n_runs if isinstance(n_runs, int) and not isinstance(n_runs, bool) else None,
+        config=config if isinstance(config, dict) else None,
+        run_ids=tuple(str(r) for r in run_ids) if isinstance(run_ids, list) else (),
+        extra={k: v for k, v in document.items() if k not in _KNOWN_TOP},
+    )

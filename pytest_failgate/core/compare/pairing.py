@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ..errors import FailgateError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Collection, Sequence
 
     from ..reports.model import Report
 
@@ -57,11 +57,12 @@ class RunComparison:
 
 
 def compare_report(base: Report, candidate: Report, categories: Sequence[str],
-                   members: Callable[[str], Sequence[str]] | None = None) -> ReportComparison:
+                   members: Callable[[str], Sequence[str]] | None = None,
+                   exclude: Collection[str] = ()) -> ReportComparison:
     """Pair one report's cases by id and list, per name, what entered and left it.
 
     A name is a category, or (through ``members``) the union of several: ``total``,
-    a group.
+    a group. Cases in ``exclude`` (unstable across repeats) are never pairs.
     """
     def of(name: str) -> Sequence[str]:
         return members(name) if members is not None else (name,)
@@ -82,6 +83,7 @@ def compare_report(base: Report, candidate: Report, categories: Sequence[str],
             "in the baseline; a comparison needs the same cases (pairs are matched by id)",
             candidate.path,
         )
+    both -= set(exclude)
     changes = []
     for name in categories:
         base_ids_in = [i for c in of(name) for i in base.case_ids(c)]
@@ -104,11 +106,12 @@ def compare_report(base: Report, candidate: Report, categories: Sequence[str],
 
 def compare_runs(base: Sequence[Report], candidate: Sequence[Report],
                  categories: Sequence[str],
-                 members: Callable[[str], Sequence[str]] | None = None) -> RunComparison:
+                 members: Callable[[str], Sequence[str]] | None = None,
+                 exclude: Collection[str] = ()) -> RunComparison:
     """Pair reports by name; each pair compared case by case."""
     base_by_name = {r.name: r for r in base}
     candidate_names = {r.name for r in candidate}
-    reports = [compare_report(base_by_name[r.name], r, categories, members)
+    reports = [compare_report(base_by_name[r.name], r, categories, members, exclude)
                for r in candidate if r.name in base_by_name]
     if not reports:
         raise FailgateError(

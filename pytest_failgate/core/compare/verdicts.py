@@ -58,3 +58,26 @@ def regression_verdict(new: int, fixed: int, band: NoiseBand | None,
     if significant or beyond:
         return "warn"
     return "pass"
+
+
+def paired_verdict(worse: int, better: int, decline: Fraction, allowed: Fraction,
+                   alpha: Fraction) -> BaselineVerdict:
+    """The same rule for a per-case metric: worse and better are the discordant pairs.
+
+    ``decline`` is how far the paired sum fell (in the metric's units, one case of
+    a true/false metric being 1) and ``allowed`` the band in the same units, at
+    least one case. ``fail`` when the decline is significant (an exact sign test,
+    which for a true/false metric is McNemar's) and beyond the band; ``warn`` for one.
+    """
+    check_int("worse", worse)
+    check_int("better", better)
+    alpha = check_alpha(alpha)
+    if decline <= 0:
+        return "pass"
+    significant = worse > better and paired_increase(worse, better).at_most(alpha)
+    beyond = decline > allowed
+    if significant and beyond:
+        return "fail"
+    if significant or beyond:
+        return "warn"
+    return "pass"

@@ -16,6 +16,7 @@ from .karenina_jsonld import KareninaJsonLdReader
 from .lm_eval import LmEvalSamplesReader
 from .openai_evals import OpenAIEvalsReader
 from .promptfoo import PromptfooReader
+from .ragrun import RagRunReader
 
 if TYPE_CHECKING:
     from .readers import ReportReader
@@ -25,4 +26,4 @@ def builtin_readers() -> tuple[ReportReader, ...]:
     """The readers shipped with failgate, after any a plugin contributes."""
     return (KareninaJsonReader(), KareninaCsvReader(), PromptfooReader(), InspectReader(),
             DeepEvalReader(), LmEvalSamplesReader(), HelmReader(), OpenAIEvalsReader(),
-            KareninaJsonLdReader())
+            KareninaJsonLdReader(), RagRunReader())

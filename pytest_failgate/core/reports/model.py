@@ -68,6 +68,10 @@ class Report:
     contradictions: list[str] | None = None
     taxonomy: Taxonomy | None = None  # what classified it (None: a hand-built report)
     format: str = OWN_FORMAT  # the reader that recognised it
+    # the run's configuration as the report records it (what a comparison diffs)
+    config: dict[str, Any] | None = None
+    # per taxonomy metric, each case's value where the metric applies (ADR 0054)
+    case_metrics: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
 
     @property
     def failed(self) -> int:

@@ -67,6 +67,7 @@ class ReaderOutput:
     contradictions: list[str] | None = None
     name: str | None = None  # replaces the file's stem in the report name; "" = the folder
     skipped: str | None = None  # the file is this format's but holds no cases: why
+    config: dict[str, Any] | None = None  # the run's configuration, for "what changed"
 
 
 class ReportReader(Protocol):
@@ -131,5 +132,6 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
             sink.add(case)
     except CaseProblem as exc:
         raise FailgateError(str(exc), file.path) from None
-    return sink.finish(output.recorded, output.contradictions, format_name, format_default)
+    return sink.finish(output.recorded, output.contradictions, format_name, format_default,
+                       output.config)
 

@@ -8,18 +8,20 @@ no report needs to be held in memory as a whole.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from json.encoder import encode_basestring  # the C encoder: canonical, ensure_ascii=False
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
 from ..taxonomy import kind_of
+from ..taxonomy.expr import ExprRuntimeError
 from ..taxonomy.tally import RuleError
 from .model import OWN_FORMAT, Report, case_id
 
 if TYPE_CHECKING:
     from ..taxonomy import Tally, Taxonomy
-    from ..taxonomy.model import Field
+    from ..taxonomy.model import CaseMetric, Field
     from .model import ReportFile
     from .read import ReadSpec
 
@@ -74,6 +76,8 @@ class CaseSink:
         names += [name.split(".")[0] for name in taxonomy.id_fields]
         self.fields = tuple(dict.fromkeys(names))
         self._seen: dict[bytes, int] = {}
+        self._metrics = taxonomy.metrics
+        self.case_metrics: dict[str, dict[str, float]] = {m.name: {} for m in taxonomy.metrics}
 
     @property
     def n_cases(self) -> int:
@@ -110,6 +114,10 @@ class CaseSink:
         except RuleError as exc:
             raise CaseProblem(position, str(exc)) from None
         self.tallier.record(case_id(key) if decision[0] else "", decision, absent, view)
+        for metric in self._metrics:
+            value = _metric_value(metric, view, position)
+            if value is not None:
+                self.case_metrics[metric.name][case_id(key)] = value
 
     def _key(self, case: Mapping[str, Any], position: int) -> bytes:
         """The case's id as the canonical JSON string it is compared by."""
@@ -127,7 +135,8 @@ class CaseSink:
 
     def finish(self, recorded: dict[str, Any] | None = None,
                contradictions: list[str] | None = None, format_name: str = OWN_FORMAT,
-               format_default: str | None = None) -> Report:
+               format_default: str | None = None,
+               config: dict[str, Any] | None = None) -> Report:
         """The report; zero cases is an error (a gate over nothing would pass vacuously),
         and so is a taxonomy none of whose fields any case has (``check_fit``)."""
         tally = self.tallier.result()
@@ -140,7 +149,7 @@ class CaseSink:
             name=self.file.name, path=self.file.path, kind="cases", counts=dict(tally.counts),
             n_cases=tally.n_cases, tally=tally, recorded=recorded or {},
             id_keys=list(self._seen), contradictions=contradictions, taxonomy=self.taxonomy,
-            format=format_name)
+            format=format_name, config=config, case_metrics=self.case_metrics)
 
 
 def check_fit(file: ReportFile, taxonomy: Taxonomy, tally: Tally, format_name: str,
@@ -166,3 +175,19 @@ def check_fit(file: ReportFile, taxonomy: Taxonomy, tally: Tally, format_name: s
         message += ("; is it another tool's output? give a taxonomy for its fields "
                     "(taxonomy: path/to/taxonomy.yaml)")
     raise FailgateError(message, file.path)
+
+
+def _metric_value(metric: CaseMetric, case: Mapping[str, Any], position: int) -> float | None:
+    """A case's value of a taxonomy metric: a bool counts 1 or 0; null, it does not apply."""
+    try:
+        value = metric.value(case)
+    except ExprRuntimeError as exc:
+        raise CaseProblem(position, f"metric {metric.name}: {exc}") from None
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    raise CaseProblem(position, f"metric {metric.name} is {value!r}; a metric is true/false, a "
+                      "number, or null where it does not apply")

@@ -11,6 +11,8 @@ failed: "(accuracy != 1.0) if answerable else not (abstained and not evidence_do
 categories:                         # tried in order; the first whose `when` holds wins
   - {name: retrieval_miss, when: "...", group: retrieval, stage: retrieve, hint: "..."}
   - {name: unknown}                 # the fallback: last, and without `when`
+metrics:                            # per case, paired with a baseline (null: not applicable)
+  - {name: accuracy, value: "correct if answerable else null", better: higher}
 caveats:                            # informational flags, counted, never failures
   - {name: retries_used, when: "retry_count > 0"}
 ```
@@ -28,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import FailgateError, did_you_mean
 from ..yamlsource import YamlDoc, load_yaml
 from .expr import ExprError, compile_expr
-from .model import GROUP_PREFIX, RESERVED_NAMES, Field, Kind, Rule, Taxonomy, never
+from .model import GROUP_PREFIX, RESERVED_NAMES, CaseMetric, Field, Kind, Rule, Taxonomy, never
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -37,8 +39,10 @@ if TYPE_CHECKING:
     from ..yamlsource import Loc
 
 TOP_KEYS = ("name", "description", "id_field", "id_fields", "defaults", "types", "failed",
-            "categories", "caveats", "substantive", "required")
-CATEGORY_KEYS = ("name", "when", "description", "group", "stage", "hint", "enabled")
+            "categories", "caveats", "substantive", "required", "metrics")
+CATEGORY_KEYS = ("name", "when", "description", "group", "stage", "hint", "enabled",
+                 "settings")
+METRIC_KEYS = ("name", "value", "better", "description", "settings")
 CAVEAT_KEYS = ("name", "when", "description")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _TYPE_WORDS: dict[str, Kind] = {
@@ -85,6 +89,8 @@ class _Builder:
         id_fields = self.id_fields(data)
         substantive = (self.rule("substantive", data["substantive"], ("substantive",))
                        if "substantive" in data else None)
+        metrics = [self.metric(entry, ("metrics", i))
+                   for i, entry in enumerate(self.sequence(data.get("metrics", []), ("metrics",)))]
         try:
             return Taxonomy(
                 name=name,
@@ -100,6 +106,7 @@ class _Builder:
                 source=source,
                 substantive=substantive,
                 required=self.required(data),
+                metrics=tuple(metrics),
             )
         except ValueError as exc:
             raise self.error(str(exc).split(": ", 1)[-1], ()) from None
@@ -190,10 +197,11 @@ class _Builder:
                 raise self.error("enabled is true or false", (*loc, "enabled"))
             rule = self.rule(name, data["when"], (*loc, "when"), description, group=group,
                              stage=self.optional_text(data, "stage", loc),
-                             hint=self.optional_text(data, "hint", loc), enabled=enabled)
+                             hint=self.optional_text(data, "hint", loc), enabled=enabled,
+                             settings=self.names(data, "settings", loc))
             if not enabled:
                 rule = Rule(rule.name, never(), rule.reads, rule.description, False,
-                            rule.group, rule.stage, rule.hint)
+                            rule.group, rule.stage, rule.hint, rule.settings)
             rules.append(rule)
         raise self.error("the last category is the fallback and has no 'when': add one such as "
                          "{name: unknown}", ("categories", len(entries) - 1))
@@ -206,6 +214,30 @@ class _Builder:
         name = self.name(data["name"], (*loc, "name"))
         description = self.optional_text(data, "description", loc)
         return self.rule(name, data["when"], (*loc, "when"), description)
+
+    def metric(self, entry: Any, loc: Loc) -> CaseMetric:
+        data = self.mapping(entry, loc, METRIC_KEYS, "a metric")
+        for key in ("name", "value"):
+            if key not in data:
+                raise self.error(f"a metric needs '{key}'", loc)
+        better = data.get("better", "higher")
+        if better not in ("higher", "lower"):
+            raise self.error("better is 'higher' or 'lower'", (*loc, "better"))
+        compiled = self.expression(data["value"], (*loc, "value"))
+        return CaseMetric(self.name(data["name"], (*loc, "name")), compiled.function,
+                          compiled.reads, better,
+                          self.optional_text(data, "description", loc) or compiled.text.strip(),
+                          self.names(data, "settings", loc))
+
+    def names(self, data: dict[str, Any], key: str, loc: Loc) -> tuple[str, ...]:
+        """A list of configuration keys (``settings``), each non-empty text."""
+        if key not in data:
+            return ()
+        items = self.sequence(data[key], (*loc, key))
+        texts = tuple(self.text(item, (*loc, key, i)) for i, item in enumerate(items))
+        if any(not text for text in texts):
+            raise self.error("a setting is a configuration key such as top_k", (*loc, key))
+        return texts
 
     def optional_text(self, data: dict[str, Any], key: str, loc: Loc) -> str | None:
         return self.text(data[key], (*loc, key)) if key in data else None

@@ -100,6 +100,8 @@ class Rule:
 
     ``group``, ``stage`` and ``hint`` are for people: a coarser bucket ceilings can
     gate, where in the pipeline the failure arises, and what to look at first.
+    ``settings`` is the hint catalogue: configuration keys that usually move the
+    category, so a comparison can name the changed one (never guessed by a model).
     """
 
     name: str
@@ -110,6 +112,27 @@ class Rule:
     group: str | None = None
     stage: str | None = None
     hint: str | None = None
+    settings: tuple[str, ...] = ()
+
+
+Better = Literal["higher", "lower"]
+
+
+@dataclass(frozen=True)
+class CaseMetric:
+    """A per-case quality measure, compared with a baseline case by case.
+
+    ``value(case)`` is a bool or a number, or null where the metric does not apply
+    (ADR 0054: such a case leaves the mean's numerator and denominator, it is never
+    counted as a vacuous 1.0). ``better`` says which way is an improvement.
+    """
+
+    name: str
+    value: Callable[[Case], Any]
+    reads: tuple[str, ...]
+    better: Better = "higher"
+    description: str = ""
+    settings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +157,7 @@ class Taxonomy:
     id_fields: tuple[str, ...] = DEFAULT_ID_FIELDS
     # which cases answered substantively: a quality metric's 1.0 elsewhere is vacuous
     substantive: Rule | None = None
+    metrics: tuple[CaseMetric, ...] = ()
     source: Path | None = None
     # field paths every case must have: a file without them is not this taxonomy's
     required: tuple[str, ...] = ()
@@ -144,8 +168,9 @@ class Taxonomy:
         if len(declared) != len(self.fields):
             raise ValueError(f"taxonomy {self.name}: a field is declared twice")
         # Fields a rule reads without a declaration accept any value, default null.
-        for rule in (self.failed, *self.categories, *self.caveats):
-            for name in rule.reads:
+        reads = [rule.reads for rule in (self.failed, *self.categories, *self.caveats)]
+        for names in (*reads, *(metric.reads for metric in self.metrics)):
+            for name in names:
                 declared.setdefault(name, Field(name))
         for path in self.required:
             declared.setdefault(path.split(".", 1)[0], Field(path.split(".", 1)[0]))
@@ -214,6 +239,10 @@ class Taxonomy:
             if category in names:
                 return group
         return None
+
+    def category(self, name: str) -> Rule | None:
+        """The rule of a category (``None`` for the fallback or an unknown name)."""
+        return next((rule for rule in self.categories if rule.name == name), None)
 
     def describe(self, category: str) -> str:
         """The rule behind a category, in words, for failure messages."""

@@ -1,0 +1,83 @@
+"""A noise band measured from repeated runs of one configuration (``failgate noise``).
+
+Per run: each category's count (``mode:<category>``, and ``mode:correct`` for the
+cases that passed, as the regression gate writes it), each metric's mean (the
+taxonomy's metrics recomputed from the cases, where they apply; otherwise the
+numbers a run folder's ``metrics.json`` records), and each case's outcome, from
+which ``case_stability`` counts how many later runs moved a case away from the
+first run's outcome. The result is written in the gate's ``noise_band.json``
+format (see :mod:`.noise`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .noise import PASSED_MODE, NoiseDocument, case_stability, measure_metrics, measure_noise
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..reports.model import Report
+    from ..taxonomy import Taxonomy
+
+_NOT_METRICS = {"num_predictions", "answerable_total", "retrieval_miss_count", "n_cases"}
+
+
+def _outcomes(reports: Sequence[Report], taxonomy: Taxonomy) -> dict[str, str]:
+    """Each case's category (``correct`` when it passed), ids prefixed when several reports."""
+    outcomes: dict[str, str] = {}
+    for report in reports:
+        prefix = f"{report.name}::" if len(reports) > 1 else ""
+        failed = {case: name for name in taxonomy.category_names
+                  for case in report.case_ids(name)}
+        for case in report.all_case_ids():
+            outcomes[prefix + case] = failed.get(case, PASSED_MODE)
+    return outcomes
+
+
+def _metrics(reports: Sequence[Report]) -> dict[str, float]:
+    """Metric means of a run: recomputed where the taxonomy defines them, else recorded."""
+    values: dict[str, float] = {}
+    if len(reports) == 1:
+        for key, value in reports[0].recorded.items():
+            if key not in _NOT_METRICS and type(value) in (int, float):
+                values[key] = float(value)
+    pooled: dict[str, list[float]] = {}
+    for report in reports:
+        for name, by_case in report.case_metrics.items():
+            pooled.setdefault(name, []).extend(by_case.values())
+    for name, found in pooled.items():
+        if found:  # a mean over no case is not applicable: no band (ADR 0054)
+            values[name] = sum(found) / len(found)
+    return values
+
+
+def _run_id(reports: Sequence[Report], fallback: str) -> str:
+    recorded = reports[0].recorded if len(reports) == 1 else {}
+    run_id = recorded.get("run_id")
+    return run_id if isinstance(run_id, str) and run_id else fallback
+
+
+def noise_from_runs(runs: Sequence[tuple[str, Sequence[Report]]], taxonomy: Taxonomy
+                    ) -> NoiseDocument:
+    """The noise band of repeated runs, each ``(label, its reports)``; two runs at least."""
+    counts: list[dict[str, int]] = []
+    for _, reports in runs:
+        totals = {name: 0 for name in (*taxonomy.category_names, PASSED_MODE)}
+        for report in reports:
+            for name, count in report.counts.items():
+                totals[name] += count
+            totals[PASSED_MODE] += (report.n_cases or 0) - report.failed
+        counts.append(totals)
+    bands = measure_noise(counts)
+    metric_bands = measure_metrics([_metrics(reports) for _, reports in runs])
+    stability = case_stability([_outcomes(reports, taxonomy) for _, reports in runs])
+    configs = [report.config for _, reports in runs for report in reports]
+    config: dict[str, Any] | None = configs[0] if configs and all(
+        c == configs[0] for c in configs) else None
+    return NoiseDocument(
+        bands=bands, metric_bands=metric_bands, case_stability=stability,
+        unstable_cases=tuple(case for case, moved in stability.items() if moved),
+        n_runs=len(runs), config=config,
+        run_ids=tuple(_run_id(reports, label) for label, reports in runs))
