@@ -109,6 +109,27 @@ def test_a_killed_ratchets_temporary_files_are_removed_by_the_next(
     assert sorted(p.name for p in workdir.iterdir()) == ["ceilings.yaml", "examples"]
 
 
+@pytest.mark.parametrize("unnamed", [True, False])
+def test_atomic_writes_with_and_without_an_unnamed_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
+) -> None:
+    from pytest_failgate.core.ceilings import rewrite as module
+
+    if not unnamed:  # as on systems without O_TMPFILE
+        monkeypatch.setattr(module, "_open_unnamed", lambda directory: None)
+    path = tmp_path / "c.yaml"
+    path.write_text("old")
+    path.chmod(0o640)
+    write_atomic(path, "new ✓")
+    assert path.read_text(encoding="utf-8") == "new ✓"
+    assert path.stat().st_mode & 0o777 == 0o640
+    write_atomic(tmp_path / "d.yaml", "fresh", exclusive=True)
+    with pytest.raises(FailgateError, match="never overwrites"):
+        write_atomic(path, "theirs", exclusive=True)
+    assert path.read_text(encoding="utf-8") == "new ✓"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "d.yaml"]
+
+
 @pytest.mark.parametrize(
     ("written", "read_as"),
     [("010", "8"), ("1:00", "60"), ("7_0", "70"), ("0x1F", "31"), ("0b11", "3"),

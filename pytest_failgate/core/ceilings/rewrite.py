@@ -173,9 +173,11 @@ def remove_stale_temps(path: Path) -> None:
 def write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
     """Write via a temporary file and a rename; ``exclusive`` refuses to replace a file.
 
-    The temporary file has one fixed name beside the target, and any leftover of a
-    killed write (under this name or the random names of older versions) is removed
-    first, so kills never accumulate temporary files.
+    Where Linux allows it the data goes to an unnamed file (``O_TMPFILE``) that
+    vanishes with a killed process, and takes a name only for the instant before the
+    rename; elsewhere a temporary file with one fixed name is written. Any leftover
+    of a killed write (under that name, or the random names of older versions) is
+    removed first, so kills never accumulate temporary files.
     """
     remove_stale_temps(path)
     if path.exists():
@@ -185,24 +187,53 @@ def write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
         os.umask(umask)
         mode = 0o666 & ~umask
     temp = temp_path(path)
-    try:
+    fd = _open_unnamed(path.parent)
+    named = fd is None
+    if fd is None:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        if exclusive:
-            try:
+    try:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            data = data[os.write(fd, data):]
+        os.fsync(fd)
+        os.fchmod(fd, mode)
+        target = path if exclusive else temp
+        if not named and not exclusive:
+            temp.unlink(missing_ok=True)  # a concurrent leftover; the rename replaces anyway
+        try:
+            if not named:
+                _link_unnamed(fd, target)
+            elif exclusive:
                 os.link(temp, path)
-            except FileExistsError:
-                raise FailgateError("already exists; --failgate-init never overwrites",
-                                    path) from None
-        else:
+        except FileExistsError:
+            raise FailgateError("already exists; --failgate-init never overwrites",
+                                path) from None
+        if not exclusive:
             os.replace(temp, path)
         _fsync_directory(path.parent)
     finally:
+        os.close(fd)
         temp.unlink(missing_ok=True)
+
+
+def _open_unnamed(directory: Path) -> int | None:
+    """An unnamed file in ``directory`` (Linux ``O_TMPFILE``), or None where unsupported."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(directory, flag | os.O_WRONLY, 0o600)
+    except OSError:  # a file system without O_TMPFILE
+        return None
+
+
+def _link_unnamed(fd: int, target: Path) -> None:
+    """Give the unnamed file a name (``linkat`` with ``AT_SYMLINK_FOLLOW``, as open(2) says)."""
+    directory = os.open(target.parent, os.O_RDONLY)
+    try:  # a directory fd makes os.link use linkat(), which follows /proc/self/fd/N
+        os.link(f"/proc/self/fd/{fd}", target, src_dir_fd=directory)
+    finally:
+        os.close(directory)
 
 
 def _fsync_directory(directory: Path) -> None:
