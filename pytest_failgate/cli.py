@@ -281,7 +281,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_guard(args: argparse.Namespace) -> int:
     from .core.guard import guard
 
-    result = guard(Path(args.ceilings).resolve(), args.base)
+    result = guard(Path(args.ceilings).absolute(), args.base)
     for line in result.lines():
         _out(line)
     return EXIT_PASS if result.passed else EXIT_FAIL

@@ -11,7 +11,7 @@ from helpers import write_ceilings
 
 from pytest_failgate.cli import main
 from pytest_failgate.core.errors import FailgateError
-from pytest_failgate.core.guard import _parse, guard, loosenings
+from pytest_failgate.core.guard import guard, loosenings, parse_version
 
 NAMES = ["verifier_false_negative", "retrieval_miss", "unknown", "total"]
 REPORTS = ["a", "real100/b"]
@@ -104,8 +104,8 @@ def test_every_generated_edit_is_judged_like_the_oracle(tmp_path: Path) -> None:
         after = _edit(before, rng)
         _write(tmp_path / "old.yaml", before)
         _write(tmp_path / "new.yaml", after)
-        old = _parse(tmp_path / "old.yaml", (tmp_path / "old.yaml").read_text(), "old")
-        new = _parse(tmp_path / "new.yaml", (tmp_path / "new.yaml").read_text(), "new")
+        old = parse_version(tmp_path / "old.yaml")
+        new = parse_version(tmp_path / "new.yaml")
         expected = _loosened(before, after)
         assert bool(loosenings(old, new)) == expected, (before, after)
         loose += expected
@@ -122,7 +122,7 @@ def test_a_loosening_with_a_reason_written_in_this_change_passes(repo: Path) -> 
                           "retrieval_miss": 2})
     result = guard(path, "HEAD")
     assert result.passed
-    assert [(c.name, c.old, c.new) for c in result.changes] == [("unknown", 5, 9)]
+    assert [(c.label, c.old, c.new) for c in result.changes] == [("ceilings.unknown", 5, 9)]
 
 
 def test_a_reason_carried_over_from_the_ref_does_not_excuse_a_new_raise(repo: Path) -> None:
@@ -143,7 +143,7 @@ def test_guard_output_lists_each_loosening_old_to_new(
     code = main(["guard", "--base", "main"])
     out = capsys.readouterr().out.splitlines()
     assert code == 1
-    assert out[0] == ("guard: 3 of 3 loosened ceilings in ceilings.yaml since main have no "
+    assert out[0] == ("guard: 3 of 3 loosenings in ceilings.yaml since main have no "
                       "reason written in this change:")
     assert out[1:4] == [
         "  ceilings.yaml:4 ceilings.unknown: 5 -> 7  (no reason written)",

@@ -1,172 +1,57 @@
-"""The loosening guard: did this change raise or drop a ceiling without saying why?
+"""The loosening guard: does this change let the gate pass more, without saying why?
 
-It compares ``ceilings.yaml`` with its version at a git ref by *effective*
-ceiling: for the defaults and for every report named in either version, what
-each name may count, in whole cases (``max``) and as a rate (``max_rate``). A
-value loosens when it allows more than before: a raised number, a dropped
-``total`` or ``max_rate`` (no longer limited), or an override removed or added
-above what applied before. A loosening passes only when its entry now carries a
-``reason`` that this change wrote (new, or different from the ref's). Lowered
-ceilings and tightening additions always pass.
+It compares what the gate would enforce now with what it enforced at a git ref
+(``enforced.py`` says what counts as looser). The files are found at the ref as
+the gate finds them: the ceilings file at the same place, and the one the ref's
+ini configuration names (or ``ceilings.yaml`` in its rootdir), so moving the
+ceilings to another file, pointing ``failgate_ceilings`` elsewhere or replacing
+the file by a symbolic link is compared with what applied before. "Nothing
+existed at the ref" is the answer only when no ceilings file existed there.
 """
 
 from __future__ import annotations
 
-import subprocess
+import posixpath
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from .ceilings.load import validation_error
-from .ceilings.model import Ceiling, CeilingsModel
+from .ceilings.load import parse_ceilings, validate_ceilings
+from .enforced import Change, Version, content_digest, loosenings
 from .errors import FailgateError, display_path
-from .formatting import format_number
-from .taxonomy.model import TOTAL
-from .yamlsource import YamlDoc, load_yaml, read_text
+from .gitref import Tree, configured_ceilings
+from .taxonomy import builtin_taxonomies
+from .yamlsource import load_yaml, read_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-Limit = int | Fraction | None  # None: not limited
+__all__ = ["Change", "Comparison", "GuardResult", "guard", "loosenings", "parse_version"]
 
 
 @dataclass(frozen=True)
-class Change:
-    """One effective ceiling that allows more than it did at the ref."""
+class Comparison:
+    """One ceilings file now against one the gate used at the ref."""
 
-    scope: str  # "ceilings" or "reports.<name>"
-    name: str
-    key: str  # "max" or "max_rate"
-    old: Limit
-    new: Limit
-    line: int | None  # where the entry is now (None when it was removed)
-    reason: str | None  # the reason this change wrote, if any
-
-    @property
-    def excused(self) -> bool:
-        return self.reason is not None
-
-    def describe(self, path: str) -> str:
-        where = f"{path}:{self.line}" if self.line else f"{path} (entry removed)"
-        label = f"{self.scope}.{self.name}" + ("" if self.key == "max" else ".max_rate")
-        text = f"{where} {label}: {_show(self.old)} -> {_show(self.new)}"
-        return text + (f'  reason: "{self.reason}"' if self.reason else "  (no reason written)")
-
-
-def _show(limit: Limit) -> str:
-    if limit is None:
-        return "not limited"
-    return format_number(limit)
-
-
-def _looser(old: Limit, new: Limit) -> bool:
-    if new is None:
-        return old is not None
-    return old is not None and new > old
-
-
-@dataclass(frozen=True)
-class _Version:
-    model: CeilingsModel
-    doc: YamlDoc
-
-    def entry(self, scope: str, name: str) -> Ceiling | None:
-        if scope == "ceilings":
-            return self.model.ceilings.get(name)
-        return self.model.reports.get(scope.removeprefix("reports."), {}).get(name)
-
-    def effective(self, scope: str, name: str) -> tuple[Limit, Limit]:
-        """(count limit, rate limit) that apply to ``name`` in ``scope``."""
-        ceiling = self.entry(scope, name)
-        if ceiling is None and scope != "ceilings":
-            ceiling = self.model.ceilings.get(name)
-        if ceiling is None:
-            return (None if name == TOTAL else 0), None
-        return ceiling.max, ceiling.max_rate
-
-    def names(self, scope: str) -> set[str]:
-        """Names with an entry of their own in ``scope`` (a report inherits the rest)."""
-        if scope == "ceilings":
-            return set(self.model.ceilings)
-        return set(self.model.reports.get(scope.removeprefix("reports."), {}))
-
-    def line(self, scope: str, name: str) -> int | None:
-        parts = ("ceilings", name) if scope == "ceilings" else (
-            "reports", scope.removeprefix("reports."), name)
-        span = self.doc.keys.get(parts)
-        return span.line if span is not None else None
-
-
-def _parse(path: Path, text: str, label: str) -> _Version:
-    doc = load_yaml(path, text)
-    try:
-        return _Version(CeilingsModel.model_validate(doc.data), doc)
-    except ValidationError as exc:
-        error = validation_error(doc, exc)
-        raise FailgateError(f"{label}: {error.message}", path, error.line, error.col) from None
-
-
-def loosenings(old: _Version, new: _Version) -> list[Change]:
-    """Every effective ceiling the new version loosens, in file order."""
-    reports = {*old.model.reports, *new.model.reports}
-    scopes = ["ceilings", *sorted(f"reports.{report}" for report in reports)]
-    changes: list[Change] = []
-    for scope in scopes:
-        for name in sorted(old.names(scope) | new.names(scope)):
-            before, after = old.effective(scope, name), new.effective(scope, name)
-            for key, was, now in (("max", before[0], after[0]), ("max_rate", before[1], after[1])):
-                if not _looser(was, now):
-                    continue
-                changes.append(Change(scope, name, key, was, now, new.line(scope, name),
-                                      _written_reason(old, new, scope, name)))
-    changes.sort(key=lambda c: (c.line is None, c.line or 0, c.scope, c.name, c.key))
-    return changes
-
-
-def _written_reason(old: _Version, new: _Version, scope: str, name: str) -> str | None:
-    entry = new.entry(scope, name)
-    if entry is None or not entry.reason:
-        return None
-    before = old.entry(scope, name)
-    return entry.reason if before is None or before.reason != entry.reason else None
-
-
-def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                              check=False)
-    except FileNotFoundError:
-        raise FailgateError("git is not installed; the guard reads the ref with git") from None
-
-
-def text_at_ref(path: Path, ref: str) -> str | None:
-    """The file's text at ``ref`` (``None`` if it did not exist there)."""
-    directory = path.parent
-    top = _git(["rev-parse", "--show-toplevel"], directory)
-    if top.returncode != 0:
-        raise FailgateError("not inside a git repository; the guard compares with a git ref",
-                            path)
-    if _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], directory).returncode:
-        raise FailgateError(
-            f"unknown git ref '{ref}'; in a shallow CI checkout fetch it first, e.g. "
-            f"`git fetch --depth=1 origin {ref.removeprefix('origin/')}`"
-        )
-    relative = path.resolve().relative_to(Path(top.stdout.strip()).resolve()).as_posix()
-    shown = _git(["show", f"{ref}:{relative}"], directory)
-    if shown.returncode != 0:
-        return None
-    return shown.stdout
+    now: str  # as displayed
+    base: str  # repository-relative path at the ref
+    same_place: bool
+    changes: list[Change]
 
 
 @dataclass(frozen=True)
 class GuardResult:
     ref: str
     path: Path
-    changes: list[Change]
-    new_file: bool
+    comparisons: list[Comparison]
+
+    @property
+    def new_file(self) -> bool:
+        return not self.comparisons
+
+    @property
+    def changes(self) -> list[Change]:
+        return [change for comparison in self.comparisons for change in comparison.changes]
 
     @property
     def passed(self) -> bool:
@@ -175,30 +60,95 @@ class GuardResult:
     def lines(self) -> Iterator[str]:
         shown = display_path(self.path)
         if self.new_file:
-            yield f"guard: {shown} did not exist at {self.ref}; nothing can have loosened"
+            yield (f"guard: no ceilings file existed at {self.ref} (neither {shown} nor the one "
+                   "its configuration names); nothing can have loosened")
             return
-        unexcused = [c for c in self.changes if not c.excused]
-        if not self.changes:
-            yield f"guard: no ceiling in {shown} loosened since {self.ref}"
-            return
-        if unexcused:
-            yield (f"guard: {len(unexcused)} of {len(self.changes)} loosened ceilings in {shown} "
-                   f"since {self.ref} have no reason written in this change:")
+        changes = self.changes
+        unexcused = [c for c in changes if not c.excused]
+        if not changes:
+            yield f"guard: nothing in {shown} is looser than at {self.ref}"
+        elif unexcused:
+            yield (f"guard: {len(unexcused)} of {len(changes)} loosenings in {shown} since "
+                   f"{self.ref} have no reason written in this change:")
         else:
-            yield (f"guard: {len(self.changes)} ceilings in {shown} loosened since {self.ref}, "
-                   "each with a reason written in this change:")
-        for change in self.changes:
-            yield "  " + change.describe(shown)
+            yield (f"guard: {len(changes)} loosenings in {shown} since {self.ref}, each with a "
+                   "reason written in this change:")
+        for comparison in self.comparisons:
+            if not comparison.same_place:
+                yield f"  compared with {comparison.base} at {self.ref}"
+            for change in comparison.changes:
+                yield "  " + change.describe(comparison.now)
         if unexcused:
-            yield ("  to accept a loosening, write it as {max: N, reason: \"why\"} in this change;"
-                   " lowering, or adding a tighter ceiling, needs no reason")
+            yield ("  to accept a loosening, write {max: N, reason: \"why\"} on its entry (a "
+                   "contract's or floor's `reason`), or for the taxonomy, significance, slices or"
+                   " a removed entry a top-level `reason: \"why\"`; tightening needs no reason")
 
 
-def guard(path: Path, ref: str) -> GuardResult:
-    """Compare the ceilings file with its version at ``ref``."""
-    old_text = text_at_ref(path, ref)
-    if old_text is None:
-        return GuardResult(ref, path, [], new_file=True)
-    new = _parse(path, read_text(path), "this version")
-    old = _parse(path, old_text, f"the version at {ref}")
-    return GuardResult(ref, path, loosenings(old, new), new_file=False)
+def guard(path: Path, ref: str, cwd: Path | None = None) -> GuardResult:
+    """Compare the ceilings file (and the one the configuration names) with the ref's."""
+    work, base = Tree.open(path.parent if path.parent.is_dir() else Path.cwd(), ref)
+    read_text(path)  # the file the gate reads must exist and be text
+    given = work.relative(path)
+    if given is None:
+        raise FailgateError("the ceilings file is outside the git repository", path)
+    here = work.relative(cwd or Path.cwd())
+    start = here if here is not None else posixpath.dirname(given)
+    now_places: list[str] = []
+    for place in (given, configured_ceilings(work, start)):
+        real = work.real(place)
+        if real is not None and real not in {work.real(p) for p in now_places}:
+            now_places.append(place)
+    base_config = configured_ceilings(base, start)
+    comparisons: list[Comparison] = []
+    for place in now_places:
+        real = work.real(place) or place
+        new = _version(work, real, f"{display_path(work.top / place)}")
+        seen: set[str] = set()
+        for candidate in (place, real, base_config):
+            found = base.real(candidate)
+            text = base.read(candidate)
+            if found is None or text is None or found in seen:
+                continue
+            seen.add(found)
+            old = _version(base, found, f"the version at {ref}", text)
+            comparisons.append(Comparison(display_path(work.top / place), found,
+                                          found in (place, real), loosenings(old, new)))
+    return GuardResult(ref, path, comparisons)
+
+
+def parse_version(path: Path) -> Version:
+    """A ceilings file on disk as the guard sees it (its taxonomy file beside it)."""
+    return _version(Tree(path.parent), path.name, display_path(path))
+
+
+def _version(tree: Tree, relative: str, label: str, text: str | None = None) -> Version:
+    path = tree.top / relative
+    if text is None:
+        text = read_text(path)
+    try:
+        doc = parse_ceilings(path, text)
+        model = validate_ceilings(doc)
+    except FailgateError as exc:
+        if tree.ref is None:
+            raise
+        raise FailgateError(f"{label}: {exc.message}", path, exc.line, exc.col) from None
+    return Version(model, doc, _taxonomy(model.taxonomy, tree, relative))
+
+
+def _taxonomy(value: str | dict[str, Any], tree: Tree, ceilings: str) -> str:
+    """The taxonomy by what it is: a built-in's name, or the digest of its rules' content."""
+    if isinstance(value, dict):
+        return f"inline (rules {content_digest(value)})"
+    if value in builtin_taxonomies():
+        return f"{value} (built-in)"
+    if not (value.endswith((".yaml", ".yml")) or "/" in value):
+        return f"{value} (contributed by a plugin)"
+    relative = posixpath.normpath(posixpath.join(posixpath.dirname(ceilings), value))
+    text = tree.read(relative)
+    if text is None:
+        return f"{value} (missing)"
+    try:
+        digest = content_digest(load_yaml(tree.top / relative, text).data)
+    except FailgateError:
+        digest = content_digest(text)
+    return f"{value} (rules {digest})"
