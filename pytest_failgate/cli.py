@@ -401,7 +401,8 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("candidate", metavar="CANDIDATE", help="the candidate run's reports")
 
     guard_command = command(
-        "guard", "fail when a ceiling was raised or removed since a git ref without a reason",
+        "guard", "fail when anything the gate enforces was loosened since a git ref without a "
+        "reason",
         "failgate guard --base origin/main", cmd_guard)
     guard_command.add_argument("--base", required=True, metavar="REF",
                                help="the git ref to compare with (e.g. origin/main)")

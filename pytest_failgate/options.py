@@ -112,7 +112,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("github", "flag", "GitHub Actions: ::error annotations on failing ceilings, and the "
            "Markdown report appended to $GITHUB_STEP_SUMMARY", commands=("check",),
            target="outputs"),
-    Option("guard", "text", "fail when a ceiling was raised or removed since the git ref REF "
+    Option("guard", "text", "fail when anything the gate enforces (ceilings, slices, floors, "
+           "contracts, the taxonomy, the file) was loosened since the git ref REF "
            "without a reason written in this change (e.g. origin/main)", "REF",
            target="gate", field="guard_ref"),
     Option("baseline", "paths", "compare with a baseline run's reports (same layout), case by "

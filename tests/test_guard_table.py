@@ -238,6 +238,9 @@ LOOSENINGS = [
         lambda r: (r / "rules" / "t.yaml").write_text(TAXONOMY.replace('"not ok"', '"false"')),
         edit(C, "taxonomy: taxonomy.yaml", "taxonomy: rules/t.yaml")),
         "-> rules/t.yaml (rules ", None),
+    Row("per-report taxonomy added", edit(C, "taxonomy: taxonomy.yaml\n",
+                                          "taxonomy: taxonomy.yaml\ntaxonomies:\n  a: rag\n"),
+        "taxonomies.a: the file's taxonomy, taxonomy.yaml (rules ", None),
     Row("taxonomy swapped for a built-in", edit(C, "taxonomy: taxonomy.yaml", "taxonomy: rag"),
         "-> rag (built-in)", None),
     Row("taxonomy inlined with failed: false", edit(

@@ -53,6 +53,7 @@ class Version:
     model: CeilingsModel
     doc: YamlDoc
     taxonomy: str  # e.g. "rag (built-in)", "taxonomy.yaml (rules 1a2b3c4d5e6f)"
+    taxonomies: dict[str, str]  # `taxonomies:` key (a format or a report) -> identity, as above
 
     def line(self, loc: tuple[str, ...]) -> int | None:
         span = self.doc.keys.get(loc)
@@ -233,6 +234,12 @@ def _file_changes(old: Version, new: Version, reason: str | None) -> list[Change
     if old.taxonomy != new.taxonomy:
         changes.append(Change("taxonomy", old.taxonomy, new.taxonomy, new.line(("taxonomy",)),
                               reason))
+    for key in sorted({*old.taxonomies, *new.taxonomies}):
+        before = old.taxonomies.get(key, f"the file's taxonomy, {old.taxonomy}")
+        after = new.taxonomies.get(key, f"the file's taxonomy, {new.taxonomy}")
+        if before != after:
+            changes.append(Change(f"taxonomies.{key}", before, after,
+                                  new.line(("taxonomies", key)), reason))
     was, now = old.model.significance, new.model.significance
     if now is not None and (was is None or now < was):
         changes.append(Change("significance", show_alpha(was), show_alpha(now),

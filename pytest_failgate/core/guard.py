@@ -132,7 +132,9 @@ def _version(tree: Tree, relative: str, label: str, text: str | None = None) -> 
         if tree.ref is None:
             raise
         raise FailgateError(f"{label}: {exc.message}", path, exc.line, exc.col) from None
-    return Version(model, doc, _taxonomy(model.taxonomy, tree, relative))
+    return Version(model, doc, _taxonomy(model.taxonomy, tree, relative),
+                   {key: _taxonomy(value, tree, relative)
+                    for key, value in model.taxonomies.items()})
 
 
 def _taxonomy(value: str | dict[str, Any], tree: Tree, ceilings: str) -> str:
