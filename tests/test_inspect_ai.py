@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_failgate.core.errors import FailgateError
-from pytest_failgate.core.gate import load_run
+from pytest_failgate.core.gate import GateConfig, load_run, run_gate
 from pytest_failgate.core.reports.builtin import builtin_readers
 from pytest_failgate.core.reports.inspect_ai import InspectReader, credit_of, report_name
 from pytest_failgate.core.reports.model import Report
@@ -228,3 +228,28 @@ def test_logs_are_reported_by_task_and_model(tmp_path: Path) -> None:
     gated, _ = load_run((tmp_path / "logs",), INSPECT, ReadSpec(readers=builtin_readers()))
     assert sorted(g.report.name for g in gated if g.report is not None) == [
         "capitals@mockllm/model", "keywords@mockllm/model", "plots@mockllm/model"]
+
+
+def test_a_log_without_samples_is_an_aggregate_of_what_its_header_records() -> None:
+    report = load(next((GENERATED / "header_only").glob("*.json")))
+    assert (report.kind, report.n_cases, report.failed, report.counts) == (
+        "aggregate", 12, None, {})
+    assert report.uncounted == ("the log holds no samples (written with log_samples=False, "
+                                "or trimmed; it records 12 samples)")
+    # the header's own numbers: accuracy over the 5 samples scored after epoch reduction
+    assert (report.recorded["accuracy"], report.recorded["includes.accuracy"]) == (0.6, 0.6)
+    assert report.recorded["ci"]["accuracy"] == {"n": 5}
+    shared = load(SHARED / "data_with_llm_scoring.json")
+    assert (shared.name, shared.n_cases, shared.failed) == (
+        "simpleqa_verified@anthropic/claude-opus-4-6", 1000, None)
+
+
+def test_a_ceiling_written_for_a_log_without_samples_cannot_be_checked(tmp_path: Path) -> None:
+    shutil.copytree(GENERATED / "header_only", tmp_path / "logs")
+    ceilings = tmp_path / "ceilings.yaml"
+    ceilings.write_text("version: 1\ntaxonomy: inspect_ai\nceilings:\n  error: 0\nreports:\n"
+                        "  capitals@mockllm/model:\n    error: 3\n", encoding="utf-8")
+    gate = run_gate(GateConfig((tmp_path / "logs",), ceilings))
+    (check,) = gate.checks  # the default under `ceilings:` does not apply to it
+    assert (check.name, check.verdict) == ("error", "error")
+    assert check.problem.startswith("the log holds no samples")

@@ -16,9 +16,12 @@ from pytest_failgate.core.result import GateResult
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def promptfoo_truth(folder: Path) -> dict[str, tuple[int, int]]:
+Counts = dict[str, tuple[int, int | None]]  # (cases, failed) per report name
+
+
+def promptfoo_truth(folder: Path) -> Counts:
     """(cases, failed) per report, from each file's own `results.stats`."""
-    truth = {}
+    truth: Counts = {}
     for path in sorted(folder.glob("*.json")):
         stats = json.loads(path.read_text(encoding="utf-8"))["results"]["stats"]
         failed = stats["failures"] + stats["errors"]
@@ -26,10 +29,10 @@ def promptfoo_truth(folder: Path) -> dict[str, tuple[int, int]]:
     return truth
 
 
-def deepeval_truth(folder: Path) -> dict[str, tuple[int, int]]:
+def deepeval_truth(folder: Path) -> Counts:
     """(cases, failed) per report, from `testPassed`/`testFailed` (the in-progress file has
     none: it holds the same run as the others)."""
-    truth = {}
+    truth: Counts = {}
     recorded = None
     paths = sorted([*folder.glob(".deepeval/.*.json"), *folder.glob("results/*.json")])
     for path in paths:
@@ -45,7 +48,7 @@ def deepeval_truth(folder: Path) -> dict[str, tuple[int, int]]:
 
 
 # Each folder as the tool left it, and (cases, failed) per report name.
-FOLDERS: dict[str, dict[str, tuple[int, int]]] = {
+FOLDERS: dict[str, Counts] = {
     "promptfoo/shared": promptfoo_truth(DATA / "promptfoo" / "shared"),
     "promptfoo/generated/run1": {"results": (14, 9)},
     "promptfoo/generated/run2": {"results": (14, 11)},
@@ -57,6 +60,8 @@ FOLDERS: dict[str, dict[str, tuple[int, int]]] = {
         "cyse2_vulnerability_exploit@mistral/mistral-large-latest": (1, 1),
         "gdm_intercode_ctf@mistral/mistral-small-latest": (1, 1),
         "pubmedqa@openai/azure/gpt-4o-mini": (2, 0),
+        # header only: the size the log records, and no failed count (no sample to count)
+        "simpleqa_verified@anthropic/claude-opus-4-6": (1000, None),
     },
     "inspect_ai/generated/json": {"capitals@mockllm/model": (12, 6),
                                   "keywords@mockllm/model": (8, 6),
@@ -69,10 +74,6 @@ FOLDERS: dict[str, dict[str, tuple[int, int]]] = {
 }
 
 
-# Inspect logs written without samples: no case to count (see the test on them below).
-HEADER_ONLY = ("data_with_llm_scoring.json",)
-
-
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
@@ -83,8 +84,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 def test_init_then_check_where_the_tool_writes_gives_its_own_counts(
         folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    shutil.copytree(DATA / folder, tmp_path / "out",
-                    ignore=shutil.ignore_patterns(*HEADER_ONLY))
+    shutil.copytree(DATA / folder, tmp_path / "out")
     monkeypatch.chdir(tmp_path / "out")
     code, out = run(capsys, "init", ".")
     assert code == 0, out
@@ -116,3 +116,30 @@ def test_two_promptfoo_runs_pair_case_by_case_against_a_baseline(
     assert "only in" not in result.stdout.str()
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 2  # text_match and total
+
+
+def test_a_folder_of_inspect_logs_without_samples_is_nothing_to_gate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(DATA / "inspect_ai" / "generated" / "header_only", tmp_path / "logs")
+    monkeypatch.chdir(tmp_path / "logs")
+    code, out = run(capsys, "init", ".")
+    assert code == 2
+    assert "nothing to gate: no report counts a category" in out
+    assert "the log holds no samples (written with log_samples=False, or trimmed; it records " \
+           "12 samples)" in out
+
+
+def test_a_log_without_samples_is_gated_by_the_metric_floors_it_records(
+        pytester: pytest.Pytester) -> None:
+    shutil.copytree(DATA / "inspect_ai" / "generated" / "header_only", pytester.path / "logs")
+    pytester.makeini("[pytest]\n")
+    pytester.makefile(".yaml", ceilings="version: 1\ntaxonomy: inspect_ai\nceilings: {}\n"
+                      "metrics:\n  includes.accuracy: {min: 0.5}\n  accuracy: {min: 0.7}\n")
+    result = pytester.runpytest("--failgate=logs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)  # the log records accuracy 0.6 over 5
+    result.stdout.fnmatch_lines([
+        "*metric:accuracy: mean 0.6 is below the floor 0.7",
+        "*measured over 5 cases",
+        "*capitals@mockllm/model  12 cases, ? failed (recorded counts, not recomputed)",
+        "*warning: no category counted: the log holds no samples*"])

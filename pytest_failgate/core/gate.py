@@ -152,11 +152,13 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     gated, skipped = load_run(config.paths, choice, spec)
     if ceilings is None:  # the taxonomy most reports use is the run's default
         taxonomy = _most_used([g.report for g in gated if g.report is not None], taxonomy)
-    warnings = ceilings.check_report_names(g.file.name for g in gated) if ceilings else []
+    warnings = ceilings.check_report_names(  # the names readers gave (task@model), or files'
+        g.report.name if g.report is not None else g.file.name for g in gated) if ceilings else []
     for report_gate in gated:
         if report_gate.report is not None:
             report = report_gate.report
             _check(report_gate, report, report.taxonomy or taxonomy, ceilings, config.mode)
+    _refuse_nothing_gated(gated)
     checks = [check for g in gated for check in g.checks]
     plan = plan_ratchet(checks) if ceilings is not None else []
     loosened = guard(config.ceilings_path, config.guard_ref) if config.guard_ref else None
@@ -167,6 +169,19 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         warnings += baseline.notes()
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
                 taxonomies)
+
+
+def _refuse_nothing_gated(gated: Sequence[ReportGate]) -> None:
+    """A run whose every report counts no category (Inspect logs without samples) and has
+    no metric floor or contract would pass on nothing: an error saying why."""
+    if not gated or any(g.report is None or g.report.uncounted is None or g.checks
+                        or g.metrics or g.contracts for g in gated):
+        return
+    first = gated[0].report
+    assert first is not None
+    raise FailgateError(
+        f"nothing to gate: no report counts a category ({display_path(first.path)}: "
+        f"{first.uncounted}); a gate over nothing would pass vacuously")
 
 
 def _most_used(reports: Sequence[Report], default: Taxonomy) -> Taxonomy:
@@ -261,7 +276,7 @@ def run_counts(reports: Sequence[Report], taxonomy: Taxonomy) -> dict[str, int]:
     for report in reports:
         for name, count in report.counts.items():  # another taxonomy's names too
             counts[name] = counts.get(name, 0) + count
-        counts[TOTAL] += report.failed
+        counts[TOTAL] += report.failed or 0
     return counts
 
 
@@ -295,6 +310,12 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
                                       n_cases=report.n_cases))
         return
     alpha = ceilings.model.significance if ceilings is not None else None
+    if report.uncounted is not None:  # only a ceiling written for this report is checked
+        names = []
+        for name in (*taxonomy.category_names, *optional):
+            entry = ceilings.entries.get(("reports", report.name, name)) if ceilings else None
+            if entry is not None:
+                gated.checks.append(unmeasurable(report, name, entry, report.uncounted))
     for name in names:
         entry = ceilings.entry(report.name, name) if ceilings is not None else None
         gated.checks.append(_measure(report, name, entry, taxonomy, alpha))

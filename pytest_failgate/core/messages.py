@@ -190,6 +190,8 @@ def consistency_message(report: Report, differences: list[str]) -> str:
 
 
 def missing_field_warnings(report: Report) -> list[str]:
+    if report.uncounted is not None:
+        return [f"no category counted: {report.uncounted}"]
     if report.tally is None:
         return []
     warnings = []

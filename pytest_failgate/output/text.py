@@ -109,7 +109,7 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
     if report.config_changes:
         lines.append("  what changed vs the baseline: "
                      + "; ".join(change.text for change in report.config_changes))
-    for cells in table:
+    for cells in table if len(table) > 1 else ():  # no row (a report that counts nothing)
         lines.append("  " + "  ".join(
             cell.rjust(width) if i in (1, 3) else cell.ljust(width)
             for i, (cell, width) in enumerate(zip(cells, widths, strict=True))

@@ -66,6 +66,8 @@ def noise_from_runs(runs: Sequence[tuple[str, Sequence[Report]]], taxonomy: Taxo
     for _, reports in runs:
         totals = {name: 0 for name in (*taxonomy.category_names, PASSED_MODE)}
         for report in reports:
+            if report.failed is None:  # counts no category (an Inspect log without samples)
+                continue
             for name, count in report.counts.items():
                 totals[name] += count
             totals[PASSED_MODE] += (report.n_cases or 0) - report.failed

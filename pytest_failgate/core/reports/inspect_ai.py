@@ -111,10 +111,53 @@ def read_inspect(header: Mapping[str, Any], samples: Any) -> ReaderOutput:
                         ("samples",))
     cases = [sample_case(sample, ("samples", index))
              for index, sample in enumerate(samples)]
+    if not cases:
+        return _header_only(header)
     recorded: dict[str, Any] = {"num_predictions": len(cases)}
     if isinstance(header.get("results"), Mapping):
         recorded["results"] = header["results"]
     return ReaderOutput(cases, recorded, name=report_name(header))
+
+
+def _header_only(header: Mapping[str, Any]) -> ReaderOutput:
+    """A log without samples (``log_samples=False``, trimmed, or not yet written): an
+    aggregate of what its ``results`` record, which counts no category.
+
+    ``recorded`` holds ``num_predictions`` (``results.total_samples``) and each scorer's
+    metrics as ``<scorer>.<metric>`` (and as ``<metric>`` alone when one scorer has it),
+    with ``ci.<name>.n`` = the scorer's ``scored_samples``, so metric floors can read them.
+    """
+    results = header.get("results")
+    results = results if isinstance(results, Mapping) else {}
+    recorded: dict[str, Any] = {}
+    total = results.get("total_samples")
+    if type(total) is int:
+        recorded["num_predictions"] = total
+    values: dict[str, list[tuple[Any, Any]]] = {}
+    for score in results.get("scores") or ():
+        if not isinstance(score, Mapping) or not isinstance(score.get("metrics"), Mapping):
+            continue
+        for metric_name, metric in score["metrics"].items():
+            value = metric.get("value") if isinstance(metric, Mapping) else None
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                pair = (value, score.get("scored_samples"))
+                values.setdefault(f"{score.get('name')}.{metric_name}", []).append(pair)
+                values.setdefault(str(metric_name), []).append(pair)
+    ci: dict[str, dict[str, Any]] = {}
+    for name, found in values.items():
+        if len(found) == 1:  # a metric two scorers share is only kept under each's name
+            recorded[name] = found[0][0]
+            if type(found[0][1]) is int:
+                ci[name] = {"n": found[0][1]}
+    if ci:
+        recorded["ci"] = ci
+    status = header.get("status")
+    why = "the log holds no samples"
+    if status in ("started", "error", "cancelled"):
+        why += f" (its status is {status})"
+    elif total:
+        why += f" (written with log_samples=False, or trimmed; it records {total} samples)"
+    return ReaderOutput((), recorded, name=report_name(header), uncounted=why)
 
 
 def sample_case(sample: Any, loc: Loc) -> dict[str, Any]:

@@ -72,10 +72,13 @@ class Report:
     config: dict[str, Any] | None = None
     # per taxonomy metric, each case's value where the metric applies (ADR 0054)
     case_metrics: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
+    # why an aggregate counts no category (an Inspect log written without samples)
+    uncounted: str | None = None
 
     @property
-    def failed(self) -> int:
-        return sum(self.counts.values())
+    def failed(self) -> int | None:
+        """The failed cases; ``None`` when the report counts none (``uncounted``)."""
+        return None if self.uncounted is not None else sum(self.counts.values())
 
     def case_ids(self, category: str) -> list[str]:
         """Ids of the cases in a category, in report order (none for aggregates)."""

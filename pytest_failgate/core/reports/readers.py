@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import FailgateError
-from .model import OWN_FORMAT
+from .model import OWN_FORMAT, Report
 from .sink import CaseProblem, CaseSink
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..taxonomy import Taxonomy
-    from .model import Report, ReportFile
+    from .model import ReportFile
     from .read import ReadSpec
 
 
@@ -68,6 +68,9 @@ class ReaderOutput:
     name: str | None = None  # replaces the file's stem in the report name; "" = the folder
     skipped: str | None = None  # the file is this format's but holds no cases: why
     config: dict[str, Any] | None = None  # the run's configuration, for "what changed"
+    # set (to why) when the file holds aggregates and no case: a report that counts no
+    # category, gated only by the metric floors and contracts that read ``recorded``
+    uncounted: str | None = None
 
 
 class ReportReader(Protocol):
@@ -126,6 +129,8 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
                       output: ReaderOutput, format_name: str = OWN_FORMAT,
                       format_default: str | None = None) -> Report:
     """Classify a reader's cases into a report, checking them as failgate's own reader does."""
+    if output.uncounted is not None:
+        return _uncounted(file, taxonomy, output, format_name)
     sink = CaseSink(file, taxonomy, spec)
     try:
         for case in output.cases:
@@ -135,3 +140,15 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
     return sink.finish(output.recorded, output.contradictions, format_name, format_default,
                        output.config)
 
+
+def _uncounted(file: ReportFile, taxonomy: Taxonomy, output: ReaderOutput,
+               format_name: str) -> Report:
+    """An aggregate that counts no category (``ReaderOutput.uncounted``): its size and
+    recorded values only. A case handed over with it would be silently dropped: refused."""
+    if any(True for _ in output.cases):
+        raise FailgateError(f"the {format_name} reader gave cases and said the file has none",
+                            file.path)
+    n = output.recorded.get("num_predictions")
+    return Report(name=file.name, path=file.path, kind="aggregate", counts={},
+                  n_cases=n if type(n) is int else None, recorded=output.recorded,
+                  taxonomy=taxonomy, format=format_name, uncounted=output.uncounted)
