@@ -311,3 +311,52 @@ def test_the_hint_catalogue_and_metrics_live_in_the_taxonomy_file(tmp_path: Path
         "value: 'ok", "better: sideways, value: 'ok"), encoding="utf-8")
     with pytest.raises(FailgateError, match=r"t\.yaml:7.*better is 'higher' or 'lower'"):
         load_taxonomy_file(path)
+
+
+# ---------------------------------------------------------------- what changed, elsewhere
+
+
+def test_an_eval_summary_config_is_diffed_next_to_the_verdicts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from helpers import case, category_case
+
+    monkeypatch.chdir(tmp_path)
+    base_cases = [case(f"ok-{i}") for i in range(30)]
+    worse = [category_case("retrieval_miss", f"ok-{i}") for i in range(8)] + base_cases[8:]
+    for run, cases, top_k in (("base", base_cases, 5), ("cand", worse, 1)):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "eval_summary.json").write_text(json.dumps(
+            {"config": {"retriever": {"top_k": top_k, "mode": "dense"}}, "case_results": cases}),
+            encoding="utf-8")
+    assert main(["check", "cand", "--baseline", "base", "--md", "pr.md", "--html", "r.html",
+                 "--json", "r.json"]) == 1
+    out = capsys.readouterr().out
+    assert "what changed vs the baseline: retriever.top_k: 5 -> 1" in out
+    # the rag taxonomy's catalogue: top_k usually moves retrieval_miss
+    assert "what changed: retriever.top_k: 5 -> 1 (a setting that usually moves " \
+           "retrieval_miss" in out
+    assert "`retriever.top_k: 5 -> 1`" in Path("pr.md").read_text(encoding="utf-8")
+    assert "retriever.top_k: 5 -&gt; 1" in Path("r.html").read_text(encoding="utf-8")
+    result = json.loads(Path("r.json").read_text(encoding="utf-8"))
+    assert result["reports"][0]["config_changes"][0]["key"] == "retriever.top_k"
+
+
+def test_inspect_and_promptfoo_logs_carry_their_configuration() -> None:
+    from pytest_failgate.core.reports.builtin import builtin_readers
+
+    readers = {reader.name: reader for reader in builtin_readers()}
+    inspect_log = next((ROOT / "tests" / "data" / "inspect_ai" / "generated" / "json").glob(
+        "*.json"))
+    found = readers["inspect_ai"].read(inspect_log)
+    assert found is not None
+    assert found.config is not None
+    assert found.config["model"] == "mockllm/model"
+    assert found.config["config"]["epochs"] == 2
+    assert "eval_id" not in found.config  # ids and times are not configuration
+    promptfoo = ROOT / "tests" / "data" / "promptfoo" / "generated" / "repeat" / "results.json"
+    output = readers["promptfoo"].read(promptfoo)
+    assert output is not None
+    assert output.config is not None
+    assert "providers" in output.config
+    assert "tests" not in output.config

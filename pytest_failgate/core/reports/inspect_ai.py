@@ -85,6 +85,12 @@ class InspectReader:
             raise exc.located(path, raw) from None
 
 
+# The eval block's keys that describe the configuration (not ids, times or packages):
+# what a comparison with a baseline log diffs.
+CONFIG_KEYS = ("model", "model_args", "model_generate_config", "task_args", "task_version",
+               "solver", "solver_args", "config")
+
+
 def looks_like_log(data: Any) -> bool:
     """An Inspect log: an ``eval`` block naming its task, and a status or version."""
     if not isinstance(data, Mapping):
@@ -116,7 +122,9 @@ def read_inspect(header: Mapping[str, Any], samples: Any) -> ReaderOutput:
     recorded: dict[str, Any] = {"num_predictions": len(cases)}
     if isinstance(header.get("results"), Mapping):
         recorded["results"] = header["results"]
-    return ReaderOutput(cases, recorded, name=report_name(header))
+    spec = header["eval"]
+    config = {key: spec[key] for key in CONFIG_KEYS if key in spec}
+    return ReaderOutput(cases, recorded, name=report_name(header), config=config)
 
 
 def _header_only(header: Mapping[str, Any]) -> ReaderOutput:

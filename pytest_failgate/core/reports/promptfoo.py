@@ -75,6 +75,10 @@ class PromptfooReader:
             raise exc.located(path, raw) from None
 
 
+# The configuration keys a comparison diffs (not the test cases, paths or sharing).
+CONFIG_KEYS = ("prompts", "providers", "defaultTest", "evaluateOptions", "extensions")
+
+
 def read_promptfoo(data: Any) -> ReaderOutput | None:
     """The cases of decoded promptfoo output, or ``None`` when it is not promptfoo's;
     ``Misshapen`` for promptfoo output with a malformed row."""
@@ -87,7 +91,10 @@ def read_promptfoo(data: Any) -> ReaderOutput | None:
     if stats is not None:
         recorded["stats"] = stats
         contradictions = _cross_check(cases, stats)
-    return ReaderOutput(cases, recorded, contradictions)
+    config = data.get("config") if isinstance(data, Mapping) else None
+    shown = ({key: value for key, value in config.items() if key in CONFIG_KEYS}
+             if isinstance(config, Mapping) else None)
+    return ReaderOutput(cases, recorded, contradictions, config=shown)
 
 
 def looks_like_row(value: Any) -> bool:

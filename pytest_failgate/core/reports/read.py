@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ..taxonomy.expr import Compiled
 
 # Top-level aggregates kept from a report for cross-checks; everything else is skipped.
-RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outcomes")
+RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outcomes", "config")
 
 
 @dataclass(frozen=True)
@@ -173,6 +173,8 @@ def _read_json(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report
         raise FailgateError(str(exc), report.path, *_place(report, spec, loc)) from None
     result = sink.finish()
     result.recorded = _check_recorded(report, document.top, where, taxonomy, strict=False)
+    config = result.recorded.pop("config", None)  # an eval_summary's run configuration
+    result.config = config if isinstance(config, dict) else None
     return result
 
 
