@@ -287,6 +287,30 @@ def cmd_guard(args: argparse.Namespace) -> int:
     return EXIT_PASS if result.passed else EXIT_FAIL
 
 
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from .core.analyze import DEFAULT_SLICES, analysis_slicers, analyze_report
+    from .core.gate import load_run_or_raise
+    from .output.text import analysis_lines
+
+    choice, taxonomy = _taxonomy(args)
+    fields = tuple(args.slice) or DEFAULT_SLICES
+    spec = replace(_spec(args), slicers=analysis_slicers(fields))
+    reports = load_run_or_raise(tuple(Path(p).resolve() for p in args.paths), choice, spec)
+    analyses = [analyze_report(r, r.taxonomy or taxonomy, fields) for r in reports]
+    for index, analysis in enumerate(analyses):
+        if index:
+            _out()
+        for line in analysis_lines(analysis):
+            _out(line)
+    if args.json:
+        document = [analysis.model_dump(mode="json") for analysis in analyses]
+        Path(args.json).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n",
+                                   encoding="utf-8")
+    return EXIT_PASS
+
+
 def cmd_noise(args: argparse.Namespace) -> int:
     from .core.compare.noise import noise_band_document
     from .core.compare.repeats import noise_from_runs
@@ -406,6 +430,14 @@ def _parser() -> argparse.ArgumentParser:
         "failgate guard --base origin/main", cmd_guard)
     guard_command.add_argument("--base", required=True, metavar="REF",
                                help="the git ref to compare with (e.g. origin/main)")
+
+    analyze = command("analyze", "one run, no baseline: failures by stage, the bottleneck, the "
+                      "weakest slices with exact intervals, and what to look at first",
+                      "failgate analyze runs/baseline/", cmd_analyze)
+    analyze.add_argument("--slice", action="append", default=[], metavar="FIELD",
+                         help="a case field to slice by (repeatable; default: slice, "
+                              "query_type)")
+    analyze.add_argument("--json", metavar="FILE", help="write the analysis as JSON")
 
     noise = command("noise", "measure each category's noise band from repeated runs",
                     "failgate noise run1/ run2/ run3/ --out noise_band.json", cmd_noise)

@@ -85,10 +85,12 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("failgate", "paths", "the evaluation reports to gate: a report file or a directory "
            "of reports (repeatable; in pytest, giving it turns failgate on)", "PATH",
-           commands=GATE_COMMANDS, target="gate", field="paths", positional="paths"),
+           commands=(*GATE_COMMANDS, "analyze"), target="gate", field="paths",
+           positional="paths"),
     Option("ceilings", "path", "the ceilings file (default: ceilings.yaml; in pytest the ini "
            "key failgate_ceilings, else ceilings.yaml in the rootdir)", "FILE",
-           default="ceilings.yaml", commands=(*GATE_COMMANDS, "diff", "noise", "history",
+           default="ceilings.yaml", commands=(*GATE_COMMANDS, "analyze", "diff", "noise",
+                                              "history",
                                               "guard"),
            target="gate", field="ceilings_path"),
     Option("ratchet", "flag", "after the run, lower every ceiling whose count fell; never "
@@ -122,18 +124,22 @@ OPTIONS: tuple[Option, ...] = (
     Option("noise", "path", "a noise_band.json (the regression gate's format, as `failgate "
            "noise` writes it) giving each category's and metric's noise band", "FILE",
            commands=("check",), target="gate"),
+    Option("analyze", "flag", "add a single-run diagnosis to the summary: failures by the "
+           "taxonomy's stage, the bottleneck stage, the weakest slices with exact intervals, "
+           "and what to look at first with the taxonomy's hints", commands=("check",),
+           target="gate"),
     Option("exclude-unstable", "flag", "leave the noise band's unstable cases (those that "
            "changed across repeats of one configuration) out of the paired tests",
            commands=("check",), target="gate", field="exclude_unstable"),
     Option("taxonomy", "text", "the taxonomy to classify with, a name or a taxonomy file, "
            "instead of the ceilings file's (for init: the one to write for every report; "
            "default: each format's own, rag for failgate's own shapes)", "NAME|PATH",
-           commands=("init", "show", "diff", "noise", "history"), target="gate",
+           commands=("init", "show", "analyze", "diff", "noise", "history"), target="gate",
            field="init_taxonomy", pytest=False),
     Option("plugins", "names", "modules, or .py files relative to the ini file, whose "
            "pytest_failgate_taxonomies / pytest_failgate_readers hooks add taxonomies and "
            "readers: pytest and the failgate command load the same ones", "MODULE",
-           commands=(*GATE_COMMANDS, "diff", "noise", "history")),
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history")),
 )
 
 BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
+from .analyze import DEFAULT_SLICES, analysis_slicers
 from .ceilings.check import Check, consistency_differences, evaluate, unmeasurable
 from .ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
 from .ceilings.metrics import MetricCheck, evaluate_metric
@@ -58,6 +59,7 @@ class GateConfig:
     baseline: tuple[Path, ...] = ()  # compare, case by case, with this run's reports
     noise: Path | None = None  # a noise_band.json measured from repeated runs
     exclude_unstable: bool = False  # leave the noise band's unstable cases out of the tests
+    analyze: bool = False  # add the single-run diagnosis (stages, slices, priorities)
 
 
 @dataclass(frozen=True)
@@ -283,13 +285,15 @@ def run_counts(reports: Sequence[Report], taxonomy: Taxonomy) -> dict[str, int]:
 def _read_spec(ceilings: Ceilings | None, taxonomy: Taxonomy, config: GateConfig,
                readers: tuple[ReportReader, ...]) -> ReadSpec:
     """What reading must measure for these ceilings: populations, slices, recorded keys."""
+    extra = analysis_slicers(DEFAULT_SLICES) if config.analyze else {}
     if ceilings is None:
-        return ReadSpec(explain=config.explain, readers=readers)
+        return ReadSpec(slicers=extra, explain=config.explain, readers=readers)
     counted = {*taxonomy.category_names, TOTAL, "cases", "groups"}
     recorded = [key for c in ceilings.contracts.values() for key in c.recorded_keys(counted)]
     if ceilings.metrics:  # an aggregate's recorded metrics and their confidence blocks
         recorded += [*ceilings.metrics, "ci"]
-    return ReadSpec(ceilings.populations, ceilings.slicers, tuple(dict.fromkeys(recorded)),
+    return ReadSpec(ceilings.populations, {**extra, **ceilings.slicers},
+                    tuple(dict.fromkeys(recorded)),
                     config.explain, readers, ceilings.metrics)
 
 
@@ -321,6 +325,8 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
         gated.checks.append(_measure(report, name, entry, taxonomy, alpha))
     if ceilings is not None and report.tally is not None:
         for field, values in report.tally.slices.items():
+            if field not in ceilings.slicers:
+                continue  # read for the analysis only
             for value, cases in values.items():
                 slice_ = f"{field}{SLICE_SEPARATOR}{value}"
                 for name in names:

@@ -154,6 +154,64 @@ class ReportResult(_Model):
         default=[], description="settings that differ from the baseline run's configuration")
 
 
+class StageCount(_Model):
+    """Failed cases whose category belongs to one pipeline stage."""
+
+    stage: str
+    count: int
+    categories: list[str]
+
+
+class SliceWeakness(_Model):
+    """A slice's failure rate with its exact (Clopper-Pearson) 95% interval."""
+
+    field: str
+    value: str
+    n_cases: int
+    failed: int
+    rate: float
+    interval: list[float]
+    top_category: str | None
+
+
+class MetricSummary(_Model):
+    """A taxonomy metric's mean over the cases where it applies (None: it applies to none)."""
+
+    name: str
+    value: float | None
+    n: int
+    better: Literal["higher", "lower"]
+    interval: list[float] | None = Field(
+        default=None, description="exact 95% interval, for a true/false metric")
+
+
+class Priority(_Model):
+    """One entry of what to look at first: a category, by count, with the taxonomy's hint."""
+
+    rank: int
+    category: str
+    count: int
+    share: float = Field(description="of the report's failed cases")
+    stage: str | None
+    hint: str | None
+    settings: list[str] = Field(default=[], description="settings that usually move it")
+    where: str | None = Field(default=None, description="the slice where it is most frequent")
+
+
+class ReportAnalysis(_Model):
+    """``failgate analyze``: one report's failures by stage, weakest slices, priorities."""
+
+    report: str
+    taxonomy: str
+    n_cases: int | None
+    failed: int
+    stages: list[StageCount]
+    bottleneck: str | None = Field(description="the stage with the most failed cases")
+    slices: list[SliceWeakness] = Field(description="the weakest slices, worst first")
+    metrics: list[MetricSummary]
+    priorities: list[Priority]
+
+
 class LoweringResult(_Model):
     label: str
     start: int
@@ -185,6 +243,8 @@ class GateResult(_Model):
     lowerings: list[LoweringResult]
     init_text: str | None = None
     guard: GuardResultModel | None = None
+    analysis: list[ReportAnalysis] | None = Field(
+        default=None, description="the single-run diagnosis (--failgate-analyze)")
     default_ceilings: dict[str, int] = Field(
         default={}, description="the counts under `ceilings:` (drawn on history charts)")
 

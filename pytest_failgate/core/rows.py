@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import messages
+from .analyze import analyze_report
 from .ceilings.metrics import metric_message
 from .ceilings.rewrite import init_text
 from .compare.baseline import SHOWN_IDS as FIRST_IDS
@@ -106,6 +107,8 @@ def build_result(gate: Gate) -> GateResult:
             init_text(gate.taxonomy, [(r, gate.taxonomy_of(r)) for r in loaded], gate.reference)
             if gate.config.mode == "init" and loaded else None
         ),
+        analysis=([analyze_report(r, gate.taxonomy_of(r)) for r in loaded]
+                  if gate.config.analyze else None),
     )
 
 def _row(gate: Gate, check: Check, slack: bool) -> Row:

@@ -14,7 +14,7 @@ from ..core.formatting import plural, report_heading
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..core.result import GateResult, ReportResult
+    from ..core.result import GateResult, ReportAnalysis, ReportResult
 
 
 def headroom_text(headroom: int | None) -> str:
@@ -74,6 +74,58 @@ def summary_lines(result: GateResult, outcomes: Mapping[tuple[str, str, str], st
         lines.append(f"skipped {plural(len(result.skipped), 'file')}: "
                      + "; ".join(result.skipped[:10])
                      + (f"; +{len(result.skipped) - 10} more" if len(result.skipped) > 10 else ""))
+    for analysis in result.analysis or ():
+        lines.append("")
+        lines.extend(analysis_lines(analysis))
+    return lines
+
+
+def _percent(low: float, high: float) -> str:
+    return f"[{low:.0%}, {high:.0%}]"
+
+
+def analysis_lines(analysis: ReportAnalysis) -> list[str]:
+    """``failgate analyze`` (and ``--failgate-analyze``): one report's diagnosis."""
+    total = "?" if analysis.n_cases is None else str(analysis.n_cases)
+    lines = [f"analysis of {analysis.report}  {total} cases, {analysis.failed} failed "
+             f"(taxonomy {analysis.taxonomy})"]
+    if not analysis.failed:
+        lines.append("  nothing failed: no stage, slice or category to look at")
+    staged = [s for s in analysis.stages if s.count]
+    if staged:
+        lines.append("  by stage: " + ", ".join(
+            f"{s.stage} {s.count} ({s.count / analysis.failed:.0%})" for s in staged))
+        lines.append(f"  bottleneck: {analysis.bottleneck}")
+    if analysis.slices:
+        lines.append("  weakest slices (failure rate, exact 95% interval):")
+        width = max(len(f"{s.field}={s.value}") for s in analysis.slices)
+        for weak in analysis.slices:
+            label = f"{weak.field}={weak.value}"
+            top = f"  mostly {weak.top_category}" if weak.top_category else ""
+            lines.append(f"    {label:<{width}}  {weak.failed:>4} of {weak.n_cases:<4} "
+                         f"{weak.rate:>4.0%} {_percent(*weak.interval)}{top}")
+    if analysis.metrics:
+        shown = []
+        for metric in analysis.metrics:
+            if metric.value is None:
+                shown.append(f"{metric.name} n/a (applies to no case)")
+                continue
+            interval = f" {_percent(*metric.interval)}" if metric.interval else ""
+            shown.append(f"{metric.name} {metric.value:.3g}{interval} over {metric.n}")
+        lines.append("  metrics: " + "; ".join(shown))
+    if analysis.priorities:
+        lines.append("  look at first:")
+        for item in analysis.priorities:
+            where = f", most in {item.where}" if item.where else ""
+            stage = f" [{item.stage}]" if item.stage else ""
+            lines.append(f"    {item.rank}. {item.category}{stage}: {item.count} "
+                         f"({item.share:.0%} of failures{where})")
+            if item.hint:
+                lines.append(f"       {item.hint}")
+            if item.settings:
+                lines.append(f"       settings that usually move it: {', '.join(item.settings)}")
+        lines.append("  (hints from the taxonomy's rules; after a change, compare with this run "
+                     "as the baseline)")
     return lines
 
 

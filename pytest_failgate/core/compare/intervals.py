@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from .binomial import binomial_upper_tail
 from .checks import check_fraction, check_int
 
 if TYPE_CHECKING:
-    from fractions import Fraction
+    from collections.abc import Callable
 
 
 def wilson_interval(successes: Fraction, n: int,
@@ -30,3 +32,36 @@ def wilson_interval(successes: Fraction, n: int,
     centre = (phat + z2 / (2 * n)) / denominator
     half_width = z / denominator * math.sqrt(phat * (1 - phat) / n + z2 / (4 * n * n))
     return max(0.0, centre - half_width), min(1.0, centre + half_width)
+
+
+def exact_interval(successes: int, n: int, confidence: Fraction = Fraction(95, 100)
+                   ) -> tuple[float, float]:
+    """The Clopper-Pearson (exact) interval for ``successes / n``.
+
+    Its bounds are the rates at which the exact binomial tails equal ``(1 - confidence) / 2``;
+    each is found by bisection on the rate, every step an exact tail decision
+    (:meth:`.binomial.TailProbability.at_most`), to 2**-40.
+    """
+    check_int("n", n, minimum=1)
+    check_int("successes", successes)
+    if successes > n:
+        raise ValueError(f"successes must be between 0 and n = {n}, got {successes}")
+    level = (1 - check_fraction("confidence", confidence)) / 2
+
+    def bisect(too_low: Callable[[Fraction], bool]) -> float:
+        low, high = Fraction(0), Fraction(1)
+        for _ in range(40):
+            middle = (low + high) / 2
+            if too_low(middle):
+                low = middle
+            else:
+                high = middle
+        return float((low + high) / 2)
+
+    # lower: the rate p with P[X >= k | p] = level (P rises with p)
+    lower = 0.0 if successes == 0 else bisect(
+        lambda p: binomial_upper_tail(successes, n, p).at_most(level))
+    # upper: the rate p with P[X <= k | p] = level, i.e. P[X >= k+1 | p] = 1 - level
+    upper = 1.0 if successes == n else bisect(
+        lambda p: binomial_upper_tail(successes + 1, n, p).at_most(1 - level))
+    return lower, upper

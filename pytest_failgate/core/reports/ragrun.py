@@ -11,8 +11,9 @@ a note) and, beside a baseline, ``noise_band.json``.
 ``attribution.jsonl`` is the report: its cases are classified by the built-in
 ``rag-gate`` taxonomy (a category per ``primary_failure``, ``correct`` meaning
 passed). The header's ``config`` (with the model names beside it) is what a
-comparison diffs; ``metrics.json`` is kept as the recorded aggregates, so its
-``failure_distribution`` is cross-checked against the recomputed counts. The
+comparison diffs; ``metrics.json`` is kept as the recorded aggregates, and its
+``failure_distribution`` is cross-checked against the cases' modes (the report's
+``consistency`` item). The
 other files are the folder's companions: listed as skipped, never read as reports
 (``run.jsonl`` would otherwise be taken for a JSONL report of 101 "cases").
 Recognition is by content (``claims``): a first line with ``primary_failure``, a
@@ -117,8 +118,6 @@ def _recorded(folder: Path) -> dict[str, Any]:
         recorded.update(metrics)
         distribution = metrics.get("failure_distribution")
         if isinstance(distribution, dict) and all(type(v) is int for v in distribution.values()):
-            recorded["failure_category_counts"] = {
-                mode: count for mode, count in distribution.items() if mode != "correct"}
             recorded["num_predictions"] = sum(distribution.values())
     meta_path = folder / "meta.json"
     if meta_path.is_file():
@@ -126,6 +125,25 @@ def _recorded(folder: Path) -> dict[str, Any]:
         if isinstance(meta, dict):
             recorded["meta"] = meta
     return recorded
+
+
+def _cross_check(cases: list[dict[str, Any]], recorded: dict[str, Any]) -> list[str] | None:
+    """How ``metrics.json``'s ``failure_distribution`` disagrees with the cases' modes.
+
+    A mode the distribution omits counted 0 (the gate writes only the modes it saw);
+    ``None`` when there is no distribution to check against.
+    """
+    distribution = recorded.get("failure_distribution")
+    if not isinstance(distribution, dict):
+        return None
+    found: dict[str, int] = {}
+    for case in cases:
+        mode = str(case["primary_failure"])
+        found[mode] = found.get(mode, 0) + 1
+    return [f"{mode}: metrics.json records {distribution.get(mode, 0)}, attribution.jsonl has "
+            f"{found.get(mode, 0)}"
+            for mode in sorted(found.keys() | distribution.keys())
+            if distribution.get(mode, 0) != found.get(mode, 0)]
 
 
 class RagRunReader:
@@ -157,4 +175,7 @@ class RagRunReader:
             return None
         log = folder / RUN_LOG
         config = run_config(log) if log.is_file() else None
-        return ReaderOutput(cases=_cases(path), recorded=_recorded(folder), config=config)
+        cases = _cases(path)
+        recorded = _recorded(folder)
+        return ReaderOutput(cases=cases, recorded=recorded, config=config,
+                            contradictions=_cross_check(cases, recorded))
