@@ -87,7 +87,7 @@ def _metrics(report: Report, taxonomy: Taxonomy) -> list[MetricSummary]:
 
 def _priorities(report: Report, taxonomy: Taxonomy, slices: Sequence[SliceWeakness]
                 ) -> list[Priority]:
-    failed = report.failed
+    failed = report.failed or 0
     ranked = sorted((name for name in taxonomy.category_names if report.counts.get(name)),
                     key=lambda name: -report.counts[name])
     priorities = []
@@ -119,6 +119,6 @@ def analyze_report(report: Report, taxonomy: Taxonomy,
     bottleneck = stages[0].stage if stages and stages[0].count else None
     return ReportAnalysis(
         report=report.name, taxonomy=taxonomy.name, n_cases=report.n_cases,
-        failed=report.failed, stages=stages, bottleneck=bottleneck, slices=slices[:WEAKEST],
+        failed=report.failed or 0, stages=stages, bottleneck=bottleneck, slices=slices[:WEAKEST],
         metrics=_metrics(report, taxonomy),
         priorities=_priorities(report, taxonomy, slices[:WEAKEST]))
