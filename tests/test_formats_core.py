@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from pytest_failgate.cli import main
 
 PLUGIN = '''
 import json
+import re
 from pathlib import Path
 
 from pytest_failgate.core.reports.readers import ReaderOutput
@@ -245,3 +247,74 @@ def test_no_report_at_all_lists_the_skipped_files_in_the_error(
     assert code == 2
     assert "see the summary" not in out + err
     assert "skipped: reports/notes.md (no reader for this kind of file)" in err
+
+
+PROMPTFOO_IN_YAML = r"""
+name: my-promptfoo
+records: results.results             # promptfoo -o out.json, results v3
+id_fields: [[provider.id, testIdx]]  # the row id is a fresh UUID every run
+report_name: '(?P<name>.+?)_\d{8}T\d{6}'
+required: [success]
+failed: not success
+categories:
+  - name: provider_error
+    when: error and not gradingResult
+  - name: text_match
+    when: >-
+      any(c.assertion.type in {"contains", "contains-any", "icontains"} and not c["pass"]
+          for c in gradingResult.componentResults)
+  - name: other
+"""
+
+
+def test_a_format_described_in_yaml_alone_reads_nested_records_with_composite_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = Path(__file__).parent / "data" / "promptfoo" / "shared"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "nightly_20261130T101500.json").write_bytes(
+        (data / "tds_project1.promptfoo_results.json").read_bytes())
+    (tmp_path / "my.yaml").write_text(PROMPTFOO_IN_YAML, encoding="utf-8")
+    code, out, _ = run(capsys, "init", "runs", "--taxonomy", "my.yaml")
+    assert code == 0, out
+    assert "taxonomy: my.yaml\n" in (tmp_path / "ceilings.yaml").read_text()
+    code, out, _ = run(capsys, "show", "runs")
+    assert code == 0, out
+    # 10 rows, 3 failed (promptfoo's own stats); the report named without its timestamp
+    assert "nightly  10 cases, 3 failed" in out
+    line = next(line for line in out.splitlines() if line.strip().startswith("text_match"))
+    assert line.split()[1] == "3"
+    assert line.endswith("https://tds-project-1-ruby-one.vercel.app/query/1, https://tds-project"
+                         "-1-ruby-one.vercel.app/query/2, openai:chat:gpt-4o-mini/1")
+
+
+def test_a_yaml_format_whose_records_path_is_absent_is_an_error_not_zero_cases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_summary(tmp_path / "runs" / "eval_summary.json", cases_for({"unknown": 1}))
+    (tmp_path / "my.yaml").write_text(PROMPTFOO_IN_YAML, encoding="utf-8")
+    code, out, _ = run(capsys, "init", "runs", "--taxonomy", "my.yaml")
+    assert code == 2
+    assert ("no 'results' in the file: taxonomy my-promptfoo reads its cases from "
+            "results.results, so this is another format") in out
+
+
+@pytest.mark.parametrize(("snippet", "message"), [
+    ("id_fields: [[provider.id]]", "a composite id lists two or more field paths"),
+    ("report_name: '.+_\\d+'", "report_name needs a group that is the name"),
+    ("report_name: '(unclosed'", "invalid regular expression"),
+    ("records: 'results..results'", "records is a path of keys"),
+    ("required: ['a b']", "a required field is a field path"),
+])
+def test_mistakes_in_a_yaml_format_name_the_line(tmp_path: Path, snippet: str,
+                                                 message: str) -> None:
+    from pytest_failgate.core.errors import FailgateError
+    from pytest_failgate.core.taxonomy.files import load_taxonomy_file
+
+    path = tmp_path / "t.yaml"
+    path.write_text(f"name: t\n{snippet}\nfailed: not ok\ncategories:\n  - name: other\n")
+    with pytest.raises(FailgateError, match=re.escape(message)) as caught:
+        load_taxonomy_file(path)
+    assert caught.value.line == 2

@@ -80,7 +80,7 @@ categories:
         (("when: answerable and not evidence_doc_ids", "when: answerable and"), "4:38",
          "invalid syntax"),
         (("when: answerable and not evidence_doc_ids", "when: __import__('os')"), "4:24",
-         "function '__import__' is not allowed; the functions are: abs, empty"),
+         "function '__import__' is not allowed; the functions are: abs, all, any, empty"),
         (("when: answerable and not evidence_doc_ids", "when: len(x.y())"), "4:30",
          "method calls are not allowed"),
         (("when: answerable and not evidence_doc_ids", 'when: "[a for a in b]"'), "4:",

@@ -10,6 +10,7 @@ line and the case.
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from ..errors import FailgateError, did_you_mean
 from ..safeopen import open_regular, read_regular
 from ..taxonomy import Tallier, Taxonomy, kind_of
 from .jsondecode import JsonSyntaxError, ShapeError, decoder, start_of
+from .jsonfile import describe, loads
 from .locate import place
 from .model import OWN_FORMAT, MetricSpec, Report, ReportFile, SkippedFile
 from .readers import (
@@ -83,6 +85,9 @@ def load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
     spec = spec or ReadSpec()
     choice = taxonomy if isinstance(taxonomy, TaxonomyChoice) else TaxonomyChoice(taxonomy)
     suffix = report.path.suffix
+    described = choice.describing(report.name)
+    if described is not None and suffix == ".json":  # a format in YAML: its own reading
+        return _read_records(_pattern_named(report, described), described, spec)
     head: bytes | None = None
     for reader in spec.readers:
         if suffix not in reader.suffixes:
@@ -101,11 +106,52 @@ def load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
             chosen = choice.pick(named.name, reader.name, default)
             return report_from_cases(named, chosen, spec, output, reader.name, default)
     chosen = choice.pick(report.name, OWN_FORMAT, None)
+    report = _pattern_named(report, chosen)
     if suffix == ".jsonl":
         return _read_jsonl(report, chosen, spec)
+    if suffix == ".json" and chosen.records:
+        return _read_records(report, chosen, spec)
     if suffix == ".json":
         return _read_json(report, chosen, spec)
     return SkippedFile(report.path, f"no reader for {suffix} files")
+
+
+def _pattern_named(report: ReportFile, taxonomy: Taxonomy) -> ReportFile:
+    """The report under its taxonomy's ``report_name`` pattern (a timestamp dropped)."""
+    if taxonomy.report_name is None:
+        return report
+    pattern = re.compile(taxonomy.report_name)
+    stem = report.name.rpartition("/")[2]
+    match = pattern.fullmatch(stem)
+    if match is None:
+        return report
+    name = match.group("name") if "name" in pattern.groupindex else match.group(1)
+    return renamed(report, ReaderOutput([], name=name)) if name else report
+
+
+def _read_records(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report:
+    """A JSON file whose cases sit at the taxonomy's ``records`` path (a format in YAML)."""
+    data = _without_bom(read_regular(report.path, spec.max_bytes))
+    value = loads(data, report.path)
+    for depth, key in enumerate(taxonomy.records, start=1):
+        if not isinstance(value, dict) or key not in value:
+            where = ".".join(taxonomy.records[:depth])
+            raise FailgateError(f"no '{where}' in the file: taxonomy {taxonomy.name} reads its "
+                                f"cases from {'.'.join(taxonomy.records)}, so this is another "
+                                "format", report.path)
+        value = value[key]
+    if not isinstance(value, list):
+        raise FailgateError(f"{'.'.join(taxonomy.records)} is {describe(value)}; expected the "
+                            "list of cases", report.path, *place(data, taxonomy.records))
+    sink = CaseSink(report, taxonomy, spec)
+    try:
+        for case in value:
+            sink.add(case)
+    except CaseProblem as exc:
+        loc: tuple[str | int, ...] = (*taxonomy.records, exc.position - 1,
+                                      *([exc.field] if exc.field else []))
+        raise FailgateError(str(exc), report.path, *place(data, loc)) from None
+    return sink.finish()
 
 
 HEAD_BYTES = 1 << 16

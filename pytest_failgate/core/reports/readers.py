@@ -106,6 +106,12 @@ class TaxonomyChoice:
     overrides: Mapping[str, Taxonomy] = field(default_factory=dict)
     known: Mapping[str, Taxonomy] = field(default_factory=dict)
 
+    def describing(self, report: str) -> Taxonomy | None:
+        """The taxonomy written for this report that describes its own format
+        (``records:``): it reads the file, before any reader."""
+        chosen = self.overrides.get(report, self.default)
+        return chosen if chosen is not None and chosen.records else None
+
     def pick(self, report: str, format_name: str, format_default: str | None) -> Taxonomy:
         for key in (report, format_name):
             if key in self.overrides:

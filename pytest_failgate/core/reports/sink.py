@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import FailgateError
 from ..taxonomy import kind_of
 from ..taxonomy.expr import ExprRuntimeError
+from ..taxonomy.model import COMPOSITE
 from ..taxonomy.tally import RuleError
 from .model import OWN_FORMAT, Report, case_id
 
@@ -73,7 +74,8 @@ class CaseSink:
                         for f in taxonomy.fields]
         # The top-level keys a JSON reader must decode: what rules, measures and ids read.
         names = [f.name for f in taxonomy.fields] + spec.reads()
-        names += [name.split(".")[0] for name in taxonomy.id_fields]
+        names += [part.split(".")[0] for name in taxonomy.id_fields
+                  for part in name.split(COMPOSITE)]
         self.fields = tuple(dict.fromkeys(names))
         self._seen: dict[bytes, int] = {}
         self._metrics = taxonomy.metrics
@@ -122,6 +124,16 @@ class CaseSink:
     def _key(self, case: Mapping[str, Any], position: int) -> bytes:
         """The case's id as the canonical JSON string it is compared by."""
         for name in self._id_fields:
+            if COMPOSITE in name:  # provider.id+testIdx: every part, joined with "/"
+                parts = [path_value(case, part) for part in name.split(COMPOSITE)]
+                if any(part is None for part in parts):
+                    continue
+                for part, value in zip(name.split(COMPOSITE), parts, strict=True):
+                    if type(value) is not int and not isinstance(value, str):
+                        raise CaseProblem(position, f"the case id part '{part}' is "
+                                          f"{kind_of(value)}; it must be a string or an integer")
+                joined = "/".join(str(part) for part in parts)
+                return encode_basestring(joined).encode("utf-8", "surrogatepass")
             value = case.get(name) if "." not in name else path_value(case, name)
             if value is None:
                 continue

@@ -1,9 +1,11 @@
-"""Taxonomy files: a taxonomy written in YAML, reviewed in a diff, compiled once.
+r"""Taxonomy files: a taxonomy written in YAML, reviewed in a diff, compiled once.
 
 ```yaml
 name: rag
 description: ADR 0059 v1
-id_fields: [id, case_id]            # or id_field: id
+id_fields: [id, case_id]            # or id_field: id; [[provider.id, testIdx]]: composite
+records: results.results            # for a JSON file: where its list of cases is
+report_name: '(?P<name>.+)_\d{8}'   # the report's name: this group of the file's stem
 required: [accuracy]                # a case without one of these is an error, not a failure
 defaults: {answerable: true}        # what an absent field reads as
 types: {answerable: bool, accuracy: number | null, expected_doc_ids: list[string] | null}
@@ -30,7 +32,17 @@ from typing import TYPE_CHECKING, Any
 from ..errors import FailgateError, did_you_mean
 from ..yamlsource import YamlDoc, load_yaml
 from .expr import ExprError, compile_expr
-from .model import GROUP_PREFIX, RESERVED_NAMES, CaseMetric, Field, Kind, Rule, Taxonomy, never
+from .model import (
+    COMPOSITE,
+    GROUP_PREFIX,
+    RESERVED_NAMES,
+    CaseMetric,
+    Field,
+    Kind,
+    Rule,
+    Taxonomy,
+    never,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -39,7 +51,8 @@ if TYPE_CHECKING:
     from ..yamlsource import Loc
 
 TOP_KEYS = ("name", "description", "id_field", "id_fields", "defaults", "types", "failed",
-            "categories", "caveats", "substantive", "required", "metrics")
+            "categories", "caveats", "substantive", "required", "metrics",
+            "records", "report_name")
 CATEGORY_KEYS = ("name", "when", "description", "group", "stage", "hint", "enabled",
                  "settings")
 METRIC_KEYS = ("name", "value", "better", "description", "settings")
@@ -107,6 +120,8 @@ class _Builder:
                 substantive=substantive,
                 required=self.required(data),
                 metrics=tuple(metrics),
+                records=self.records(data),
+                report_name=self.report_name(data),
             )
         except ValueError as exc:
             raise self.error(str(exc).split(": ", 1)[-1], ()) from None
@@ -252,10 +267,33 @@ class _Builder:
             return (self.text(data["id_field"], ("id_field",)),)
         if "id_fields" in data:
             names = self.sequence(data["id_fields"], ("id_fields",))
-            return tuple(self.text(n, ("id_fields", i)) for i, n in enumerate(names))
+            return tuple(self.id_entry(n, ("id_fields", i)) for i, n in enumerate(names))
         from .model import DEFAULT_ID_FIELDS
 
         return DEFAULT_ID_FIELDS
+
+    def records(self, data: dict[str, Any]) -> tuple[str, ...]:
+        if "records" not in data:
+            return ()
+        path = self.text(data["records"], ("records",))
+        keys = tuple(path.split("."))
+        if not all(keys):
+            raise self.error("records is a path of keys from the top of the file, such as "
+                             "results.results", ("records",))
+        return keys
+
+    def report_name(self, data: dict[str, Any]) -> str | None:
+        if "report_name" not in data:
+            return None
+        pattern = self.text(data["report_name"], ("report_name",))
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise self.error(f"invalid regular expression: {exc}", ("report_name",)) from None
+        if "name" not in compiled.groupindex and compiled.groups < 1:
+            raise self.error("report_name needs a group that is the name, such as "
+                             "'(?P<name>.+)_\\d{8}T\\d{6}'", ("report_name",))
+        return pattern
 
     def required(self, data: dict[str, Any]) -> tuple[str, ...]:
         names = self.sequence(data.get("required", []), ("required",))
@@ -265,6 +303,17 @@ class _Builder:
                 raise self.error("a required field is a field path such as success or "
                                  "response.output", ("required", index))
         return paths
+
+    def id_entry(self, value: Any, loc: Loc) -> str:
+        """An id field path, or a list of them: a composite id (``[provider.id, testIdx]``)."""
+        if isinstance(value, list):
+            if len(value) < 2:
+                raise self.error("a composite id lists two or more field paths", loc)
+            parts = [self.text(part, (*loc, i)) for i, part in enumerate(value)]
+            if any(COMPOSITE in part for part in parts):
+                raise self.error(f"'{COMPOSITE}' cannot be part of a field path", loc)
+            return COMPOSITE.join(parts)
+        return self.text(value, loc)
 
     def field(self, name: str, spec: Any) -> Field:
         loc = ("types", name)

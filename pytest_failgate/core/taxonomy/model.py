@@ -25,6 +25,7 @@ TOTAL = "total"  # every failed case together: the name of its ceiling, item and
 GROUP_PREFIX = "group:"  # ``group:<g>``: the categories of one group together
 RESERVED_NAMES = frozenset({TOTAL, "consistency", "guard", "cases", "groups"})
 DEFAULT_ID_FIELDS = ("id", "case_id", "question_id", "sample_id")
+COMPOSITE = "+"  # an id_fields entry "provider.id+testIdx" joins its parts' values with "/"
 
 _KIND_WORDS: dict[str, str] = {
     "bool": "true or false",
@@ -161,6 +162,10 @@ class Taxonomy:
     source: Path | None = None
     # field paths every case must have: a file without them is not this taxonomy's
     required: tuple[str, ...] = ()
+    # a format described in YAML: where a JSON file's cases are (keys from the top), and
+    # a pattern whose group `name` (else group 1) is the report's name (drops timestamps)
+    records: tuple[str, ...] = ()
+    report_name: str | None = None
     field_index: Mapping[str, Field] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -36,6 +36,22 @@ Null safety and types
     - names and attributes may not start with ``_``; subscript keys may (``a["_id"]``
       is an object key, never a Python attribute).
 
+Quantifiers and type tests (added for other tools' formats; an engine that compiles
+rules elsewhere, such as to SQL, must support or refuse each of these by name)
+    - ``any(<body> for <x> in <items> [if <cond>])`` and ``all(...)``: one ``for``, one
+      optional ``if``, the item a plain name (not ``_x``, not a literal, not an item of
+      an enclosing quantifier). Inside, ``x``, ``x.a.b`` and ``x["k"]`` read the item
+      with the usual null safety (a missing step is null); ``has(x.a)`` tests presence.
+      ``items`` is a list (its items), an object (its keys, as in Python) or null (no
+      items); anything else raises. ``any`` over no items is false and ``all`` is
+      true, as in Python: write ``not empty(xs) and all(...)`` where that matters.
+      ``any(xs)`` / ``all(xs)`` without a ``for`` test the items' truthiness.
+    - ``values(o)``: an object's values (null gives none; anything else raises), so
+      ``any(v == false for v in values(passes))`` quantifies over a map.
+    - ``kind(x)``: ``"null"``, ``"bool"``, ``"number"``, ``"string"``, ``"list"`` or
+      ``"object"`` (a taxonomy's ``types:`` words), the type test:
+      ``kind(score) == "number" and score < 0.5``.
+
 Why this is safe
     User text is only ever *parsed*; it never reaches ``eval``/``exec`` (neither is
     called in this module) nor ``compile``, which sees only the tree we build. The
@@ -43,7 +59,8 @@ Why this is safe
     the user's nodes, so nothing the validator did not look at can end up in it:
     field names become string constants in ``case.get("name", default)`` (a user
     name can never become a Python name), every other name in the new tree is one
-    of ours (``case``, a helper, a ``_tN`` temporary), and the only attribute the
+    of ours (``case``, a helper, a ``_tN`` temporary, a quantifier's ``_iN`` item bound
+    by a generated ``lambda _iN:``), and the only attribute the
     new tree ever reads is ``case.get``. A second pass re-checks the new tree
     against that short list before it is compiled. The tree is wrapped as
     ``lambda case: <body>``; the lambda's code object is taken from the compiled

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .errors import ExprError
+from .quantifiers import QUANTIFIER_HELPERS
 from .runtime import FUNCTIONS, HELPERS, matcher, member
 
 if TYPE_CHECKING:
@@ -52,7 +53,8 @@ _REJECTED_NODES: dict[type[ast.AST], str] = {
     ast.ListComp: "comprehensions are not allowed",
     ast.SetComp: "comprehensions are not allowed",
     ast.DictComp: "comprehensions are not allowed",
-    ast.GeneratorExp: "generator expressions are not allowed",
+    ast.GeneratorExp: "generator expressions are not allowed (but as any(... for x in xs) "
+                      "or all(...))",
     ast.JoinedStr: "f-strings are not allowed",
     ast.FormattedValue: "f-strings are not allowed",
     ast.NamedExpr: "':=' (assignment) is not allowed",
@@ -116,7 +118,8 @@ def compile_expr(text: str, defaults: Mapping[str, Any] | None = None) -> Compil
     )
     module = ast.Expression(body=lam)
     ast.fix_missing_locations(module)
-    namespace: dict[str, Any] = {"__builtins__": {}, **HELPERS, **builder.globals}
+    namespace: dict[str, Any] = {"__builtins__": {}, **HELPERS, **QUANTIFIER_HELPERS,
+                                 **builder.globals}
     _check_generated(lam, namespace)
     try:
         with warnings.catch_warnings():
@@ -229,6 +232,8 @@ class _Builder:
         self._reads: list[tuple[int, str]] = []
         self._temps = 0
         self._depth = 0
+        self._items: dict[str, str] = {}  # a quantifier's item variable -> its generated name
+        self._item_count = 0
 
     # positions and errors
 
@@ -358,6 +363,9 @@ class _Builder:
     def field(self, node: ast.Name | ast.Attribute | ast.Subscript) -> _Out:
         what = "attributes and subscripts can only follow a field path"
         root, keys = self.path(node, what=what)
+        if root.id in self._items:  # a quantifier's item, not a case field
+            item: ast.expr = ast.Name(id=self._items[root.id], ctx=ast.Load())
+            return (_call("_path", item, _const(tuple(keys))) if keys else item), "any"
         if root.id in _ALIASES:
             value = _ALIASES[root.id]
             return _const(value), _kind_of_constant(value)
@@ -485,6 +493,9 @@ class _Builder:
                 self.fail(f"method calls are not allowed: '.{func.attr}()'{hint}", index=at)
             self.fail("only the functions " + ", ".join(FUNCTIONS) + " can be called", func)
         name = func.id
+        if name in ("any", "all") and len(node.args) == 1 and not node.keywords and (
+                isinstance(node.args[0], ast.GeneratorExp)):
+            return self.quantifier(name, node.args[0]), "bool"
         if name not in FUNCTIONS:
             self.fail(
                 f"function '{name}' is not allowed; the functions are: " + ", ".join(FUNCTIONS),
@@ -509,14 +520,49 @@ class _Builder:
             return self.matches(node), "bool"
         args = [self.expr(arg)[0] for arg in node.args]
         kind = {"len": "num", "set": "set", "empty": "bool", "startswith": "bool",
-                "endswith": "bool"}.get(name, "any")
+                "endswith": "bool", "any": "bool", "all": "bool", "kind": "str",
+                "values": "array"}.get(name, "any")
         return _call(f"_{name}", *args), kind
+
+    def quantifier(self, name: str, gen: ast.GeneratorExp) -> ast.expr:
+        """``any(body for x in items if cond)``: ``_any(items, lambda _iN: body, lambda
+        _iN: cond)``, the item bound to a generated name only inside the lambdas."""
+        if len(gen.generators) != 1:
+            self.fail(f"{name}() takes one 'for': {name}(x > 1 for x in xs)", gen)
+        loop = gen.generators[0]
+        if loop.is_async:
+            self.fail("'async for' is not allowed", gen)
+        if not isinstance(loop.target, ast.Name):
+            self.fail(f"the item of {name}() is one name: {name}(x > 1 for x in xs)",
+                      loop.target)
+        var = loop.target.id
+        if var.startswith("_") or var in _ALIASES or var in self._items:
+            why = ("is a literal" if var in _ALIASES else "is already an item" if var in
+                   self._items else "starts with '_'")
+            self.fail(f"'{var}' cannot be the item of {name}(): it {why}", loop.target)
+        if len(loop.ifs) > 1:
+            self.fail(f"{name}() takes at most one 'if'", loop.ifs[1])
+        items, _ = self.expr(loop.iter)  # in the enclosing scope: the item is not bound yet
+        self._item_count += 1
+        bound = f"_i{self._item_count}"
+        self._items[var] = bound
+        try:
+            parts = [self.expr(gen.elt)[0], *(self.expr(test)[0] for test in loop.ifs)]
+        finally:
+            del self._items[var]
+        lambdas = [ast.Lambda(args=ast.arguments(
+            posonlyargs=[], args=[ast.arg(arg=bound)], vararg=None, kwonlyargs=[],
+            kw_defaults=[], kwarg=None, defaults=[]), body=part) for part in parts]
+        return _call(f"_{name}", items, *lambdas)
 
     def has(self, arg: ast.expr) -> ast.expr:
         what = "has() needs a field path, like has(a.b)"
         if not isinstance(arg, ast.Name | ast.Attribute | ast.Subscript):
             self.fail(what, arg)
         root, keys = self.path(arg, what=what)
+        if root.id in self._items:  # an item is there; its paths may not be
+            item = ast.Name(id=self._items[root.id], ctx=ast.Load())
+            return _call("_has", item, _const(tuple(keys))) if keys else _const(True)
         if root.id in _ALIASES:
             self.fail(what, arg)
         self._reads.append((self.index(root), root.id))
@@ -588,6 +634,7 @@ def _check_generated(tree: ast.Lambda, namespace: Mapping[str, Any]) -> None:
             raise AssertionError(f"generated code reads attribute {node.attr}")
         if isinstance(node, ast.Name) and (
             node.id == "__builtins__"
-            or not (node.id == "case" or node.id in namespace or re.fullmatch(r"_t\d+", node.id))
+            or not (node.id == "case" or node.id in namespace
+                    or re.fullmatch(r"_[ti]\d+", node.id))
         ):
             raise AssertionError(f"generated code names {node.id}")

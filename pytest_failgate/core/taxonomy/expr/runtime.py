@@ -416,9 +416,12 @@ HELPERS: dict[str, Callable[..., Any]] = {
 # name -> (fewest, most arguments; None for no limit)
 FUNCTIONS: Mapping[str, tuple[int, int | None]] = {
     "abs": (1, 1),
+    "all": (1, 1),
+    "any": (1, 1),
     "empty": (1, 1),
     "endswith": (2, 2),
     "has": (1, 1),
+    "kind": (1, 1),
     "len": (1, 1),
     "lower": (1, 1),
     "matches": (2, 2),
@@ -427,5 +430,6 @@ FUNCTIONS: Mapping[str, tuple[int, int | None]] = {
     "set": (1, 1),
     "startswith": (2, 2),
     "upper": (1, 1),
+    "values": (1, 1),
 }
 """The functions an expression may call, with how many arguments each takes."""
