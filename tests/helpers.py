@@ -8,7 +8,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_failgate.core.taxonomy import builtin_taxonomies
+from pytest_failgate.core.gate import load_run
+from pytest_failgate.core.reports.builtin import builtin_readers
+from pytest_failgate.core.reports.model import Report
+from pytest_failgate.core.reports.read import ReadSpec
+from pytest_failgate.core.taxonomy import Taxonomy, builtin_taxonomies
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BUILTIN = builtin_taxonomies()
@@ -98,3 +102,14 @@ def _flow(value: object) -> str:
     if isinstance(value, str):
         return json.dumps(value)
     return str(value)
+
+
+def load_one(path: Path, taxonomy: Taxonomy) -> Report:
+    """One report file through failgate's loader and the built-in readers; its load error
+    raised."""
+    gated, _ = load_run((path,), taxonomy, ReadSpec(readers=builtin_readers()))
+    assert len(gated) == 1
+    if gated[0].error is not None:
+        raise gated[0].error
+    assert gated[0].report is not None
+    return gated[0].report

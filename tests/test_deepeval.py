@@ -7,13 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import load_one
 
 from pytest_failgate.core.errors import FailgateError
-from pytest_failgate.core.gate import load_run
-from pytest_failgate.core.reports.builtin import builtin_readers
 from pytest_failgate.core.reports.deepeval import DeepEvalReader
 from pytest_failgate.core.reports.model import Report
-from pytest_failgate.core.reports.read import ReadSpec
 from pytest_failgate.core.taxonomy import builtin_taxonomies
 
 DATA = Path(__file__).resolve().parent / "data" / "deepeval"
@@ -27,12 +25,7 @@ EVALUATE.append(next((DATA / "evaluate" / "results").glob("test_run_*.json")))
 
 
 def load(path: Path) -> Report:
-    gated, _ = load_run((path,), DEEPEVAL, ReadSpec(readers=builtin_readers()))
-    assert len(gated) == 1
-    if gated[0].error is not None:
-        raise gated[0].error
-    assert gated[0].report is not None
-    return gated[0].report
+    return load_one(path, DEEPEVAL)
 
 
 def run_of(path: Path) -> dict[str, Any]:

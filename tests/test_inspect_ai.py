@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import load_one
 
 from pytest_failgate.core.errors import FailgateError
 from pytest_failgate.core.gate import GateConfig, load_run, run_gate
@@ -43,12 +44,7 @@ GENERATED_TRUTH = {
 
 
 def load(path: Path) -> Report:
-    gated, _ = load_run((path,), INSPECT, ReadSpec(readers=builtin_readers()))
-    assert len(gated) == 1
-    if gated[0].error is not None:
-        raise gated[0].error
-    assert gated[0].report is not None
-    return gated[0].report
+    return load_one(path, INSPECT)
 
 
 def nonzero(report: Report) -> dict[str, int]:

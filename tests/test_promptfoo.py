@@ -8,14 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import load_one
 
 from pytest_failgate.core.compare.pairing import compare_report
 from pytest_failgate.core.errors import FailgateError
-from pytest_failgate.core.gate import load_run
-from pytest_failgate.core.reports.builtin import builtin_readers
 from pytest_failgate.core.reports.model import Report
 from pytest_failgate.core.reports.promptfoo import PromptfooReader
-from pytest_failgate.core.reports.read import ReadSpec
 from pytest_failgate.core.taxonomy import builtin_taxonomies
 
 DATA = Path(__file__).resolve().parent / "data" / "promptfoo"
@@ -28,12 +26,7 @@ FILES = [SHARED / "tds_project1.promptfoo_results.json",
 
 
 def load(path: Path) -> Report:
-    gated, _ = load_run((path,), PROMPTFOO, ReadSpec(readers=builtin_readers()))
-    assert len(gated) == 1
-    if gated[0].error is not None:
-        raise gated[0].error
-    assert gated[0].report is not None
-    return gated[0].report
+    return load_one(path, PROMPTFOO)
 
 
 def document(path: Path) -> Any:

@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .jsonfile import Loc, Misshapen, describe, loads, read_bytes
+from .jsonfile import Loc, Misshapen, describe, parse_json_file
 from .readers import ReaderOutput
 
 if TYPE_CHECKING:
@@ -66,11 +66,7 @@ class DeepEvalReader:
         return any(marker in head for marker in _MARKERS)
 
     def read(self, path: Path) -> ReaderOutput | None:
-        raw = read_bytes(path)
-        try:
-            return read_deepeval(loads(raw, path))
-        except Misshapen as exc:
-            raise exc.located(path, raw) from None
+        return parse_json_file(path, read_deepeval)
 
 
 def test_run_of(data: Any) -> tuple[Mapping[str, Any] | None, Loc]:

@@ -47,7 +47,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
-from .jsonfile import Loc, Misshapen, describe, loads, read_bytes
+from .jsonfile import Loc, Misshapen, describe, loads, parse_json_file
 from .readers import ReaderOutput
 from .zipzstd import ZipArchive
 
@@ -75,14 +75,7 @@ class InspectReader:
                 return read_inspect(header, samples)
             except Misshapen as exc:  # a member's line means little: name the sample
                 raise FailgateError(exc.message, path) from None
-        raw = read_bytes(path)
-        data = loads(raw, path)
-        if not looks_like_log(data):
-            return None
-        try:
-            return read_inspect(data, data.get("samples"))
-        except Misshapen as exc:
-            raise exc.located(path, raw) from None
+        return parse_json_file(path, read_json_log)
 
 
 # The eval block's keys that describe the configuration (not ids, times or packages):
@@ -106,6 +99,11 @@ def report_name(header: Mapping[str, Any]) -> str:
     task = str(spec["task"]).rsplit("/", 1)[-1]
     model = spec.get("model")
     return f"{task}@{model}" if isinstance(model, str) and model else task
+
+
+def read_json_log(data: Any) -> ReaderOutput | None:
+    """The cases of a decoded ``.json`` log, or ``None`` when it is not an Inspect log."""
+    return read_inspect(data, data.get("samples")) if looks_like_log(data) else None
 
 
 def read_inspect(header: Mapping[str, Any], samples: Any) -> ReaderOutput:

@@ -8,16 +8,18 @@ field picker in ``jsonscan``.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import FailgateError
 from ..taxonomy import kind_of
 from .locate import place
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 Loc = tuple[str | int, ...]
+T = TypeVar("T")
 
 
 class Misshapen(Exception):
@@ -39,6 +41,16 @@ def read_bytes(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise FailgateError(f"cannot read: {exc.strerror}", path) from None
+
+
+def parse_json_file(path: Path, parse: Callable[[Any], T]) -> T:
+    """``parse`` applied to the decoded file; a ``Misshapen`` it raises becomes the error
+    naming the file, line and column."""
+    raw = read_bytes(path)
+    try:
+        return parse(loads(raw, path))
+    except Misshapen as exc:
+        raise exc.located(path, raw) from None
 
 
 def load_json(path: Path) -> Any:

@@ -46,7 +46,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError, did_you_mean
-from ..taxonomy import kind_of
+from .jsonfile import describe, load_json
 from .readers import ReaderOutput
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ class KareninaJsonReader:
         return b'"format_version"' in head
 
     def read(self, path: Path) -> ReaderOutput | None:
-        data = _load_json(path)
+        data = load_json(path)
         if not _looks_karenina(data):
             return None
         assert isinstance(data, dict)
@@ -125,7 +125,7 @@ class KareninaJsonReader:
                 "karenina's JSON export format 2.x (2.0, 2.1, 2.2, ...)", path)
         results = data["results"]
         if not isinstance(results, list):
-            raise FailgateError(f"karenina 'results' is {_a(results)}; expected a list of "
+            raise FailgateError(f"karenina 'results' is {describe(results)}; expected a list of "
                                 "results", path)
         contradictions: list[str] = []
         for position, result in enumerate(results, start=1):
@@ -137,19 +137,6 @@ class KareninaJsonReader:
         if isinstance(metadata, dict) and "job_summary" in metadata:
             recorded["job_summary"] = metadata["job_summary"]
         return ReaderOutput(results, recorded, _capped(contradictions))
-
-
-def _load_json(path: Path) -> Any:
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise FailgateError(f"cannot read: {exc.strerror}", path) from None
-    except UnicodeDecodeError as exc:
-        raise FailgateError(f"not UTF-8 text (byte {exc.start + 1})", path) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FailgateError(f"invalid JSON: {exc.msg}", path, exc.lineno, exc.colno) from None
 
 
 def _looks_karenina(data: Any) -> bool:
@@ -169,10 +156,10 @@ def _check_result(result: Any, position: int, path: Path) -> None:
     """Raise for a result failgate cannot classify; the message names the result."""
     where = f"result #{position}"
     if not isinstance(result, dict):
-        raise FailgateError(f"{where} is {_a(result)}, not an object", path)
+        raise FailgateError(f"{where} is {describe(result)}, not an object", path)
     metadata = result.get("metadata")
     if not isinstance(metadata, dict):
-        problem = "is missing" if metadata is None else f"is {_a(metadata)}, not an object"
+        problem = "is missing" if metadata is None else f"is {describe(metadata)}, not an object"
         raise FailgateError(f"{where}: metadata {problem}", path)
     question_id = metadata.get("question_id")
     if question_id is None:
@@ -184,7 +171,7 @@ def _check_result(result: Any, position: int, path: Path) -> None:
     failure = metadata.get("failure")
     if failure is not None:
         if not isinstance(failure, dict):
-            raise FailgateError(f"{where}: metadata.failure is {_a(failure)}; expected an "
+            raise FailgateError(f"{where}: metadata.failure is {describe(failure)}; expected an "
                                 "object or null", path)
         for key in ("category", "group"):
             value = failure.get(key)
@@ -198,8 +185,8 @@ def _check_result(result: Any, position: int, path: Path) -> None:
                             "of strings", path)
     template = result.get("template")
     if template is not None and not isinstance(template, dict):
-        raise FailgateError(f"{where}: template is {_a(template)}; expected an object or null",
-                            path)
+        raise FailgateError(f"{where}: template is {describe(template)}; expected an object "
+                            "or null", path)
 
 
 # ----------------------------------------------------------------------------- CSV
@@ -505,11 +492,6 @@ def _capped(lines: list[str]) -> list[str]:
         return lines
     rest = len(lines) - MAX_CONTRADICTIONS
     return [*lines[:MAX_CONTRADICTIONS], f"... and {rest} more contradiction(s)"]
-
-
-def _a(value: object) -> str:
-    kind = kind_of(value)
-    return {"array": "a list", "object": "an object", "null": "null"}.get(kind, f"a {kind}")
 
 
 def _show(value: object) -> str:

@@ -46,7 +46,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from .jsonfile import Loc, Misshapen, describe, loads, read_bytes
+from .jsonfile import Loc, Misshapen, describe, parse_json_file
 from .readers import ReaderOutput
 
 if TYPE_CHECKING:
@@ -68,11 +68,7 @@ class PromptfooReader:
         return any(marker in head for marker in _MARKERS)
 
     def read(self, path: Path) -> ReaderOutput | None:
-        raw = read_bytes(path)
-        try:
-            return read_promptfoo(loads(raw, path))
-        except Misshapen as exc:
-            raise exc.located(path, raw) from None
+        return parse_json_file(path, read_promptfoo)
 
 
 # The configuration keys a comparison diffs (not the test cases, paths or sharing).
