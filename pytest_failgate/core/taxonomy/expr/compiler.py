@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from .errors import ExprError
 from .quantifiers import QUANTIFIER_HELPERS
+from .regex import UnsupportedPattern, compile_search
 from .runtime import FUNCTIONS, HELPERS, matcher, member
 
 if TYPE_CHECKING:
@@ -147,6 +148,7 @@ class _Source:
         self.body = text.lstrip()
         self.lead = len(text) - len(self.body)
         self.lines = self.body.split("\n")
+        self._encoded: dict[int, bytes] = {}  # a non-ASCII line's UTF-8 (b"" for ASCII)
         self.starts = [0]
         for line in self.lines[:-1]:
             self.starts.append(self.starts[-1] + len(line) + 1)
@@ -154,8 +156,11 @@ class _Source:
     def index(self, lineno: int, byte_col: int) -> int:
         """The character index in ``body`` of an ``ast`` (line, UTF-8 byte column)."""
         lineno = min(max(lineno, 1), len(self.lines))
-        line = self.lines[lineno - 1]
-        chars = len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+        encoded = self._encoded.get(lineno)
+        if encoded is None:  # once per line: a long one-line rule stays linear
+            line = self.lines[lineno - 1]
+            encoded = self._encoded[lineno] = b"" if line.isascii() else line.encode("utf-8")
+        chars = len(encoded[:byte_col].decode("utf-8", errors="ignore")) if encoded else byte_col
         return self.starts[lineno - 1] + chars
 
     def position(self, index: int) -> tuple[int, int]:
@@ -576,12 +581,14 @@ class _Builder:
         if not (isinstance(regex, ast.Constant) and isinstance(regex.value, str)):
             self.fail("the pattern of matches() must be a string literal", regex)
         try:
-            pattern = re.compile(regex.value)
+            search = compile_search(regex.value)
         except re.error as error:
             self.fail(f"invalid regular expression: {error}", regex)
+        except UnsupportedPattern as error:
+            self.fail(f"unsupported regular expression: {error}", regex)
         value, _ = self.expr(subject)
         slot = f"_matches_{len(self.globals)}"
-        self.globals[slot] = matcher(pattern)
+        self.globals[slot] = matcher(search)
         return _call(slot, value)
 
     # displays

@@ -8,12 +8,9 @@ in the package docstring.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from .errors import ExprRuntimeError
-
-if TYPE_CHECKING:
-    import re
 
 _EMPTY: frozenset[Any] = frozenset()
 
@@ -320,15 +317,15 @@ def _endswith(value: Any, suffix: Any) -> bool:
     return pair is not None and pair[0].endswith(pair[1])
 
 
-def matcher(pattern: re.Pattern[str]) -> Callable[[Any], bool]:
-    search = pattern.search
+def matcher(search: Callable[[str], bool]) -> Callable[[Any], bool]:
+    """``matches()`` over a compiled linear-time search (see ``regex``)."""
 
     def matches(value: Any) -> bool:
         if value is None:
             return False
         if not isinstance(value, str):
             _fail(f"matches() needs a string, got {_describe(value)}")
-        return search(value) is not None
+        return search(value)
 
     return matches
 
