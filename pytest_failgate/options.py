@@ -131,6 +131,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("exclude-unstable", "flag", "leave the noise band's unstable cases (those that "
            "changed across repeats of one configuration) out of the paired tests",
            commands=("check",), target="gate", field="exclude_unstable"),
+    Option("max-report-bytes", "text", "refuse report files larger than SIZE (bytes, or with "
+           "KB, MB or GB: 200MB), for reports from untrusted sources", "SIZE",
+           commands=GATE_COMMANDS, target="gate", field="max_report_bytes"),
     Option("taxonomy", "text", "the taxonomy to classify with, a name or a taxonomy file, "
            "instead of the ceilings file's (for init: the one to write for every report; "
            "default: each format's own, rag for failgate's own shapes)", "NAME|PATH",

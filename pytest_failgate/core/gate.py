@@ -9,6 +9,7 @@ the ceilings file or the paths stops the run.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
@@ -60,6 +61,7 @@ class GateConfig:
     noise: Path | None = None  # a noise_band.json measured from repeated runs
     exclude_unstable: bool = False  # leave the noise band's unstable cases out of the tests
     analyze: bool = False  # add the single-run diagnosis (stages, slices, priorities)
+    max_report_bytes: str | None = None  # refuse larger report files ("200MB"; untrusted input)
 
 
 @dataclass(frozen=True)
@@ -286,15 +288,30 @@ def _read_spec(ceilings: Ceilings | None, taxonomy: Taxonomy, config: GateConfig
                readers: tuple[ReportReader, ...]) -> ReadSpec:
     """What reading must measure for these ceilings: populations, slices, recorded keys."""
     extra = analysis_slicers(DEFAULT_SLICES) if config.analyze else {}
+    limit = byte_limit(config.max_report_bytes)
     if ceilings is None:
-        return ReadSpec(slicers=extra, explain=config.explain, readers=readers)
+        return ReadSpec(slicers=extra, explain=config.explain, readers=readers, max_bytes=limit)
     counted = {*taxonomy.category_names, TOTAL, "cases", "groups"}
     recorded = [key for c in ceilings.contracts.values() for key in c.recorded_keys(counted)]
     if ceilings.metrics:  # an aggregate's recorded metrics and their confidence blocks
         recorded += [*ceilings.metrics, "ci"]
     return ReadSpec(ceilings.populations, {**extra, **ceilings.slicers},
                     tuple(dict.fromkeys(recorded)),
-                    config.explain, readers, ceilings.metrics)
+                    config.explain, readers, ceilings.metrics, limit)
+
+
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9}
+
+
+def byte_limit(text: str | None) -> int | None:
+    """``max-report-bytes`` as a number of bytes: ``5000000``, ``200MB``, ``2GB``."""
+    if text is None:
+        return None
+    found = re.fullmatch(r"\s*(\d+)\s*([KMG]?B?)\s*", text.upper())
+    if found is None or found.group(2) not in _UNITS:
+        raise FailgateError(f"max-report-bytes: '{text}' is not a size; write bytes or a "
+                            "number with KB, MB or GB (200MB)")
+    return int(found.group(1)) * _UNITS[found.group(2)]
 
 
 def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceilings | None,

@@ -35,7 +35,8 @@ def discover(paths: Sequence[Path], suffixes: Sequence[str] = REPORT_SUFFIXES
     found: list[ReportFile] = []
     skipped: list[SkippedFile] = []
     for given in paths:
-        if given.is_file():
+        if given.is_file() or (given.exists() and not given.is_dir()):
+            # a FIFO or device named on purpose: its reader refuses it with a clear message
             if given.suffix not in suffixes:
                 raise FailgateError(
                     f"not a report: failgate reads {', '.join(sorted(set(suffixes)))} files",

@@ -124,7 +124,7 @@ def _plain(message: str) -> str:
         return "a number too large to read (integers are limited to 4,300 digits)"
     if message == "invalid unicode code point":
         return "not UTF-8 text"
-    if message == "unexpected end of hex escape":
+    if message == "unexpected end of hex escape" or "surrogate" in message:
         return "a lone surrogate escape (\\ud800-\\udfff without its pair) is not text"
     return message.replace("`", "'")
 
