@@ -194,11 +194,16 @@ def test_a_bad_report_is_one_message_with_its_file_and_place(
     assert "Traceback" not in out + err
 
 
-def test_every_bad_report_is_an_error_item_in_pytest(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("every", [
+    pytest.param(1, marks=pytest.mark.slow, id="all"),  # about 5 s per 10 reports in pytest
+    pytest.param(6, id="a sixth"),
+])
+def test_every_bad_report_is_an_error_item_in_pytest(pytester: pytest.Pytester, every: int
+                                                     ) -> None:
     reports = pytester.path / "reports"
     reports.mkdir()
     fast = isinstance(jsondecode.decoder(), jsondecode._Fast)
-    corpus = [(bad, suffix) for bad, suffix in ALL if not (fast and bad.fast_reads)]
+    corpus = [(bad, suffix) for bad, suffix in ALL[::every] if not (fast and bad.fast_reads)]
     for bad, suffix in corpus:
         _write(reports, bad, suffix)
     write_ceilings(pytester.path / "ceilings.yaml", {"unknown": 0})
@@ -206,8 +211,10 @@ def test_every_bad_report_is_an_error_item_in_pytest(pytester: pytest.Pytester) 
         result = pytester.runpytest_inprocess("--failgate=reports", "-p", "no:cacheprovider")
     text = result.stdout.str()
     assert "Traceback" not in text
-    for bad, _ in corpus:
-        assert f"ERROR ceilings.yaml::{bad.name}" in text
+    for bad, suffix in corpus:  # a report that does not load is one failing item
+        assert f"FAILED ceilings.yaml::{bad.name}::load" in text
+        assert f"reports/{bad.name}{suffix}" + (f":{bad.line}:" if bad.line else ":") in text
+    assert result.parseoutcomes()["failed"] == len(corpus)
     assert result.ret != 0
 
 

@@ -48,9 +48,11 @@ RULE_FIELDS: dict[str, st.SearchStrategy[Any]] = {
 
 @st.composite
 def a_case(draw: st.DrawFn, index: int) -> dict[str, Any]:
-    pairs: list[tuple[str, Any]] = [("id", f"{draw(text)}#{index}")]
+    # accuracy always: a report none of whose cases has a field the rules read is refused
+    pairs: list[tuple[str, Any]] = [("id", f"{draw(text)}#{index}"),
+                                    ("accuracy", draw(RULE_FIELDS["accuracy"]))]
     for name, values in RULE_FIELDS.items():
-        if draw(st.booleans()):
+        if name != "accuracy" and draw(st.booleans()):
             pairs.append((name, draw(values)))
     pairs += draw(st.lists(st.tuples(st.sampled_from(["answer", "ctx", "meta", "é"]), junk),
                            max_size=3))
