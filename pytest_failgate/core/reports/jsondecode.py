@@ -21,14 +21,11 @@ import codecs
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
 from ..taxonomy import kind_of
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
 
 _WHITESPACE = b" \t\n\r"
 _JIT_ERROR = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$", re.DOTALL)
@@ -184,55 +181,44 @@ class _Fast:
 
     @lru_cache(maxsize=32)  # noqa: B019 - one decoder object per process
     def _decoders(self, case_fields: tuple[str, ...], top_fields: tuple[str, ...]
-                  ) -> tuple[Any, Any, Any, tuple[tuple[str, str], ...]]:
+                  ) -> tuple[Any, Any, Any]:
+        """(object document, array document, one case) decoders for these fields."""
         ms, unset = self.msgspec, self.msgspec.UNSET
-        attrs = tuple((f"f{i}", name) for i, name in enumerate(case_fields))
-        case = ms.defstruct("Case", [(a, Any, unset) for a, _ in attrs],
-                            rename=dict(attrs))
+        # Attribute names are made up (keys need not be identifiers); ``rename`` maps them.
+        case = ms.defstruct("Case", [(f"f{i}", Any, unset) for i in range(len(case_fields))],
+                            rename={f"f{i}": name for i, name in enumerate(case_fields)})
         tops = [(f"t{i}", Any, unset) for i in range(len(top_fields))]
         top = ms.defstruct("Top", [*tops, ("cases", list[case], unset)],  # type: ignore[valid-type]
                            rename={**{f"t{i}": n for i, n in enumerate(top_fields)},
                                    "cases": "case_results"})
         return (ms.json.Decoder(top), ms.json.Decoder(list[case]),  # type: ignore[valid-type]
-                ms.json.Decoder(case), attrs)
+                ms.json.Decoder(case))
 
-    def _as_dicts(self, structs: Iterable[Any], attrs: tuple[tuple[str, str], ...]
-                  ) -> list[dict[str, Any]]:
-        unset = self.msgspec.UNSET
-        cases = []
-        for struct in structs:
-            case = {}
-            for attr, name in attrs:
-                value = getattr(struct, attr)
-                if value is not unset:
-                    case[name] = value
-            cases.append(case)
-        return cases
+    def _as_dicts(self, structs: Any) -> list[dict[str, Any]]:
+        """Structs as dicts of the fields present (``to_builtins`` drops unset ones)."""
+        found: list[dict[str, Any]] = self.msgspec.to_builtins(structs)
+        return found
 
     def document(self, data: bytes, case_fields: tuple[str, ...],
                  top_fields: tuple[str, ...]) -> Document:
         first = data[start_of(data):start_of(data) + 1]
         if first in (b"{", b"[") and _utf8(data):
-            top, array, _, attrs = self._decoders(case_fields, top_fields)
+            top, array, _ = self._decoders(case_fields, top_fields)
             try:
                 if first == b"[":
-                    return Document("array", {}, self._as_dicts(array.decode(data), attrs))
-                found = top.decode(data)
+                    return Document("array", {}, self._as_dicts(array.decode(data)))
+                found: dict[str, Any] = self.msgspec.to_builtins(top.decode(data))
             except (self.msgspec.DecodeError, RecursionError):
                 pass  # let the exact decoder decide and word the error
             else:
-                unset = self.msgspec.UNSET
-                values = {name: getattr(found, f"t{i}") for i, name in enumerate(top_fields)}
-                cases = None if found.cases is unset else self._as_dicts(found.cases, attrs)
-                return Document("object", {k: v for k, v in values.items() if v is not unset},
-                                cases)
+                return Document("object", found, found.pop("case_results", None))
         return self.exact.document(data, case_fields, top_fields)
 
     def case(self, data: bytes, case_fields: tuple[str, ...]) -> dict[str, Any]:
         if _utf8(data):
-            _, _, one, attrs = self._decoders(case_fields, ())
+            one = self._decoders(case_fields, ())[2]
             try:
-                return self._as_dicts([one.decode(data)], attrs)[0]
+                return self._as_dicts([one.decode(data)])[0]
             except (self.msgspec.DecodeError, RecursionError):
                 pass
         return self.exact.case(data, case_fields)

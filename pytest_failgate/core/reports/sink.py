@@ -53,12 +53,17 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,), "array": (list, tuple)}
 
 
-def _surely_fine(field: Field) -> frozenset[type]:
-    """Python types whose every value ``field.problem`` accepts (a shortcut for the hot loop)."""
+def _surely_fine(field: Field) -> tuple[frozenset[type], frozenset[type] | None]:
+    """Python types whose every value ``field.problem`` accepts, and for a list field with
+    item kinds the item types it accepts (``None``: no list passes unchecked); a shortcut
+    for the hot loop, the checks themselves stay in ``problem``."""
     kinds = field.kinds if field.kinds is not None else frozenset(_TYPES)
-    if field.item_kinds is not None:
+    items = None
+    if field.item_kinds is not None and "array" in kinds:
         kinds = kinds - {"array"}
-    return frozenset(t for kind in kinds for t in _TYPES[kind])
+        items = frozenset(t for kind in field.item_kinds for t in _TYPES[kind]
+                          if t not in (list, tuple))
+    return frozenset(t for kind in kinds for t in _TYPES[kind]), items
 
 
 class CaseSink:
@@ -70,7 +75,7 @@ class CaseSink:
         self.tallier = spec.tallier(taxonomy)
         self._lacks = taxonomy.lacks if taxonomy.required else None
         self._id_fields = taxonomy.id_fields
-        self._checks = [(f.name, self.tallier.bit(f.name), _surely_fine(f), f.problem)
+        self._checks = [(f.name, self.tallier.bit(f.name), *_surely_fine(f), f.problem)
                         for f in taxonomy.fields]
         # The top-level keys a JSON reader must decode: what rules, measures and ids read.
         names = [f.name for f in taxonomy.fields] + spec.reads()
@@ -91,12 +96,13 @@ class CaseSink:
         if not isinstance(case, Mapping):
             raise CaseProblem(position, f"is {kind_of(case)}, not an object")
         absent = 0
-        for name, bit, fine, problem in self._checks:
+        for name, bit, fine, fine_items, problem in self._checks:
             if name not in case:
                 absent |= bit
                 continue
             value = case[name]
-            if type(value) in fine:
+            if type(value) in fine or (type(value) is list and fine_items is not None
+                                       and all(type(item) in fine_items for item in value)):
                 continue
             found = problem(tuple(value) if type(value) is list else value)
             if found is not None:
