@@ -311,6 +311,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from .mcpserver import serve
+
+    serve()
+    return EXIT_PASS
+
+
 def cmd_noise(args: argparse.Namespace) -> int:
     from .core.compare.noise import noise_band_document
     from .core.compare.repeats import noise_from_runs
@@ -438,6 +445,9 @@ def _parser() -> argparse.ArgumentParser:
                          help="a case field to slice by (repeatable; default: slice, "
                               "query_type)")
     analyze.add_argument("--json", metavar="FILE", help="write the analysis as JSON")
+
+    command("mcp", "serve check, show, diff, explain and analyze to MCP clients over stdio "
+            '(needs pip install "pytest-failgate[mcp]")', "failgate mcp", cmd_mcp)
 
     noise = command("noise", "measure each category's noise band from repeated runs",
                     "failgate noise run1/ run2/ run3/ --out noise_band.json", cmd_noise)
