@@ -12,23 +12,24 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .core.errors import FailgateError, display_path
-from .options import OPTIONS, build, for_command
+from .invocation import config as _config
+from .invocation import contributions as _contributions
+from .invocation import first_taxonomy as _first_taxonomy
+from .invocation import gate as _gate
+from .invocation import read_spec as _spec
+from .invocation import settings as _settings
+from .invocation import taxonomy as _taxonomy
+from .options import for_command
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from .core.gate import Gate, GateConfig, Mode
-    from .core.reports.model import Report
-    from .core.reports.read import ReadSpec
-    from .core.reports.readers import TaxonomyChoice
+    from .core.gate import GateConfig, Mode
     from .core.result import GateResult, Row
-    from .core.taxonomy import Taxonomy
-    from .output.files import Outputs
-    from .plugins import Contributions
 
 EXIT_PASS, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
 BAR_WIDTH = 30
@@ -36,45 +37,6 @@ BAR_WIDTH = 30
 
 def _out(line: str = "") -> None:
     print(line)
-
-
-def _settings(args: argparse.Namespace, mode: Mode) -> tuple[GateConfig, Outputs]:
-    """The gate's configuration from the command's options (paths from the working dir)."""
-    values: dict[str, Any] = {}
-    for option in OPTIONS:
-        value = getattr(args, option.attribute, None)
-        if option.kind == "paths":
-            value = [Path(p).resolve() for p in value or ()]
-        elif option.kind == "path" and value:
-            value = Path(value).resolve()
-        values[option.name] = value
-    return build(values, mode)
-
-
-def _config(args: argparse.Namespace, mode: Mode) -> GateConfig:
-    return _settings(args, mode)[0]
-
-
-def _gate(args: argparse.Namespace, mode: Mode) -> tuple[Gate, GateResult]:
-    from .core.gate import run_gate
-
-    found = _contributions(args)
-    gate = run_gate(_config(args, mode), found.taxonomies, found.readers)
-    return gate, gate.result()
-
-
-def _contributions(args: argparse.Namespace) -> Contributions:
-    """The plugins pytest would load here (``failgate_plugins``, entry points), and --plugins."""
-    from .plugins import contributions_of, ini_plugins, plugin_modules
-
-    cached: Contributions | None = getattr(args, "_contributions", None)
-    if cached is None:
-        specs, base = ini_plugins(Path.cwd())
-        given = [str(Path(spec).resolve()) if spec.endswith(".py") else spec
-                 for spec in getattr(args, "plugins", None) or []]
-        cached = contributions_of(plugin_modules([*specs, *given], base))
-        args._contributions = cached
-    return cached
 
 
 def _print_summary(result: GateResult, config: GateConfig) -> None:
@@ -151,44 +113,6 @@ def cmd_ratchet(args: argparse.Namespace) -> int:
                                   writeback.outcomes_from_verdicts(result)):
         _out(line)
     return _verdict(result)
-
-
-def _taxonomy(args: argparse.Namespace) -> tuple[TaxonomyChoice, Taxonomy]:
-    """Which taxonomy classifies each report, and the one whose categories are listed.
-
-    ``--taxonomy`` (a name or a file) classifies everything; else the ceilings file
-    decides, as in a gate; without one, each format's own taxonomy (``rag`` for
-    failgate's own shapes).
-    """
-    from .core.ceilings.load import load_ceilings
-    from .core.reports.readers import TaxonomyChoice
-    from .core.taxonomy.files import taxonomy_by_name_or_path
-
-    known = _contributions(args).taxonomies
-    if args.taxonomy:
-        chosen = taxonomy_by_name_or_path(args.taxonomy, known)
-        return TaxonomyChoice(chosen, {}, known), chosen
-    path = Path(args.ceilings)
-    if path.exists():
-        ceilings = load_ceilings(path.resolve(), known)
-        return TaxonomyChoice(ceilings.taxonomy, ceilings.overrides, known), ceilings.taxonomy
-    return TaxonomyChoice(None, {}, known), known["rag"]
-
-
-def _spec(args: argparse.Namespace) -> ReadSpec:
-    """Reading as a gate reads: the plugins' readers, then the built-in formats."""
-    from .core.reports.builtin import builtin_readers
-    from .core.reports.read import ReadSpec
-
-    return ReadSpec(readers=(*_contributions(args).readers, *builtin_readers()))
-
-
-def _first_taxonomy(reports: Sequence[Report], default: Taxonomy) -> Taxonomy:
-    """The taxonomy of the first report a choice classified (the listing's categories)."""
-    for report in reports:
-        if report.taxonomy is not None:
-            return report.taxonomy
-    return default
 
 
 def _bar(count: int, largest: int) -> str:

@@ -3,10 +3,10 @@
 Tools: ``check`` (the document ``failgate check --json`` writes), ``show`` (counts per
 category), ``diff`` (the cases that entered and left each category between two runs),
 ``explain`` (the rule diagnostics of ``--explain``) and ``analyze`` (the single-run
-diagnosis). Each tool builds the command line the CLI would parse and goes through the
-CLI's own resolution (ceilings file, taxonomy by format, plugins), so a client gets the
-CLI's numbers, not a re-implementation of them. A bad input is a tool error carrying
-failgate's one-line message.
+diagnosis). Each tool builds the arguments the CLI's parser would give and goes through
+the CLI's own resolution (``invocation``: ceilings file, taxonomy by format, plugins), so
+a client gets the CLI's numbers, not a re-implementation of them. A bad input is a tool
+error carrying failgate's one-line message.
 
 Why no REST server: ``failgate check --json`` already gives any program the whole
 result as a documented JSON document (``failgate schema``), and MCP gives assistants a
@@ -21,8 +21,10 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import cli
+from . import invocation
 from .core.errors import FailgateError
+
+CEILINGS = "ceilings.yaml"  # the CLI's default, relative to the server's working directory
 
 if TYPE_CHECKING:
     import argparse
@@ -30,32 +32,28 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 
-def _parse(argv: list[str]) -> argparse.Namespace:
-    return cli._parser().parse_args(argv)
+def _args(ceilings: str | None = None, **values: Any) -> argparse.Namespace:
+    """A command's arguments as the CLI's parser gives them; an option not named is not given."""
+    import argparse
 
-
-def _ceilings(ceilings: str | None) -> list[str]:
-    return ["--ceilings", ceilings] if ceilings else []
+    return argparse.Namespace(ceilings=ceilings or CEILINGS, taxonomy=None, plugins=None,
+                              **values)
 
 
 def check(paths: list[str], ceilings: str | None = None, baseline: list[str] | None = None,
           noise: str | None = None, exclude_unstable: bool = False,
           analyze: bool = False) -> dict[str, Any]:
     """Gate reports like ``failgate check --json``: every row with its verdict."""
-    argv = ["check", *paths, *_ceilings(ceilings)]
-    for path in baseline or []:
-        argv += ["--baseline", path]
-    argv += ["--noise", noise] if noise else []
-    argv += ["--exclude-unstable"] if exclude_unstable else []
-    argv += ["--analyze"] if analyze else []
-    _, result = cli._gate(_parse(argv), "gate")
+    args = _args(ceilings, paths=paths, baseline=baseline or [], noise=noise,
+                 exclude_unstable=exclude_unstable, analyze=analyze)
+    _, result = invocation.gate(args, "gate")
     document: dict[str, Any] = result.model_dump(mode="json")
     return document
 
 
 def explain(paths: list[str], ceilings: str | None = None) -> dict[str, Any]:
     """The rule diagnostics of ``failgate check --explain``, per report."""
-    _, result = cli._gate(_parse(["check", *paths, *_ceilings(ceilings), "--explain"]), "gate")
+    _, result = invocation.gate(_args(ceilings, paths=paths, explain=True), "gate")
     return {"reports": {report.name: report.explain for report in result.reports}}
 
 
@@ -64,10 +62,11 @@ def show(paths: list[str], ceilings: str | None = None,
     """Each report's cases, failures and count per category (``failgate show``)."""
     from .core.gate import load_run
 
-    argv = ["show", *paths, *_ceilings(ceilings), *(["--taxonomy", taxonomy] if taxonomy else [])]
-    args = _parse(argv)
-    choice, default = cli._taxonomy(args)
-    gated, skipped = load_run(tuple(Path(p).resolve() for p in paths), choice, cli._spec(args))
+    args = _args(ceilings, paths=paths)
+    args.taxonomy = taxonomy
+    choice, default = invocation.taxonomy(args)
+    gated, skipped = load_run(tuple(Path(p).resolve() for p in paths), choice,
+                              invocation.read_spec(args))
     reports: list[dict[str, Any]] = []
     for loaded in gated:
         if loaded.report is None:
@@ -88,11 +87,12 @@ def diff(base: str, candidate: str, taxonomy: str | None = None) -> dict[str, An
     from .core.compare.pairing import compare_runs
     from .core.gate import load_run_or_raise
 
-    args = _parse(["diff", base, candidate, *(["--taxonomy", taxonomy] if taxonomy else [])])
-    choice, default = cli._taxonomy(args)
-    runs = [load_run_or_raise((Path(path).resolve(),), choice, cli._spec(args))
+    args = _args()
+    args.taxonomy = taxonomy
+    choice, default = invocation.taxonomy(args)
+    runs = [load_run_or_raise((Path(path).resolve(),), choice, invocation.read_spec(args))
             for path in (base, candidate)]
-    names = cli._first_taxonomy(runs[0], default).category_names
+    names = invocation.first_taxonomy(runs[0], default).category_names
     return dataclasses.asdict(compare_runs(runs[0], runs[1], names))
 
 
@@ -104,10 +104,11 @@ def analyze(paths: list[str], taxonomy: str | None = None,
     from .core.analyze import DEFAULT_SLICES, analysis_slicers, analyze_report
     from .core.gate import load_run_or_raise
 
-    args = _parse(["analyze", *paths, *(["--taxonomy", taxonomy] if taxonomy else [])])
-    choice, default = cli._taxonomy(args)
+    args = _args(paths=paths)
+    args.taxonomy = taxonomy
+    choice, default = invocation.taxonomy(args)
     fields = tuple(slices or ()) or DEFAULT_SLICES
-    spec = replace(cli._spec(args), slicers=analysis_slicers(fields))
+    spec = replace(invocation.read_spec(args), slicers=analysis_slicers(fields))
     reports = load_run_or_raise(tuple(Path(p).resolve() for p in paths), choice, spec)
     return {"reports": [analyze_report(r, r.taxonomy or default, fields).model_dump(mode="json")
                         for r in reports]}
@@ -126,9 +127,6 @@ def _guarded(function: Any) -> Any:
             return function(*args, **kwargs)
         except FailgateError as exc:
             raise ToolError(f"failgate: error: {exc}") from None
-        except SystemExit:  # argparse refused the arguments
-            raise ToolError(f"failgate: error: invalid arguments for {function.__name__}"
-                            ) from None
 
     return tool
 
