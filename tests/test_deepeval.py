@@ -12,7 +12,7 @@ from helpers import load_one
 from pytest_failgate.core.errors import FailgateError
 from pytest_failgate.core.reports.deepeval import DeepEvalReader
 from pytest_failgate.core.reports.model import Report
-from pytest_failgate.core.taxonomy import builtin_taxonomies
+from pytest_failgate.core.taxonomy import builtin_taxonomies, classify
 
 DATA = Path(__file__).resolve().parent / "data" / "deepeval"
 DEEPEVAL = builtin_taxonomies()["deepeval"]
@@ -145,3 +145,18 @@ def test_the_cache_and_a_link_only_latest_run_are_not_test_runs(tmp_path: Path) 
     link.write_text(json.dumps({"testRunLink": "https://example.invalid/run"}),
                     encoding="utf-8")
     assert reader.read(link) is None
+
+
+@pytest.mark.parametrize(("metric", "category"), [
+    ("Answer Relevancy", "answer_relevancy"), ("Turn Faithfulness", "faithfulness"),
+    ("Hallucination", "hallucination"), ("Contextual Precision", "contextual_precision"),
+    ("Turn Contextual Recall", "contextual_recall"),
+    ("Contextual Relevancy", "contextual_relevancy"), ("PII Leakage", "safety"),
+    ("Tool Correctness", "agent"), ("Role Adherence", "conversation"),
+    ("Exact Match", "exact_match"), ("Tone [GEval]", "custom_criteria"),
+    ("Helpful [Conversational GEval]", "custom_criteria"), ("Flow [DAG]", "custom_criteria"),
+    ("Keyword Recall", "other_metric"),
+])
+def test_each_deepeval_metric_name_has_its_category(metric: str, category: str) -> None:
+    case = {"success": False, "failed_metric": metric, "errored_metric": "Bias"}
+    assert classify(DEEPEVAL, case) == category

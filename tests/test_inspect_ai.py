@@ -19,7 +19,7 @@ from pytest_failgate.core.reports.inspect_ai import InspectReader, credit_of, re
 from pytest_failgate.core.reports.model import Report
 from pytest_failgate.core.reports.read import ReadSpec
 from pytest_failgate.core.reports.zipzstd import ZSTD, ZipArchive
-from pytest_failgate.core.taxonomy import builtin_taxonomies
+from pytest_failgate.core.taxonomy import builtin_taxonomies, classify
 
 DATA = Path(__file__).resolve().parent / "data" / "inspect_ai"
 SHARED = DATA / "shared"
@@ -249,3 +249,20 @@ def test_a_ceiling_written_for_a_log_without_samples_cannot_be_checked(tmp_path:
     (check,) = gate.checks  # the default under `ceilings:` does not apply to it
     assert (check.name, check.verdict) == ("error", "error")
     assert check.problem.startswith("the log holds no samples")
+
+
+@pytest.mark.parametrize(("fields", "category"), [
+    ({"error": "boom", "limit": "token", "credit": 0.0}, "error"),
+    ({"limit": "message", "credit": 1.0}, "message_limit"),
+    ({"limit": "token"}, "token_limit"), ({"limit": "working"}, "time_limit"),
+    ({"limit": "time"}, "time_limit"), ({"limit": "context"}, "context_limit"),
+    ({"limit": "operator"}, "other_limit"), ({"credit": None}, "unscored"),
+    ({"credit": 0.0, "failed_value": "N"}, "no_answer"),
+    ({"credit": 0.5, "failed_value": "P"}, "partial"),
+    ({"credit": 0.0, "failed_value": False}, "incorrect"),
+])
+def test_error_then_limit_then_the_lowest_score_decide(fields: dict[str, Any],
+                                                        category: str) -> None:
+    case = {"passed": False, "error": None, "limit": None, "credit": 0.0,
+            "failed_value": None, **fields}
+    assert classify(INSPECT, case) == category

@@ -14,7 +14,7 @@ from pytest_failgate.core.compare.pairing import compare_report
 from pytest_failgate.core.errors import FailgateError
 from pytest_failgate.core.reports.model import Report
 from pytest_failgate.core.reports.promptfoo import PromptfooReader
-from pytest_failgate.core.taxonomy import builtin_taxonomies
+from pytest_failgate.core.taxonomy import builtin_taxonomies, classify
 
 DATA = Path(__file__).resolve().parent / "data" / "promptfoo"
 SHARED = DATA / "shared"
@@ -179,3 +179,25 @@ def test_a_malformed_first_row_of_a_promptfoo_file_is_an_error_not_a_skip(
     target.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(FailgateError, match="promptfoo result #1 is a list"):
         load(target)
+
+
+@pytest.mark.parametrize(("assertion", "category"), [
+    ("contains", "text_match"), ("not-icontains-any", "text_match"), ("regex", "text_match"),
+    ("is-json", "format"), ("not-contains-xml", "format"),
+    ("is-valid-openai-tools-call", "format"), ("javascript", "code"), ("python", "code"),
+    ("rouge-n", "similarity"), ("similar", "similarity"), ("llm-rubric", "model_graded"),
+    ("factuality", "model_graded"), ("context-faithfulness", "rag"), ("moderation", "safety"),
+    ("not-is-refusal", "safety"), ("latency", "latency"), ("cost", "cost"),
+    ("perplexity", "other_assertion"), (None, "unknown"),
+])
+def test_each_assertion_type_falls_in_its_family(assertion: str | None, category: str) -> None:
+    case = {"success": False, "failure_reason": 1, "error": "failed", "graded": True,
+            "failed_assertion": assertion}
+    assert classify(PROMPTFOO, case) == category
+
+
+def test_a_provider_error_outranks_the_assertions_and_a_pass_has_no_category() -> None:
+    failed = {"success": False, "failure_reason": 2, "error": "HTTP 429", "graded": True,
+              "failed_assertion": "contains"}
+    assert classify(PROMPTFOO, failed) == "provider_error"
+    assert classify(PROMPTFOO, {**failed, "success": True}) is None
