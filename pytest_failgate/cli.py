@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .core.engines import DIALECTS
 from .core.errors import FailgateError, display_path
 from .invocation import config as _config
 from .invocation import contributions as _contributions
@@ -181,20 +182,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
         for change in report.changes:
             if not (change.delta or change.new or change.fixed):
                 continue
-            moved = f"  +{len(change.new)} new, -{len(change.fixed)} fixed" if report.paired \
-                else ""
+            moved = f"  +{change.new_count} new, -{change.fixed_count} fixed" \
+                if report.paired else ""
             _out(f"  {change.category}: {change.base_count} -> {change.count}{moved}")
-            for label, ids in (("new", change.new), ("fixed", change.fixed)):
+            for label, ids, n in (("new", change.new, change.new_count),
+                                  ("fixed", change.fixed, change.fixed_count)):
                 if ids:
-                    more = f" (+{len(ids) - 10} more)" if len(ids) > 10 else ""
+                    more = f" (+{n - 10} more)" if n > 10 else ""
                     _out(f"    {label}: {', '.join(ids[:10])}{more}")
         if not any(c.delta or c.new or c.fixed for c in report.changes):
             _out("  no change")
-        for label, ids in (("only in base", report.only_base),
-                           ("only in candidate", report.only_candidate)):
-            if ids:
-                _out(f"  {label}: {len(ids)} cases ({', '.join(ids[:5])}"
-                     + (", …)" if len(ids) > 5 else ")"))
+        for label, ids, n in (("only in base", report.only_base, report.only_base_count),
+                              ("only in candidate", report.only_candidate,
+                               report.only_candidate_count)):
+            if n:
+                _out(f"  {label}: {n} cases ({', '.join(ids[:5])}"
+                     + (", …)" if n > 5 else ")"))
     for label, names in (("reports only in base", comparison.only_base),
                          ("reports only in candidate", comparison.only_candidate)):
         if names:
@@ -389,7 +392,38 @@ def _parser() -> argparse.ArgumentParser:
 
     command("schema", "print the JSON Schema of --json / --failgate-json output",
             "failgate schema > failgate.schema.json", cmd_schema)
+
+    sql = command("sql", "print the gate as one SQL query (counts per category and slice)",
+                  "failgate sql --dialect spark --table eval.cases --sample cases.parquet",
+                  cmd_sql)
+    sql.add_argument("--dialect", default="duckdb", choices=DIALECTS,
+                     help="duckdb or spark (run and tested), or transpiled by sqlglot")
+    sql.add_argument("--table", default="cases", help="the table to read (default: cases)")
+    sql.add_argument("--sample", metavar="FILE",
+                     help="a Parquet or JSON Lines file whose column types the query uses "
+                          "(default: the taxonomy's types:)")
+    sql.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
+                     help="its taxonomy, slices, populations and metrics (if it exists)")
+    sql.add_argument("--taxonomy", metavar="NAME", help="a taxonomy instead of the ceilings'")
     return parser
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    from .core.engines.sqltext import declared_schema, gate_sql, sample_schema
+    from .core.reports.read import ReadSpec
+
+    ceilings_path = Path(args.ceilings)
+    spec = ReadSpec()
+    taxonomy = _taxonomy(args)[1]
+    if args.taxonomy is None and ceilings_path.exists():
+        from .core.ceilings.load import load_ceilings
+
+        ceilings = load_ceilings(ceilings_path.resolve(), _contributions(args).taxonomies)
+        spec = ReadSpec(ceilings.populations, ceilings.slicers, metrics=ceilings.metrics)
+    schema = (sample_schema(Path(args.sample).resolve()) if args.sample
+              else declared_schema(taxonomy, spec))
+    sys.stdout.write(gate_sql(taxonomy, spec, args.dialect, args.table, schema))
+    return EXIT_PASS
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -134,6 +134,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("max-report-bytes", "text", "refuse report files larger than SIZE (bytes, or with "
            "KB, MB or GB: 200MB), for reports from untrusted sources", "SIZE",
            commands=GATE_COMMANDS, target="gate", field="max_report_bytes"),
+    Option("engine", "text", "where cases are classified: python (the default), duckdb "
+           "(Parquet, JSON Lines, globs; the [duckdb] extra) or spark (the active SparkSession, "
+           "else local[*]; Parquet and ORC; the [spark] extra). Parquet always runs in a SQL "
+           "engine (DuckDB unless spark is asked for)", "ENGINE", default="python",
+           commands=GATE_COMMANDS, target="gate", choices=("python", "duckdb", "spark")),
     Option("taxonomy", "text", "the taxonomy to classify with, a name or a taxonomy file, "
            "instead of the ceilings file's (for init: the one to write for every report; "
            "default: each format's own, rag for failgate's own shapes)", "NAME|PATH",

@@ -22,6 +22,16 @@ from .ceilings.model import SLICE_SEPARATOR
 from .ceilings.rewrite import Lowering, plan_ratchet
 from .compare.baseline import BaselineRun, compare_with_baseline, load_noise_bands
 from .compare.noise import NoiseDocument
+from .engines.load import (
+    TABLE_SUFFIXES,
+    check_engine,
+    datasets,
+    glob_name,
+    is_dataset,
+    is_glob,
+    load_table,
+    runs_in_engine,
+)
 from .errors import FailgateError, display_path
 from .guard import GuardResult, guard
 from .reports.builtin import builtin_readers
@@ -62,6 +72,7 @@ class GateConfig:
     exclude_unstable: bool = False  # leave the noise band's unstable cases out of the tests
     analyze: bool = False  # add the single-run diagnosis (stages, slices, priorities)
     max_report_bytes: str | None = None  # refuse larger report files ("200MB"; untrusted input)
+    engine: str = "python"  # where cases are classified: python, duckdb or spark
 
 
 @dataclass(frozen=True)
@@ -130,6 +141,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     """
     taxonomies = builtin_taxonomies() if taxonomies is None else taxonomies
     readers = (*readers, *builtin_readers())
+    check_engine(config.engine)
     ceilings: Ceilings | None = None
     if config.mode == "init" or (config.baseline and not config.ceilings_path.exists()):
         # init, or a comparison with the baseline alone (no ceilings: every count is free)
@@ -153,7 +165,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         taxonomy = ceilings.taxonomy
         choice = TaxonomyChoice(taxonomy, ceilings.overrides, taxonomies)
     spec = _read_spec(ceilings, taxonomy, config, tuple(readers))
-    gated, skipped = load_run(config.paths, choice, spec)
+    gated, skipped = load_run(config.paths, choice, spec, config.engine)
     if ceilings is None:  # the taxonomy most reports use is the run's default
         taxonomy = _most_used([g.report for g in gated if g.report is not None], taxonomy)
     warnings = ceilings.check_report_names(  # the names readers gave (task@model), or files'
@@ -201,7 +213,7 @@ def _baseline(config: GateConfig, taxonomy: Taxonomy, choice: TaxonomyChoice, sp
               ceilings: Ceilings | None, gated: list[ReportGate]) -> BaselineRun:
     """Load the baseline run as this one was loaded, and pair the two."""
     try:
-        base = load_run_or_raise(config.baseline, choice, spec)
+        base = load_run_or_raise(config.baseline, choice, spec, config.engine)
     except FailgateError as exc:
         raise FailgateError(f"baseline: {exc}") from None
     noise = load_noise_bands(config.noise) if config.noise is not None else NoiseDocument()
@@ -211,16 +223,25 @@ def _baseline(config: GateConfig, taxonomy: Taxonomy, choice: TaxonomyChoice, sp
 
 
 def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
-             spec: ReadSpec | None = None) -> tuple[list[ReportGate], list[SkippedFile]]:
-    """Find and load every report of one run; a run with no report at all is an error."""
+             spec: ReadSpec | None = None, engine: str = "python"
+             ) -> tuple[list[ReportGate], list[SkippedFile]]:
+    """Find and load every report of one run; a run with no report at all is an error.
+
+    Parquet files, dataset folders, globs, and JSON Lines under a SQL ``engine`` are
+    classified by that engine; everything else by the Python readers.
+    """
     spec = spec if spec is not None else ReadSpec(readers=builtin_readers())
     readers = spec.readers
-    suffixes = (*REPORT_SUFFIXES, *(s for reader in readers for s in reader.suffixes))
-    files, skipped = discover(paths, suffixes)
+    suffixes = (*REPORT_SUFFIXES, *TABLE_SUFFIXES,
+                *(s for reader in readers for s in reader.suffixes))
+    tables = tuple(p for p in paths if is_glob(p) or is_dataset(p))
+    files, skipped = discover(tuple(p for p in paths if p not in tables), suffixes)
+    files = [*(ReportFile(p, glob_name(p)) for p in tables), *datasets(files)]
     gated: list[ReportGate] = []
     for file in files:
         try:
-            loaded = load_report(file, taxonomy, spec)
+            loaded = (load_table(file, taxonomy, spec or ReadSpec(), engine)
+                      if runs_in_engine(file.path, engine) else load_report(file, taxonomy, spec))
         except FailgateError as exc:
             gated.append(ReportGate(file, error=exc))
             continue
@@ -264,10 +285,10 @@ def _skipped_text(skipped: Sequence[SkippedFile]) -> str:
 
 
 def load_run_or_raise(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
-                      spec: ReadSpec | None = None) -> list[Report]:
+                      spec: ReadSpec | None = None, engine: str = "python") -> list[Report]:
     """A run every report of which must load (a baseline, a diff, a history entry):
     the first broken report's error is raised."""
-    gated, _ = load_run(paths, taxonomy, spec)
+    gated, _ = load_run(paths, taxonomy, spec, engine)
     for loaded in gated:
         if loaded.error is not None:
             raise loaded.error

@@ -187,10 +187,10 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
         value = _compile(doc, name, ("metrics", name))
         if floor.substantive is not None:
             rule = _compile(doc, floor.substantive, ("metrics", name, "substantive"))
-            metrics[name] = MetricSpec(value, rule.holds, rule.reads)
+            metrics[name] = MetricSpec(value, rule.holds, rule.reads, rule.text)
         elif taxonomy.substantive is not None:
             metrics[name] = MetricSpec(value, taxonomy.substantive.predicate,
-                                       taxonomy.substantive.reads)
+                                       taxonomy.substantive.reads, taxonomy.substantive.text)
         else:
             metrics[name] = MetricSpec(value)
     return Ceilings(path, doc, model, taxonomy, overrides, entries, populations, contracts,

@@ -53,7 +53,7 @@ class BaselineRun:
         if found is None or not found.paired:
             return None
         change = found.change(name)
-        new, fixed = len(change.new), len(change.fixed)
+        new, fixed = change.new_count, change.fixed_count
         band = self.noise.bands.get(name)
         tail = paired_increase(new, fixed)
         verdict = regression_verdict(new, fixed, band, self.alpha)
@@ -123,11 +123,12 @@ class BaselineRun:
         for report in self.comparison.reports:
             if not report.paired:
                 lines.append(f"baseline: {report.name} records counts only; no cases to pair")
-            for ids, where in ((report.only_base, "only in the baseline"),
-                               (report.only_candidate, "only in this run")):
-                if ids:
-                    shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-                    lines.append(f"baseline: {report.name}: {len(ids)} cases {where} ({shown})")
+            for ids, n, where in (
+                    (report.only_base, report.only_base_count, "only in the baseline"),
+                    (report.only_candidate, report.only_candidate_count, "only in this run")):
+                if n:
+                    shown = ", ".join(ids[:5]) + (", ..." if n > 5 else "")
+                    lines.append(f"baseline: {report.name}: {n} cases {where} ({shown})")
             for change in self.metric_changes(report.name):
                 if change.verdict is None:
                     lines.append(f"baseline: {report.name}: metric {change.name} is not "

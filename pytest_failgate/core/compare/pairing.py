@@ -28,10 +28,21 @@ class CategoryChange:
     count: int
     new: list[str] = field(default_factory=list)  # candidate order
     fixed: list[str] = field(default_factory=list)  # baseline order
+    # the full counts when ``new``/``fixed`` list only the first ids (paired in a SQL engine)
+    n_new: int | None = None
+    n_fixed: int | None = None
 
     @property
     def delta(self) -> int:
         return self.count - self.base_count
+
+    @property
+    def new_count(self) -> int:
+        return len(self.new) if self.n_new is None else self.n_new
+
+    @property
+    def fixed_count(self) -> int:
+        return len(self.fixed) if self.n_fixed is None else self.n_fixed
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,17 @@ class ReportComparison:
     n_both: int = 0
     only_base: list[str] = field(default_factory=list)
     only_candidate: list[str] = field(default_factory=list)
+    n_only_base: int | None = None  # full counts when the lists hold only the first ids
+    n_only_candidate: int | None = None
+
+    @property
+    def only_base_count(self) -> int:
+        return len(self.only_base) if self.n_only_base is None else self.n_only_base
+
+    @property
+    def only_candidate_count(self) -> int:
+        return (len(self.only_candidate) if self.n_only_candidate is None
+                else self.n_only_candidate)
 
     def change(self, category: str) -> CategoryChange:
         return next(c for c in self.changes if c.category == category)
@@ -73,6 +95,11 @@ def compare_report(base: Report, candidate: Report, categories: Sequence[str],
     if base.tally is None or candidate.tally is None:
         changes = [CategoryChange(c, count(base, c), count(candidate, c)) for c in categories]
         return ReportComparison(candidate.name, False, changes)
+    if base.classified is not None or candidate.classified is not None:
+        # read by a SQL engine: the engine pairs the cases by a join (engines.pairing)
+        engine = candidate.classified if candidate.classified is not None else base.classified
+        comparison: ReportComparison = engine.pair(base, candidate, categories, of)
+        return comparison
     base_ids = base.all_case_ids()
     candidate_ids = candidate.all_case_ids()
     base_set, candidate_set = set(base_ids), set(candidate_ids)

@@ -29,6 +29,7 @@ class MetricSpec:
     value: Compiled
     substantive: Predicate | None = None
     substantive_reads: tuple[str, ...] = ()
+    substantive_text: str | None = None  # the rule as written (what SQL engines compile)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ class Report:
     case_metrics: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
     # why an aggregate counts no category (an Inspect log written without samples)
     uncounted: str | None = None
+    # a SQL engine's report: how to select each case's (deciding position, id) again, so a
+    # baseline comparison pairs cases by a join in the engine (``engines.pairing``)
+    classified: Any = None
 
     @property
     def failed(self) -> int | None:

@@ -114,6 +114,9 @@ class Rule:
     stage: str | None = None
     hint: str | None = None
     settings: tuple[str, ...] = ()
+    # the rule as written in the expression language (None for a Python predicate):
+    # what the SQL engines compile
+    text: str | None = None
 
 
 Better = Literal["higher", "lower"]

@@ -89,9 +89,13 @@ class SliceTally:
 
     n_cases: int = 0
     ids: dict[str, list[str]] = field(default_factory=dict)
+    # counts from a SQL engine, whose ``ids`` are only the first few of each category
+    counted: dict[str, int] | None = None
 
     @property
     def counts(self) -> dict[str, int]:
+        if self.counted is not None:
+            return dict(self.counted)
         return {category: len(ids) for category, ids in self.ids.items()}
 
 

@@ -1,0 +1,164 @@
+"""The DuckDB engine: a report (Parquet file, glob, folder, or JSON Lines) classified in DuckDB.
+
+The taxonomy is compiled to one query (``sqlquery``) and run where the data is;
+only the counts come back, plus the first ``FIRST_IDS`` failing case ids per
+category. The result is an ordinary ``Report`` with a ``Tally``, so ceilings,
+items, the ratchet and the outputs treat it as any other report.
+
+Parquet is read as a table (a null is a null; a column the file lacks is absent
+in every case, so its default applies). JSON Lines keep Python's distinction
+between an absent key and a null: the lines are read as JSON objects, typed by
+DuckDB's inference over the whole file, and a field with a default reads it
+only where the key is absent. ``duckdb`` is imported only here, when used.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..errors import FailgateError
+from ..reports.model import Report
+from .dialects import DUCKDB
+from .pairing import Classified
+from .sqlexpr import SqlUnsupported
+from .sqlquery import RuleNotExpressible, compile_gate, decode
+from .sqltypes import SqlType, duckdb_type
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..reports.model import ReportFile
+    from ..reports.read import ReadSpec
+    from ..taxonomy import Taxonomy
+
+FIRST_IDS = 20
+"""Failing case ids kept per category (the first in file order)."""
+
+
+def _connect() -> Any:
+    try:
+        import duckdb
+    except ImportError:
+        raise FailgateError("the DuckDB engine needs the duckdb package: "
+                            "pip install 'pytest-failgate[duckdb]'") from None
+    return duckdb.connect()
+
+
+def _files(path: Path) -> list[str]:
+    """The files of a report: one file, a glob, or every Parquet file under a folder."""
+    text = str(path)
+    if any(ch in text for ch in "*?["):
+        return [text]
+    if path.is_dir():
+        found = sorted(str(p) for p in path.rglob("*.parquet"))
+        if not found:
+            raise FailgateError("no .parquet file in this folder", path)
+        return found
+    return [text]
+
+
+def run_sql(sql: str) -> list[tuple[Any, ...]]:
+    """Run one query on a fresh connection (the pairing of two runs' reports)."""
+    con = _connect()
+    try:
+        return [tuple(row) for row in con.execute(sql).fetchall()]
+    finally:
+        con.close()
+
+
+def _sql_list(files: list[str]) -> str:
+    return "[" + ", ".join(DUCKDB.string(f) for f in files) + "]"
+
+
+def _describe(con: Any, relation: str, path: Path) -> dict[str, SqlType]:
+    try:
+        rows = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+    except Exception as exc:  # duckdb's errors share no public base we may import eagerly
+        raise FailgateError(f"DuckDB cannot read it: {_first_line(exc)}", path) from None
+    return {name: duckdb_type(kind) for name, kind, *_ in rows}
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _structure(t: SqlType) -> Any:
+    """A type as the structure ``json_transform`` wants."""
+    if t.kind == "list":
+        return [_structure(t.item) if t.item is not None else "JSON"]
+    if t.kind == "struct":
+        return {name: _structure(inner) for name, inner in t.fields}
+    return {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "str": "VARCHAR",
+            "null": "JSON"}.get(t.kind, "JSON")
+
+
+def source_of(con: Any, path: Path) -> tuple[str, dict[str, SqlType], str, str | None]:
+    """(the FROM clause, the schema, the position expression, the raw JSON column or
+    None) for a report path."""
+    files = _files(path)
+    if path.suffix == ".jsonl" or path.suffix == ".ndjson":
+        typed = f"read_json({_sql_list(files)}, format='newline_delimited', sample_size=-1)"
+        schema = _describe(con, typed, path)
+        structure = DUCKDB.string(json.dumps({n: _structure(t) for n, t in schema.items()}))
+        raw = f"read_ndjson_objects({_sql_list(files)})"
+        columns = [f"struct_extract(_r, {DUCKDB.string(n)}) AS {DUCKDB.ident(n)}" for n in schema]
+        source = (f"(SELECT {', '.join([*columns, '_json', '_pos'])} FROM (SELECT "
+                  f"json_transform(json, {structure}) AS _r, json AS _json, "
+                  f"row_number() OVER () AS _pos FROM {raw}))")
+        return source, schema, "_pos", "_json"
+    relation = (f"read_parquet({_sql_list(files)}, filename=true, file_row_number=true, "
+                "union_by_name=true)")
+    schema = _describe(con, f"read_parquet({_sql_list(files)}, union_by_name=true)", path)
+    if len(files) == 1 and "*" not in files[0]:
+        return relation, schema, "(file_row_number + 1)", None
+    ordered = f"(SELECT *, row_number() OVER (ORDER BY filename, file_row_number) AS _pos " \
+              f"FROM {relation})"
+    return ordered, schema, "_pos", None
+
+
+def load_duckdb(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
+                first_ids: int = FIRST_IDS) -> Report:
+    """Classify one report inside DuckDB."""
+    con = _connect()
+    try:
+        source, schema, position, raw = source_of(con, report.path)
+        try:
+            query = compile_gate(taxonomy, schema, source, spec, DUCKDB, position, raw)
+        except RuleNotExpressible as exc:
+            raise FailgateError(exc.message, report.path) from None
+        except SqlUnsupported as exc:  # pragma: no cover - compile_gate wraps these
+            raise FailgateError(str(exc), report.path) from None
+        try:
+            rows = con.execute(query.sql).fetchall()
+            counted = decode(query, taxonomy, rows)
+            if counted.violations:
+                message, n = counted.violations[0]
+                raise FailgateError(f"{n} case(s): {message}", report.path)
+            if counted.tally.n_cases == 0:
+                raise FailgateError("the report has no cases; a gate over zero cases would "
+                                    "pass vacuously", report.path)
+            ids_sql = (
+                f"WITH _cases AS (SELECT {query.decided_sql} AS _decided, {query.id_sql} AS _id,"
+                f" {position} AS _pos FROM {source})\n"
+                f"SELECT _decided, min_by(_id, _pos, {first_ids}) FROM _cases "
+                f"WHERE _decided > 0 GROUP BY _decided")
+            for decided, ids in con.execute(ids_sql).fetchall():
+                counted.tally.ids[query.categories[decided - 1]] = list(ids)
+            duplicate = con.execute(
+                f"SELECT _id, count(*) FROM (SELECT {query.id_sql} AS _id FROM {source}) "
+                f"GROUP BY _id HAVING count(*) > 1 LIMIT 1").fetchall()
+        except FailgateError:
+            raise
+        except Exception as exc:
+            raise FailgateError(f"DuckDB stopped: {_first_line(exc)}", report.path) from None
+        if duplicate:
+            raise FailgateError(f"duplicate case id '{duplicate[0][0]}' "
+                                f"({duplicate[0][1]} cases)", report.path)
+    finally:
+        con.close()
+    tally = counted.tally
+    select = (f"SELECT {query.decided_sql} AS _decided, {query.id_sql} AS _id FROM {source}")
+    return Report(name=report.name, path=report.path, kind="cases", counts=dict(tally.counts),
+                  n_cases=tally.n_cases, tally=tally, taxonomy=taxonomy,
+                  classified=Classified("duckdb", select, query.categories, run_sql))

@@ -1,0 +1,107 @@
+"""The Spark engine: the same gate query on the active SparkSession, or ``local[*]``.
+
+A report path is anything Spark reads as a table: a Parquet file, a folder or a
+glob of Parquet files, or ORC. JSON is refused here: Spark's JSON reader turns a
+field holding both numbers and strings into strings, which would change what
+rules compare without a word (DuckDB's engine reads JSON Lines exactly).
+``pyspark`` is imported only here, when a run asks for Spark.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import FailgateError
+from ..reports.model import Report
+from .dialects import SPARK
+from .pairing import Classified
+from .sqlquery import RuleNotExpressible, compile_gate, decode
+from .sqltypes import spark_type
+
+if TYPE_CHECKING:
+    from ..reports.model import ReportFile
+    from ..reports.read import ReadSpec
+    from ..taxonomy import Taxonomy
+
+FIRST_IDS = 20
+
+
+def session() -> Any:
+    """The active SparkSession, or a local one on every core."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise FailgateError("the Spark engine needs pyspark: "
+                            "pip install 'pytest-failgate[spark]'") from None
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    return (SparkSession.builder.master("local[*]").appName("failgate")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+
+
+def run_sql(sql: str) -> list[tuple[Any, ...]]:
+    return [tuple(row) for row in session().sql(sql).collect()]
+
+
+def _source(spark: Any, report: ReportFile) -> tuple[str, Any]:
+    """The table as Spark SQL names it (``parquet.`path```), and its schema."""
+    suffix = report.path.suffix
+    if suffix in (".json", ".jsonl", ".ndjson"):
+        raise FailgateError("the Spark engine reads tables (Parquet, ORC); for JSON Lines use "
+                            "--engine duckdb, which keeps absent keys and mixed types apart",
+                            report.path)
+    kind = "orc" if suffix == ".orc" else "parquet"
+    source = f"{kind}.{SPARK.ident(str(report.path))}"
+    try:
+        return source, spark.sql(f"SELECT * FROM {source}").schema
+    except Exception as exc:  # pyspark's errors are only importable with pyspark
+        raise FailgateError(f"Spark cannot read it: {_first_line(exc)}", report.path) from None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def load_spark(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
+               first_ids: int = FIRST_IDS) -> Report:
+    """Classify one report in Spark."""
+    spark = session()
+    table, found = _source(spark, report)
+    schema = {f.name: spark_type(f.dataType) for f in found.fields}
+    try:
+        query = compile_gate(taxonomy, schema, table, spec, SPARK)
+    except RuleNotExpressible as exc:
+        raise FailgateError(exc.message, report.path) from None
+    try:
+        counted = decode(query, taxonomy, [tuple(r) for r in spark.sql(query.sql).collect()])
+        if counted.violations:
+            message, n = counted.violations[0]
+            raise FailgateError(f"{n} case(s): {message}", report.path)
+        if counted.tally.n_cases == 0:
+            raise FailgateError("the report has no cases; a gate over zero cases would "
+                                "pass vacuously", report.path)
+        ids = spark.sql(
+            f"SELECT _decided, _id FROM (SELECT _decided, _id, row_number() OVER "
+            f"(PARTITION BY _decided ORDER BY _id) AS _n FROM (SELECT {query.decided_sql} "
+            f"AS _decided, {query.id_sql} AS _id FROM {table}) WHERE _decided > 0) "
+            f"WHERE _n <= {first_ids} ORDER BY _decided, _id").collect()
+        for decided, case_id in ids:
+            counted.tally.ids[query.categories[decided - 1]].append(case_id)
+        duplicate = spark.sql(
+            f"SELECT _id, count(*) FROM (SELECT {query.id_sql} AS _id FROM {table}) "
+            f"WHERE _id IS NOT NULL GROUP BY _id HAVING count(*) > 1 LIMIT 1").collect()
+    except FailgateError:
+        raise
+    except Exception as exc:
+        raise FailgateError(f"Spark stopped: {_first_line(exc)}", report.path) from None
+    if duplicate:
+        raise FailgateError(f"duplicate case id '{duplicate[0][0]}' "
+                            f"({duplicate[0][1]} cases)", report.path)
+    tally = counted.tally
+    select = f"SELECT {query.decided_sql} AS _decided, {query.id_sql} AS _id FROM {table}"
+    return Report(name=report.name, path=report.path, kind="cases", counts=dict(tally.counts),
+                  n_cases=tally.n_cases, tally=tally, taxonomy=taxonomy,
+                  classified=Classified("spark", select, query.categories, run_sql))

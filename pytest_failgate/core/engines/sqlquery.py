@@ -1,0 +1,315 @@
+"""A taxonomy (with a run's slices, ``per:`` populations and metrics) as one SQL query.
+
+The query reads its source once. An inner select gives every case its deciding
+position (``CASE`` in rule order: 0 passed, then each enabled rule, then the
+fallback; ``CASE`` is lazy, so a rule is evaluated only on the cases that reach
+it, as in Python), its flags, slice values, metric values and type violations.
+The outer select counts them with ``GROUPING SETS``: one set per category, one
+per (category, slice value) and one per (metric value, vacuous?), so counts,
+slices and metric sums all come from the one scan. ``decode`` turns its rows
+into a ``Tally``, the same object the Python reader builds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import FailgateError
+from ..reports.read import ReadSpec
+from ..taxonomy.model import describe_kinds
+from ..taxonomy.tally import MetricTally, SliceTally, Tally, _metric_tally, slice_text
+from .dialects import DUCKDB, Dialect
+from .sqlexpr import SqlExpr, SqlUnsupported, V
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from ..taxonomy import Taxonomy
+    from ..taxonomy.model import Field
+    from .sqltypes import SqlType
+
+_JSON_KIND = {"bool": "bool", "int": "number", "float": "number", "str": "string",
+              "list": "array", "struct": "object", "map": "object", "null": "null"}
+
+
+class RuleNotExpressible(FailgateError):
+    """A rule has no exact SQL form: the message names the rule and the reason."""
+
+
+@dataclass(frozen=True)
+class GateQuery:
+    """The compiled query and what its columns mean."""
+
+    sql: str
+    categories: tuple[str, ...]  # by deciding position - 1 (enabled rules, then fallback)
+    flags: tuple[str, ...]
+    slices: tuple[str, ...]
+    metrics: tuple[str, ...]
+    violations: tuple[str, ...]  # messages of the type checks, by column
+    absent: tuple[str, ...]  # taxonomy fields the source has no column for
+    sometimes: tuple[str, ...]  # fields absent from some cases: counted per category
+    id_sql: str  # a case's id as text (inside the inner select's FROM)
+    decided_sql: str
+
+
+def _category_positions(taxonomy: Taxonomy) -> tuple[str, ...]:
+    return (*(r.name for r in taxonomy.categories if r.enabled), taxonomy.fallback)
+
+
+def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
+                 spec: ReadSpec | None = None, dialect: Dialect = DUCKDB,
+                 position: str | None = None, raw_json: str | None = None) -> GateQuery:
+    """The gate query over ``source`` (a table name or a parenthesised query)."""
+    spec = spec or ReadSpec()
+    defaults = {f.name: f.default for f in taxonomy.fields if f.default is not None}
+    expr = SqlExpr(schema, defaults, dialect, raw_json)
+    # the ceilings' expressions (per:, slices, metrics) are compiled without the
+    # taxonomy's defaults in Python, so here too
+    plain = SqlExpr(schema, {}, dialect, raw_json)
+    q = dialect.ident
+
+    def predicate(name: str, text: str | None, compiler: SqlExpr = expr) -> str:
+        if text is None:
+            raise RuleNotExpressible(f"rule '{name}' is a Python function, not an expression; "
+                                     "only rules written in the expression language run in SQL")
+        try:
+            return compiler.predicate(text)
+        except SqlUnsupported as exc:
+            raise RuleNotExpressible(f"rule '{name}' ({text.strip()}) has no exact SQL form: "
+                                     f"{exc}") from None
+
+    def value(name: str, text: str) -> V:
+        try:
+            return plain.value(text)
+        except SqlUnsupported as exc:
+            raise RuleNotExpressible(f"{name} ({text.strip()}) has no exact SQL form: {exc}"
+                                     ) from None
+
+    rules = [r for r in taxonomy.categories if r.enabled]
+    whens = " ".join(f"WHEN {predicate(r.name, r.text)} THEN {i}"
+                     for i, r in enumerate(rules, start=1))
+    failed = predicate(taxonomy.failed.name, taxonomy.failed.text)
+    decided = f"CASE WHEN NOT {failed} THEN 0 {whens} ELSE {len(rules) + 1} END"
+    columns = [f"{decided} AS {q('_decided')}"]
+
+    flags = [(c.name, c.text, expr) for c in taxonomy.caveats]
+    flags += [(text, compiled.text, plain) for text, compiled in spec.measures.items()]
+    for i, (name, text, compiler) in enumerate(flags):
+        columns.append(f"{predicate(name, text, compiler)} AS {q(f'_f{i}')}")
+
+    for i, (name, compiled) in enumerate(spec.slicers.items()):
+        v = value(f"slice '{name}'", compiled.text)
+        if not v.type.scalar:
+            raise RuleNotExpressible(f"slice '{name}' is a {v.type.describe()}; SQL engines "
+                                     "slice by a string, number or boolean")
+        columns.append(f"{v.sql} AS {q(f's{i}')}")
+
+    violations: list[str] = []
+    for i, (name, metric) in enumerate(spec.metrics.items()):
+        v = value(f"metric '{name}'", metric.value.text)
+        if v.type.kind not in ("int", "float", "null"):
+            raise RuleNotExpressible(f"metric '{name}' is a {v.type.describe()}; a metric value "
+                                     "is a number or null")
+        if metric.substantive is not None:
+            own = (taxonomy.substantive is not None
+                   and metric.substantive is taxonomy.substantive.predicate)
+            substantive = predicate(f"substantive of metric '{name}'", metric.substantive_text,
+                                    expr if own else plain)
+            vacuous = f"(coalesce({v.sql} = 1, FALSE) AND NOT {substantive})"
+        else:
+            vacuous = "FALSE"
+        columns += [f"{v.sql} AS {q(f'_m{i}')}", f"{vacuous} AS {q(f'_v{i}')}"]
+        if v.type.kind == "float":
+            bad = f"({dialect.isnan(v.sql)} OR abs({v.sql}) = {dialect.number(math.inf)})"
+            columns.append(f"coalesce({bad}, FALSE) AS {q(f'_x{len(violations)}')}")
+            violations.append(f"metric {name}: a value is NaN or infinite; a metric value is "
+                              "a number or null (not applicable)")
+
+    for fld in taxonomy.fields:
+        for test, message in _type_checks(fld, schema, expr, dialect):
+            columns.append(f"{test} AS {q(f'_x{len(violations)}')}")
+            violations.append(message)
+
+    sometimes = tuple(f.name for f in taxonomy.fields if f.name in schema)
+    for i, name in enumerate(sometimes):
+        columns.append(f"NOT {expr.present(name)} AS {q(f'_a{i}')}")
+
+    id_sql = _case_id(taxonomy, schema, expr, dialect, position, violations, columns)
+    columns.append(f"{id_sql} AS {q('_id')}")
+    if position is not None:
+        columns.append(f"{position} AS {q('_pos')}")
+
+    dims = [q("_decided"), *(q(f"s{i}") for i in range(len(spec.slicers)))]
+    metric_dims = [d for i in range(len(spec.metrics)) for d in (q(f"_m{i}"), q(f"_v{i}"))]
+    sets = [f"({q('_decided')})"]
+    sets += [f"({q('_decided')}, {q(f's{i}')})" for i in range(len(spec.slicers))]
+    sets += [f"({q(f'_m{i}')}, {q(f'_v{i}')})" for i in range(len(spec.metrics))]
+    all_dims = [*dims, *metric_dims]
+    selects = [*all_dims, *(f"grouping({d})" for d in all_dims), "count(*)"]
+    selects += [f"count(*) FILTER (WHERE {q(f'_f{i}')})" for i in range(len(flags))]
+    selects += [f"count(*) FILTER (WHERE {q(f'_x{i}')})" for i in range(len(violations))]
+    selects += [f"count(*) FILTER (WHERE {q(f'_a{i}')})" for i in range(len(sometimes))]
+    inner = ",\n    ".join(columns)
+    sql = (f"WITH {q('_cases')} AS (\n  SELECT\n    {inner}\n  FROM {source}\n)\n"
+           f"SELECT {', '.join(selects)}\nFROM {q('_cases')}\n"
+           f"GROUP BY GROUPING SETS ({', '.join(sets)})")
+    absent = tuple(f.name for f in taxonomy.fields if f.name not in schema)
+    return GateQuery(sql, _category_positions(taxonomy), tuple(n for n, _, _ in flags),
+                     tuple(spec.slicers), tuple(spec.metrics), tuple(violations), absent,
+                     sometimes, id_sql, decided)
+
+
+def _type_checks(fld: Field, schema: Mapping[str, SqlType], expr: SqlExpr,
+                 dialect: Dialect) -> list[tuple[str, str]]:
+    """SQL tests that find values the taxonomy's ``types:`` rejects (Python's check)."""
+    if fld.name not in schema or fld.kinds is None:
+        return []
+    column = schema[fld.name]
+    sql = dialect.ident(fld.name)
+    kind = _JSON_KIND.get(column.kind)
+    wanted = describe_kinds(fld.kinds)
+    checks = []
+    if kind is None or kind not in fld.kinds:
+        checks.append((f"({sql} IS NOT NULL)",
+                       f"'{fld.name}' is a {column.describe()} column; expected {wanted}"))
+    if "null" not in fld.kinds:  # a present null (only JSON keeps null apart from absent)
+        checks.append((f"({expr.present(fld.name)} AND {sql} IS NULL)",
+                       f"'{fld.name}' is null; expected {wanted}"))
+    if column.kind == "list" and fld.item_kinds is not None and column.item is not None:
+        var = expr.var()
+        item = _JSON_KIND.get(column.item.kind)
+        items = describe_kinds(fld.item_kinds)
+        if item is None or (item not in fld.item_kinds and column.item.kind != "null"):
+            checks.append((dialect.exists(sql, var, f"{var} IS NOT NULL"),
+                           f"'{fld.name}' holds {column.item.describe()} items; expected a "
+                           f"list of {items}"))
+        if "null" not in fld.item_kinds:
+            checks.append((dialect.exists(sql, var, f"{var} IS NULL"),
+                           f"'{fld.name}' holds a null item; expected a list of {items}"))
+    return checks
+
+
+def _case_id(taxonomy: Taxonomy, schema: Mapping[str, SqlType], expr: SqlExpr,
+             dialect: Dialect, position: str | None, violations: list[str],
+             columns: list[str]) -> str:
+    """A case's id as text: the first id field with a value, else ``#position``."""
+    parts = []
+    for name in taxonomy.id_fields:
+        root = name.split(".")[0]
+        if root not in schema:
+            continue
+        try:
+            v = expr.value(name)
+        except SqlUnsupported:
+            continue
+        if v.type.kind == "str":
+            parts.append(v.sql)
+        elif v.type.kind == "int":
+            parts.append(dialect.to_text(v.sql))
+        elif v.type.kind != "null":
+            columns.append(f"({v.sql} IS NOT NULL) AS {dialect.ident(f'_x{len(violations)}')}")
+            violations.append(f"the case id '{name}' is a {v.type.describe()}; it must be a "
+                              "string or an integer")
+    if position is not None:
+        parts.append(f"'#' || {dialect.to_text(position)}")
+    if not parts:
+        return "CAST(NULL AS VARCHAR)" if dialect.name == "duckdb" else "CAST(NULL AS STRING)"
+    return parts[0] if len(parts) == 1 else f"coalesce({', '.join(parts)})"
+
+
+@dataclass
+class EngineCounts:
+    """What the gate query returned, decoded."""
+
+    tally: Tally
+    violations: list[tuple[str, int]]
+
+
+def decode(query: GateQuery, taxonomy: Taxonomy, rows: Sequence[Sequence[Any]]) -> EngineCounts:
+    """The gate query's rows as a ``Tally`` (ids are filled in by the engine)."""
+    n_slices, n_metrics = len(query.slices), len(query.metrics)
+    n_dims = 1 + n_slices + 2 * n_metrics
+    positions = query.categories
+    counts = dict.fromkeys(taxonomy.category_names, 0)
+    n_cases = 0
+    flags = dict.fromkeys(query.flags, 0)
+    flagged: dict[str, dict[str, int]] = {name: {} for name in query.flags}
+    by_position: dict[int, int] = {}
+    slices: dict[str, dict[str, SliceTally]] = {name: {} for name in query.slices}
+    metric_values: list[Counter[tuple[Any, bool]]] = [Counter() for _ in range(n_metrics)]
+    violations = [0] * len(query.violations)
+    lacking: dict[int, list[int]] = {}  # deciding position -> cases lacking each field
+    for row in rows:
+        dims, grouped = row[:n_dims], row[n_dims:2 * n_dims]
+        count = row[2 * n_dims]
+        rest = row[2 * n_dims + 1:]
+        if not grouped[0] and all(grouped[1:1 + n_slices]):  # the category set
+            decided = int(dims[0])
+            n_cases += count
+            by_position[decided] = by_position.get(decided, 0) + count
+            category = positions[decided - 1] if decided else None
+            if category is not None:
+                counts[category] += count
+            for i, name in enumerate(query.flags):
+                flags[name] += rest[i]
+                if category is not None and rest[i]:
+                    flagged[name][category] = flagged[name].get(category, 0) + rest[i]
+            for i in range(len(violations)):
+                violations[i] += rest[len(query.flags) + i]
+            at = len(query.flags) + len(violations)
+            lacking[decided] = list(rest[at:at + len(query.sometimes)])
+            continue
+        for i, name in enumerate(query.slices):
+            if not grouped[1 + i] and not grouped[0]:
+                text = slice_text(dims[1 + i])
+                cases = slices[name].get(text)
+                if cases is None:
+                    cases = slices[name][text] = SliceTally(
+                        counted=dict.fromkeys(taxonomy.category_names, 0),
+                        ids={c: [] for c in taxonomy.category_names})
+                cases.n_cases += count
+                if dims[0]:
+                    assert cases.counted is not None
+                    cases.counted[positions[int(dims[0]) - 1]] += count
+        for i in range(n_metrics):
+            at = 1 + n_slices + 2 * i
+            if not grouped[at]:
+                metric_values[i][dims[at], bool(dims[at + 1])] += count
+    for values in slices.values():  # a deterministic order: by the value's text
+        ordered = dict(sorted(values.items()))
+        values.clear()
+        values.update(ordered)
+    examined = {rule.name: 0 for rule in taxonomy.rules}
+    enabled = [r for r in taxonomy.categories if r.enabled]
+    for decided, count in by_position.items():
+        examined[taxonomy.failed.name] += count
+        for rule in enabled[:decided]:
+            examined[rule.name] += count
+    missing: dict[str, dict[str, int]] = {rule.name: {} for rule in taxonomy.rules}
+    absent = {f.name: (n_cases if f.name in query.absent else 0) for f in taxonomy.fields}
+    for decided, counts_lacking in lacking.items():
+        reached = [taxonomy.failed, *enabled[:decided]]
+        for name, n in zip(query.sometimes, counts_lacking, strict=True):
+            absent[name] += n
+            for rule in reached:
+                if n and name in rule.reads:
+                    missing[rule.name][name] = missing[rule.name].get(name, 0) + n
+    for rule in taxonomy.rules:
+        for name in rule.reads:
+            if name in query.absent and examined[rule.name]:
+                missing[rule.name][name] = examined[rule.name]
+    metrics: dict[str, MetricTally] = {name: _metric_tally(values) for name, values in
+                                       zip(query.metrics, metric_values, strict=True)}
+    tally = Tally(
+        taxonomy=taxonomy, n_cases=n_cases, counts=counts,
+        ids={name: [] for name in taxonomy.category_names}, examined=examined,
+        missing=missing, examples={name: [] for name in taxonomy.category_names},
+        flags=flags, flagged=flagged, slices=slices,
+        absent=absent,
+        metrics=metrics,
+    )
+    found = [(message, n) for message, n in zip(query.violations, violations, strict=True) if n]
+    return EngineCounts(tally, found)
