@@ -211,6 +211,8 @@ def _atom() -> st.SearchStrategy[str]:
                          "t == True", "n == t", "min(n, o.x) < 1", "max(k) > 2", "max(s, o.y)",
                          "min(f, 0.5) < 0.25", "len(l or []) <= 1", "(n or 0) + 1 > 1",
                          "s if t else o.y", "n if t else f", "f / 0 is None", "-n < 0",
+                         "any(x == 'alpha' for x in l)", "all(v > 1 for v in k if v < 4)",
+                         "any(k)", "kind(f) == 'number'", "any(v in k for v in o.z)",
                          "missing == None", "missing.deep is None", "len(o) == 3",
                          "'x' in o", "'q' in o", "1 < n < 3", "n == f == 0"]),
     )
@@ -323,6 +325,9 @@ _ATOM_SAMPLES = [
     "lower(s) == 'alpha'", "upper(o.y) in {'Y', 'X'}", "k[0] + n > 1", "f * 2 >= 1",
     "s not in ['alpha']", "n in {1, 2}", "t in {1}", "o.x in k", "l == ['x', 'alpha']",
     "k == [1, 2.0]", "l == []", "o == l", "set(l) & set(['alpha', 'x'])",
+    "any(x == 'alpha' for x in l)", "all(v > 1 for v in k)", "any(k)", "all(l)",
+    "all(v > 1 for v in k if v > 0)", "any(v > 1 for v in o.z)", "kind(n) == 'number'",
+    "kind(o) == 'object'", "kind(l) == 'list'", "any(any(w == v for w in k) for v in o.z)", "all(len(x) > 1 for x in l)",
 ]
 
 
@@ -369,6 +374,16 @@ def _one(tmp: Path, rule: str, rows_sql: str) -> tuple[str, Any]:
     ("m.k == 1", "SELECT 'a' AS id, MAP {'k': 1} AS m", 1),  # maps by key
     ("'k' in m", "SELECT 'a' AS id, MAP {'k': 1} AS m", 1),
     ("m.q is None", "SELECT 'a' AS id, MAP {'k': 1} AS m", 1),
+    ("any(v == 1 for v in values(m))", "SELECT 'a' AS id, MAP {'k': 1, 'j': 2} AS m", 1),
+    ("all(key < 'k' for key in m)", "SELECT 'a' AS id, MAP {'k': 1, 'j': 2} AS m", 0),
+    ("any(key == 'y' for key in o)", "SELECT 'a' AS id, {'x': 1, 'y': NULL} AS o", 1),
+    ("all(key == 'x' for key in o)", "SELECT 'a' AS id, NULL::STRUCT(x INT) AS o", 1),
+    ("any(x > 1 for x in values(o))", "SELECT 'a' AS id, {'x': 1, 'y': 3} AS o", 1),
+    ("any(l)", "SELECT 'a' AS id, []::INT[] AS l", 0),  # any over nothing is false
+    ("all(x > 5 for x in l)", "SELECT 'a' AS id, NULL::INT[] AS l", 1),  # all of nothing
+    ("any(has(x.a) for x in l)", "SELECT 'a' AS id, [{'a': 1}, NULL] AS l", 1),
+    ("all(has(x.a) for x in l)", "SELECT 'a' AS id, [{'a': 1}, NULL] AS l", 0),
+    ("kind(s) == 'null'", "SELECT 'a' AS id, NULL::VARCHAR AS s", 1),
 ])
 def test_edge_case_counts_match_python(tmp_path: Path, rule: str, rows: str,
                                        expected: int) -> None:
@@ -404,3 +419,27 @@ def test_rules_without_an_exact_sql_form_are_refused_by_name(
     assert "rule 'r0'" in str(caught.value)
     assert reason in str(caught.value)
     assert "no exact SQL form" in str(caught.value)
+
+
+def test_quantifiers_over_json_objects_keys_are_refused_by_name(tmp_path: Path) -> None:
+    """A JSON object's keys differ per case, which a struct column cannot say."""
+    taxonomy = _taxonomy(tmp_path, "true", ["any(key == 'x' for key in o)"])
+    path = tmp_path / "cases.jsonl"
+    _write_jsonl(path, _cases([{"o": {"x": 1}}]))
+    with pytest.raises(FailgateError) as caught:
+        load_duckdb(ReportFile(path, "r"), taxonomy, ReadSpec())
+    assert "rule 'r0'" in str(caught.value)
+    assert "any() over a struct" in str(caught.value)
+
+
+def test_a_required_field_missing_from_a_case_is_an_error_as_in_python(tmp_path: Path) -> None:
+    path = tmp_path / "taxonomy.yaml"
+    path.write_text("name: req\nid_field: id\nrequired: [o.y]\nfailed: 'true'\n"
+                    "categories:\n  - {name: other}\n", encoding="utf-8")
+    taxonomy = load_taxonomy_file(path)
+    jsonl = tmp_path / "cases.jsonl"
+    _write_jsonl(jsonl, _cases([{"o": {"y": None}}, {"o": {"x": 1}}]))
+    python = _outcome(lambda: _python_counts(taxonomy, jsonl, ReadSpec()))
+    engine = _outcome(lambda: _engine_counts(taxonomy, jsonl, ReadSpec()))
+    assert python[0] == engine[0] == "error"
+    assert "no 'o.y', which taxonomy req requires" in engine[1]

@@ -21,9 +21,9 @@ from ..errors import FailgateError
 from ..reports.model import Report
 from .dialects import DUCKDB
 from .pairing import Classified
-from .sqlexpr import SqlUnsupported
 from .sqlquery import RuleNotExpressible, compile_gate, decode
 from .sqltypes import SqlType, duckdb_type
+from .sqlvalue import SqlUnsupported
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -27,11 +27,10 @@ exactly as in Python.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..taxonomy.expr import compile_expr
-from .sqlregex import portable_regex
+from .sqlfunctions import FUNCTIONS, fn_matches, quantifier
 from .sqltypes import (
     BOOL,
     EMPTY_LIST,
@@ -45,6 +44,7 @@ from .sqltypes import (
     type_of_value,
     unify,
 )
+from .sqlvalue import RAISES, SqlUnsupported, V
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -53,25 +53,6 @@ if TYPE_CHECKING:
 
 _ALIASES: dict[str, Any] = {"true": True, "false": False, "null": None}
 _ORDER = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
-_RAISES = "error('"  # in every guard: DuckDB's error(...), Spark's raise_error(...)
-
-
-class SqlUnsupported(Exception):
-    """The rule has no exact SQL form; the message says which part and why."""
-
-
-@dataclass(frozen=True)
-class V:
-    """A SQL expression, its static type, and whether it may raise (a guard)."""
-
-    sql: str
-    type: SqlType
-    raises: bool = False
-    never_null: bool = False  # ``x or []``: an empty list where x is null
-    constant: Any = ...  # the Python value when known at compile time
-    json_path: str | None = None  # where the value is in the raw JSON object, if kept
-
-
 def _lit_kind(value: Any) -> bool:
     return value is None or isinstance(value, bool | int | float | str)
 
@@ -86,6 +67,7 @@ class SqlExpr:
         self.d = dialect
         self._vars = 0
         self.raw_json = raw_json  # the raw JSON object of a case, when the source has it
+        self.scope: dict[str, V] = {}  # the items of enclosing quantifiers, by name
 
     def column(self, name: str) -> str:
         return self.d.ident(name)
@@ -176,7 +158,7 @@ class SqlExpr:
     def truth(self, node: ast.expr) -> str:
         if isinstance(node, ast.BoolOp):
             parts = [self.truth(v) for v in node.values]
-            if any(_RAISES in part for part in parts[1:]):
+            if any(RAISES in part for part in parts[1:]):
                 # a guard must not fire where Python's short circuit never looks
                 result = parts[-1]
                 for part in reversed(parts[:-1]):
@@ -286,6 +268,11 @@ class SqlExpr:
         root, keys = self.path(node)
         if root in _ALIASES and not keys:
             return self.const(_ALIASES[root])
+        if root in self.scope:  # a quantifier's item
+            item = self.scope[root]
+            for key in keys:
+                item = self.step(item, key)
+            return item
         if root not in self.schema:
             value: Any = self.defaults.get(root)
             for key in keys:  # a path into a default: followed now, in Python
@@ -341,13 +328,22 @@ class SqlExpr:
 
     def has(self, node: ast.expr) -> str:
         root, keys = self.path(node)
+        if root in self.scope:
+            return self.has_within(self.scope[root], keys)
         if root not in self.schema:
             return "FALSE"  # a default is what an absent field reads as; it is still absent
         path = self._json_path([root, *keys])
         if path is not None:
             return f"coalesce(json_exists({self.raw_json}, {self.d.string(path)}), FALSE)"
-        current = V(self.column(root), self.schema[root])
-        tests: list[str] = [self.present(root)]
+        return self.has_within(V(self.column(root), self.schema[root]), keys,
+                               [self.present(root)])
+
+    def has_within(self, current: V, keys: list[str | int],
+                   tests: list[str] | None = None) -> str:
+        """``has()`` of the path ``keys`` below ``current`` (a column or an item)."""
+        tests = list(tests or ["TRUE"])
+        if keys and self.raw_json is not None and current.json_path is None:
+            raise SqlUnsupported("has() inside a JSON list item has no SQL form")
         for key in keys:
             t = current.type
             if isinstance(key, str) and t.kind == "struct" and t.field(key) is not None:
@@ -552,139 +548,14 @@ class SqlExpr:
         name = node.func.id
         if name == "has":
             return V(self.has(node.args[0]), BOOL, never_null=True)
-        handler = getattr(self, f"fn_{name}", None)
+        if name in ("any", "all"):
+            return V(quantifier(self, name, node), BOOL, never_null=True)
+        if name == "matches":
+            return fn_matches(self, node)
+        handler = FUNCTIONS.get(name)
         if handler is None:
             raise SqlUnsupported(f"{name}() has no SQL form")
-        if name == "matches":
-            return handler(node)  # type: ignore[no-any-return]
-        return handler(*[self.val(a) for a in node.args])  # type: ignore[no-any-return]
-
-    def fn_len(self, x: V) -> V:
-        kind = x.type.kind
-        if kind == "null" or x.constant is None or x.constant == ():
-            return self.const(0)
-        if isinstance(x.constant, str):
-            return self.const(len(x.constant))
-        if kind == "str":
-            return V(self.d.str_len(x.sql), INT, x.raises, never_null=True)
-        if kind == "list":
-            return V(self.d.list_len(x.sql), INT, x.raises, never_null=True)
-        if kind == "map":
-            return V(self.d.map_len(x.sql), INT, x.raises, never_null=True)
-        if kind == "struct":
-            return V(self.object_len(x), INT, x.raises, never_null=True)
-        if kind == "set":
-            if x.type.item is not None and x.type.item.kind == "float":
-                raise SqlUnsupported("len() of a set of floating-point numbers (NaN) has no "
-                                     "exact SQL form")
-            return V(self.d.distinct_len(x.sql, self.var()), INT, x.raises, never_null=True)
-        raise SqlUnsupported(f"len() of a {x.type.describe()} (Python raises)")
-
-    def fn_set(self, x: V) -> V:
-        if x.type.kind == "null" or x.constant is None or x.constant == ():
-            return V("NULL", SqlType("set", NULL), never_null=True)
-        if x.type.kind in ("list", "set"):
-            item = x.type.item
-            if item is not None and not item.scalar:
-                raise SqlUnsupported("set() of a list of lists or objects has no SQL form")
-            return V(x.sql, SqlType("set", item), x.raises, never_null=x.never_null)
-        raise SqlUnsupported(f"set() of a {x.type.describe()} has no SQL form here")
-
-    def fn_empty(self, x: V) -> V:
-        kind = x.type.kind
-        if kind in ("str", "list", "set", "map", "struct", "null"):
-            return V(f"(NOT {self.truth_of(x)})", BOOL, x.raises, never_null=True)
-        return V(self.is_null(x), BOOL, x.raises, never_null=True)
-
-    def _text(self, x: V, what: str) -> V | None:
-        if x.type.kind == "null" or x.constant is None:
-            return None
-        if x.type.kind != "str":
-            raise SqlUnsupported(f"{what}() needs a string, not a {x.type.describe()}")
-        return x
-
-    def _case(self, x: V, name: str) -> V:
-        text = self._text(x, name)
-        if text is None:
-            return self.const(None)
-        if isinstance(text.constant, str):
-            return self.const(getattr(text.constant, name)())
-        message = (f"{name}() on non-ASCII text: Unicode case rules differ between Python "
-                   "and SQL engines, so the count would not be exact")
-        return V(f"(CASE WHEN {self.d.non_ascii(text.sql)} THEN {self.d.raise_error(message)} "
-                 f"ELSE {name}({text.sql}) END)", STR, True)
-
-    def fn_lower(self, x: V) -> V:
-        return self._case(x, "lower")
-
-    def fn_upper(self, x: V) -> V:
-        return self._case(x, "upper")
-
-    def _affix(self, x: V, affix: V, name: str) -> V:
-        text = self._text(x, name)
-        if text is None or affix.type.kind == "null" or affix.constant is None:
-            return self.const(False)
-        test = self.d.starts if name == "startswith" else self.d.ends
-        if affix.type.kind == "str":
-            sql = f"coalesce({test(text.sql, affix.sql)}, FALSE)"
-            return V(sql, BOOL, text.raises or affix.raises, never_null=True)
-        raise SqlUnsupported(f"{name}() with a {affix.type.describe()} has no SQL form here")
-
-    def fn_startswith(self, x: V, affix: V) -> V:
-        return self._affix(x, affix, "startswith")
-
-    def fn_endswith(self, x: V, affix: V) -> V:
-        return self._affix(x, affix, "endswith")
-
-    def fn_abs(self, x: V) -> V:
-        if x.type.kind == "null" or x.constant is None:
-            return self.const(None)
-        if not x.type.number:
-            raise SqlUnsupported(f"abs() of a {x.type.describe()} (Python raises)")
-        return V(f"abs({x.sql})", x.type, x.raises)
-
-    def _extreme(self, args: tuple[V, ...], name: str) -> V:
-        if len(args) == 1 and args[0].type.kind in ("list", "set"):
-            item = args[0].type.item or NULL
-            if item.kind == "float":
-                raise SqlUnsupported(f"{name}() of a list of floating-point numbers (NaN) has "
-                                     "no exact SQL form")
-            if item.kind not in ("int", "str", "null"):
-                raise SqlUnsupported(f"{name}() of a list of {item.describe()}")
-            return V(self.d.list_extreme(args[0].sql, name), item, args[0].raises)
-        values = [a for a in args if a.type.kind != "null" and a.constant is not None]
-        if not values:
-            return self.const(None)
-        kind = unify([a.type for a in values])
-        if kind.kind not in ("int", "float", "str"):
-            raise SqlUnsupported(f"{name}() of {', '.join(a.type.describe() for a in values)}")
-        if len(values) == 1:
-            return values[0]
-        sql = f"{'least' if name == 'min' else 'greatest'}({', '.join(a.sql for a in values)})"
-        floats = [a.sql for a in values if a.type.kind == "float" and a.constant is ...]
-        if floats:
-            nan = " OR ".join(f"coalesce({self.d.isnan(f)}, FALSE)" for f in floats)
-            message = f"{name}() of NaN depends on argument order in Python"
-            return V(f"(CASE WHEN {nan} THEN {self.d.raise_error(message)} ELSE {sql} END)",
-                     kind, True)
-        return V(sql, kind, any(a.raises for a in values))
-
-    def fn_min(self, *args: V) -> V:
-        return self._extreme(args, "min")
-
-    def fn_max(self, *args: V) -> V:
-        return self._extreme(args, "max")
-
-    def fn_matches(self, node: ast.Call) -> V:
-        subject, pattern_node = node.args
-        assert isinstance(pattern_node, ast.Constant)
-        pattern = portable_regex(str(pattern_node.value), SqlUnsupported)
-        text = self._text(self.val(subject), "matches")
-        if text is None:
-            return self.const(False)
-        return V(f"coalesce({self.d.search(text.sql, pattern)}, FALSE)", BOOL, text.raises,
-                 never_null=True)
-
+        return handler(self, *[self.val(a) for a in node.args])
 
 def _json_key(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'

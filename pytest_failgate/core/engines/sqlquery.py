@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
 from ..reports.read import ReadSpec
-from ..taxonomy.model import describe_kinds
+from ..taxonomy.expr import ExprError
+from ..taxonomy.model import COMPOSITE, describe_kinds
 from ..taxonomy.tally import MetricTally, SliceTally, Tally, _metric_tally, slice_text
 from .dialects import DUCKDB, Dialect
-from .sqlexpr import SqlExpr, SqlUnsupported, V
+from .sqlexpr import SqlExpr
+from .sqlvalue import SqlUnsupported, V
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -128,6 +130,14 @@ def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
             violations.append(f"metric {name}: a value is NaN or infinite; a metric value is "
                               "a number or null (not applicable)")
 
+    for path in taxonomy.required:  # a case without them is not this taxonomy's
+        try:
+            lacking = f"NOT {expr.predicate(f'has({path})')}"
+        except (SqlUnsupported, ExprError):
+            raise RuleNotExpressible(f"the required field '{path}' has no SQL form") from None
+        columns.append(f"{lacking} AS {q(f'_x{len(violations)}')}")
+        violations.append(f"no '{path}', which taxonomy {taxonomy.name} requires")
+
     for fld in taxonomy.fields:
         for test, message in _type_checks(fld, schema, expr, dialect):
             columns.append(f"{test} AS {q(f'_x{len(violations)}')}")
@@ -198,6 +208,9 @@ def _case_id(taxonomy: Taxonomy, schema: Mapping[str, SqlType], expr: SqlExpr,
     """A case's id as text: the first id field with a value, else ``#position``."""
     parts = []
     for name in taxonomy.id_fields:
+        if COMPOSITE in name:
+            raise RuleNotExpressible(f"the composite case id '{name}' is read by the Python "
+                                     "readers only; SQL engines take one id column")
         root = name.split(".")[0]
         if root not in schema:
             continue
