@@ -9,12 +9,12 @@ regression gate's rule, computed exactly: no resampling, no seed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ..errors import FailgateError
+from ..reports.jsonfile import load_json
 from ..result import BaselineResult, ConfigChangeResult
 from ..taxonomy.model import TOTAL
 from .binomial import paired_increase
@@ -138,14 +138,7 @@ class BaselineRun:
 
 def load_noise_bands(path: Path) -> NoiseDocument:
     """A ``noise_band.json`` in the regression gate's format (see ``noise``)."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise FailgateError(f"cannot read: {exc.strerror}", path) from None
-    except json.JSONDecodeError as exc:
-        raise FailgateError(f"invalid JSON: {exc.msg}", path, exc.lineno, exc.colno) from None
-    except UnicodeDecodeError:
-        raise FailgateError("not UTF-8 text", path) from None
+    document = load_json(path)
     try:
         return read_noise_band(document)
     except ValueError as exc:

@@ -27,6 +27,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
+from .jsonfile import load_json
 from .readers import ReaderOutput
 
 if TYPE_CHECKING:
@@ -54,17 +55,6 @@ def _first_line(path: Path) -> Any:
         return json.loads(line.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
-
-
-def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except OSError as exc:
-        raise FailgateError(f"cannot read: {exc.strerror}", path) from None
-    except json.JSONDecodeError as exc:
-        raise FailgateError(f"invalid JSON: {exc.msg}", path, exc.lineno, exc.colno) from None
-    except UnicodeDecodeError:
-        raise FailgateError("not UTF-8 text", path) from None
 
 
 def _is_header(value: Any) -> bool:
@@ -112,7 +102,7 @@ def _recorded(folder: Path) -> dict[str, Any]:
     recorded: dict[str, Any] = {}
     metrics_path = folder / "metrics.json"
     if metrics_path.is_file():
-        metrics = _load_json(metrics_path)
+        metrics = load_json(metrics_path)
         if not isinstance(metrics, dict):
             raise FailgateError("must be a JSON object", metrics_path)
         recorded.update(metrics)
@@ -121,7 +111,7 @@ def _recorded(folder: Path) -> dict[str, Any]:
             recorded["num_predictions"] = sum(distribution.values())
     meta_path = folder / "meta.json"
     if meta_path.is_file():
-        meta = _load_json(meta_path)
+        meta = load_json(meta_path)
         if isinstance(meta, dict):
             recorded["meta"] = meta
     return recorded
