@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_failgate.core.gate import load_run
+from pytest_failgate.core.gate import load_run_or_raise
 from pytest_failgate.core.reports.builtin import builtin_readers
 from pytest_failgate.core.reports.model import Report
 from pytest_failgate.core.reports.read import ReadSpec
@@ -107,9 +107,28 @@ def _flow(value: object) -> str:
 def load_one(path: Path, taxonomy: Taxonomy) -> Report:
     """One report file through failgate's loader and the built-in readers; its load error
     raised."""
-    gated, _ = load_run((path,), taxonomy, ReadSpec(readers=builtin_readers()))
-    assert len(gated) == 1
-    if gated[0].error is not None:
-        raise gated[0].error
-    assert gated[0].report is not None
-    return gated[0].report
+    reports = load_run_or_raise((path,), taxonomy, ReadSpec(readers=builtin_readers()))
+    assert len(reports) == 1
+    return reports[0]
+
+
+def random_rag_case(rng: random.Random) -> dict[str, Any]:
+    """A case with every field the rag rules read present or absent, valued at random
+    across the rules' branches (for comparing with ``rag_reference``)."""
+    docs = ["a", "b", "c"]
+    record: dict[str, Any] = {}
+    maybe: dict[str, Callable[[], object]] = {
+        "answerable": lambda: rng.choice([True, False]),
+        "abstained": lambda: rng.choice([True, False, None]),
+        "accuracy": lambda: rng.choice([1.0, 0.0, 0.5, None, 1]),
+        "term_match": lambda: rng.choice([True, False, None]),
+        "expected_doc_ids": lambda: rng.choice([None, [], *[[d] for d in docs], docs[:2]]),
+        "evidence_doc_ids": lambda: rng.choice([None, [], *[[d] for d in docs], docs[1:]]),
+        "query_type": lambda: rng.choice([None, "single_doc", "comparison", "multi_hop"]),
+        "attempt_latency": lambda: rng.choice([None, [], [1.0], [1.0, 2.0]]),
+        "claim_citation_alignment": lambda: rng.choice([None, 0.1, 0.5, 0.9, 0]),
+    }
+    for name, make in maybe.items():
+        if rng.random() < 0.8:
+            record[name] = make()
+    return record

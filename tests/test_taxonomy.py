@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import json
 import random
-from typing import TYPE_CHECKING, Any
 
 import pytest
-from helpers import CATEGORY_CASES, EXAMPLES, RAG, case, category_case
+from helpers import CATEGORY_CASES, EXAMPLES, RAG, case, category_case, random_rag_case
 from rag_reference import reference_classify
 
 from pytest_failgate.core.taxonomy import Field, Rule, Tallier, Taxonomy, classify
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 
 @pytest.mark.parametrize("category", sorted(CATEGORY_CASES))
@@ -62,30 +58,10 @@ def test_integer_accuracy_one_counts_as_correct() -> None:
     assert classify(RAG, case(accuracy=1)) is None
 
 
-def _random_case(rng: random.Random) -> dict[str, Any]:
-    docs = ["a", "b", "c"]
-    record: dict[str, Any] = {}
-    maybe: dict[str, Callable[[], object]] = {
-        "answerable": lambda: rng.choice([True, False]),
-        "abstained": lambda: rng.choice([True, False, None]),
-        "accuracy": lambda: rng.choice([1.0, 0.0, 0.5, None, 1]),
-        "term_match": lambda: rng.choice([True, False, None]),
-        "expected_doc_ids": lambda: rng.choice([None, [], *[[d] for d in docs], docs[:2]]),
-        "evidence_doc_ids": lambda: rng.choice([None, [], *[[d] for d in docs], docs[1:]]),
-        "query_type": lambda: rng.choice([None, "single_doc", "comparison", "multi_hop"]),
-        "attempt_latency": lambda: rng.choice([None, [], [1.0], [1.0, 2.0]]),
-        "claim_citation_alignment": lambda: rng.choice([None, 0.1, 0.5, 0.9, 0]),
-    }
-    for name, make in maybe.items():
-        if rng.random() < 0.8:
-            record[name] = make()
-    return record
-
-
 def test_rag_matches_the_reference_classifier_on_random_cases() -> None:
     rng = random.Random(59)
     for _ in range(20_000):
-        record = _random_case(rng)
+        record = random_rag_case(rng)
         assert classify(RAG, record) == reference_classify(record), record
 
 

@@ -3,20 +3,22 @@ hooks and rule diagnostics."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import (
     BUILTIN,
-    CATEGORY_CASES,
     EXAMPLES,
     RAG,
     case,
-    cases_for,
     category_case,
+    random_rag_case,
     write_summary,
 )
+from rag_reference import reference_classify
 
 from pytest_failgate.cli import main as cli_main
 from pytest_failgate.core.ceilings.load import load_ceilings
@@ -42,21 +44,35 @@ def test_the_builtin_rag_taxonomy_is_a_shipped_file() -> None:
     assert set(BUILTIN) >= {"rag", "karenina"}
 
 
-@pytest.mark.parametrize("n_cases", [0, 100_000])
-def test_a_taxonomy_written_in_yaml_reproduces_the_builtin_counts(
+def reference_counts(cases: list[dict[str, Any]]) -> dict[str, int]:
+    """Counts per category by the independent oracle (``tests/rag_reference.py``)."""
+    counts = dict.fromkeys(RAG.category_names, 0)
+    for record in cases:
+        label = reference_classify(record)
+        if label is not None:
+            counts[label] += 1
+    return counts
+
+
+@pytest.mark.parametrize("n_cases", [0, 5_000, pytest.param(100_000, marks=pytest.mark.slow)])
+def test_the_rag_file_loaded_as_a_user_taxonomy_counts_as_the_reference_does(
     tmp_path: Path, n_cases: int
 ) -> None:
+    """rag.yaml, loaded through the gate as any user's taxonomy file, against the oracle:
+    the example report (0), and generated reports of random cases over every branch."""
     (tmp_path / "my-rag.yaml").write_text(MY_RAG)
-    reports = EXAMPLES / "reports"
     if n_cases:
         rng = random.Random(n_cases)
-        counts = {c: rng.randint(0, n_cases // 20) for c in CATEGORY_CASES}
-        write_summary(tmp_path / "gen" / "run.json",
-                      cases_for(counts, passed=n_cases - sum(counts.values())), indent=None)
-        reports = tmp_path / "gen"
-    ours = counts_with(tmp_path, reports, "my-rag.yaml")
-    assert ours == counts_with(tmp_path, reports, "rag")
-    assert ours
+        cases = [{"id": f"case-{i}", **random_rag_case(rng)} for i in range(n_cases)]
+        write_summary(tmp_path / "gen" / "run.json", cases, indent=None)
+        reports, name = tmp_path / "gen", "run"
+    else:
+        reports, name = EXAMPLES / "reports", "eval_summary"
+        document = json.loads((reports / "eval_summary.json").read_text(encoding="utf-8"))
+        cases = document["case_results"]
+    expected = reference_counts(cases)
+    assert sum(expected.values()) > 0
+    assert counts_with(tmp_path, reports, "my-rag.yaml")[name] == expected
 
 
 def test_a_taxonomy_can_be_written_inline_in_the_ceilings_file(tmp_path: Path) -> None:
