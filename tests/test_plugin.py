@@ -125,6 +125,32 @@ def test_xdist_gives_the_same_outcomes_and_one_summary(
     result.stdout.fnmatch_lines(["  retrieval_miss *4  1 *-3  FAIL"])
 
 
+def test_under_xdist_the_controller_runs_the_gate_once_and_workers_read_its_result(
+    pytester: pytest.Pytester, regression: Path
+) -> None:
+    # the readers hook is asked once per gate run: in the controller only, never in a worker
+    pytester.makeconftest("""
+def pytest_failgate_readers(config):
+    role = "worker" if hasattr(config, "workerinput") else "controller"
+    with open("gate-runs.txt", "a", encoding="utf-8") as log:
+        log.write(role + "\\n")
+    return []
+""")
+    result = pytester.runpytest("--failgate=reports", "-n", "2")
+    result.assert_outcomes(passed=GATE_ITEMS - 2, failed=2)
+    assert (regression / "gate-runs.txt").read_text(encoding="utf-8") == "controller\n"
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no xdist", "xdist"])
+def test_a_gate_that_cannot_run_exits_2_with_and_without_xdist(
+    pytester: pytest.Pytester, project: Path, xdist: list[str]
+) -> None:
+    (project / "ceilings.yaml").write_text("version: 1\nceilings: {retrieval_miss: [}\n")
+    result = pytester.runpytest("--failgate=reports", *xdist)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*ceilings.yaml:2:29: invalid YAML*"])
+
+
 def test_ratchet_lowers_ceilings_and_then_strict_passes(
     pytester: pytest.Pytester, project: Path
 ) -> None:

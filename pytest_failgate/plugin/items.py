@@ -71,10 +71,7 @@ class GateFile(pytest.File, _QuietCollector):
     """The ceilings file, collected as one child per report."""
 
     def collect(self) -> Iterable[ReportNode | GuardItem]:
-        session = _session(self)
-        session.gate()
-        result = session.result
-        assert result is not None
+        result = _session(self).run()
         if result.guard is not None:
             yield GuardItem.from_parent(self, name="guard", guard=result.guard)
         for report in result.reports:

@@ -1,10 +1,12 @@
 """The hooks of an active gate: collection, outcomes, summary, and the session-end rewrite.
 
-Every process that collects (a plain run, or each xdist worker) runs the core
-gate once and builds items from its result. Only the process that prints the
-summary writes the ceilings file: the plain run, or the xdist controller, which
-receives the gate's result from a worker (``workeroutput``) and the items'
-outcomes from their reports, so a ratchet never depends on which worker ran what.
+The gate runs once per session. A plain run runs it when it collects. Under
+pytest-xdist the controller runs it as it sets up its workers and hands each one the
+serialised result (or the error) in its ``workerinput``, as pytest-mypy hands over
+its results; the workers only build items from it. Only the process that prints the
+summary writes the ceilings file: the plain run, or the controller, which has the
+result and receives the items' outcomes from their reports, so a ratchet never
+depends on which worker ran what.
 """
 
 from __future__ import annotations
@@ -13,24 +15,24 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..core.ceilings import writeback
-from ..core.ceilings.load import load_ceilings
 from ..core.errors import FailgateError
-from ..core.gate import Gate, GateConfig, run_gate
-from ..core.messages import ratchet_command
 from ..core.result import GateResult
-from ..output.files import Outputs, write_outputs
-from ..output.text import ratchet_status, summary_lines
 from .items import GateFile
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from ..core.gate import Gate, GateConfig
     from ..core.reports.readers import ReportReader
     from ..core.taxonomy import Taxonomy
+    from ..output.files import Outputs
 
-_WORKER_KEY = "failgate"
+# The keys of the controller's result (or error) in a worker's ``workerinput``.
+_RESULT_KEY, _ERROR_KEY = "failgate_result", "failgate_error"
+# What only the reports show, left out of the copy a worker builds its items from.
+_NOT_FOR_ITEMS: Any = {"init_text": True, "reports": {"__all__": {
+    "explain": True, "warnings": True, "rows": {"__all__": {"examples", "first_cases"}}}}}
 
 
 class GateSession:
@@ -38,10 +40,9 @@ class GateSession:
 
     NAME = "failgate-session"
 
-    def __init__(self, config: pytest.Config, gate_config: GateConfig,
-                 outputs: Outputs | None = None) -> None:
+    def __init__(self, config: pytest.Config, gate_config: GateConfig, outputs: Outputs) -> None:
         self.config = gate_config
-        self.outputs = outputs or Outputs()
+        self.outputs = outputs
         self.pytest_config = config
         self._gate: Gate | None = None
         self._error: FailgateError | None = None
@@ -49,23 +50,34 @@ class GateSession:
         self._file_collected = False
         self._outcomes: dict[tuple[str, str, str], str] = {}
         self._notes: list[str] = []
+        self._payload: dict[str, str] | None = None  # what the xdist controller hands on
 
     # -- the gate itself -------------------------------------------------------
 
-    def gate(self) -> Gate:
-        """Run the core gate once per process; its error, if any, is raised each time."""
+    def run(self) -> GateResult:
+        """The gate's result, computed once per session; its error is raised each time.
+
+        An xdist worker takes the controller's; any other process runs the gate.
+        """
         if self._error is not None:
             raise self._error
-        if self._gate is None:
+        if self.result is None:
+            workerinput = getattr(self.pytest_config, "workerinput", {})
+            if _ERROR_KEY in workerinput:
+                self._error = FailgateError(workerinput[_ERROR_KEY])
+                raise self._error
+            if _RESULT_KEY in workerinput:
+                self.result = GateResult.model_validate_json(workerinput[_RESULT_KEY])
+                return self.result
+            from ..core.gate import run_gate  # here: an xdist worker never runs the gate
+
             try:
                 self._gate = run_gate(self.config, *self._contributions())
             except FailgateError as exc:
                 self._error = exc
-                self._send_to_controller(error=str(exc))
                 raise
             self.result = self._gate.result()
-            self._send_to_controller(result=self.result)
-        return self._gate
+        return self.result
 
     def _contributions(self) -> tuple[dict[str, Taxonomy], list[ReportReader]]:
         """Built-in taxonomies plus those plugins contribute; plugins' readers.
@@ -88,13 +100,17 @@ class GateSession:
                         config.hook.pytest_failgate_readers(config=config))
         return found.taxonomies, found.readers
 
-    def _send_to_controller(self, **payload: Any) -> None:
-        workeroutput = getattr(self.pytest_config, "workeroutput", None)
-        if workeroutput is not None:
-            if "result" in payload:
-                workeroutput[_WORKER_KEY] = payload["result"].model_dump_json()
-            else:
-                workeroutput[_WORKER_KEY + "_error"] = payload["error"]
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist controller: run the gate once, before any worker collects, and give
+        every worker the serialised result, or the error every worker then reports."""
+        if self._payload is None:
+            try:
+                self._payload = {_RESULT_KEY: self.run().model_dump_json(
+                    exclude=_NOT_FOR_ITEMS)}
+            except FailgateError as exc:
+                self._payload = {_ERROR_KEY: str(exc)}
+        node.workerinput.update(self._payload)
 
     # -- collection ---------------------------------------------------------------
 
@@ -133,21 +149,22 @@ class GateSession:
             if previous != "failed":
                 self._outcomes[key] = report.outcome
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: object) -> None:
-        """xdist controller: take the gate's result from the first worker that has one."""
-        output = getattr(node, "workeroutput", {}) or {}
-        if self.result is None and _WORKER_KEY in output:
-            self.result = GateResult.model_validate_json(output[_WORKER_KEY])
-        if self._error is None and _WORKER_KEY + "_error" in output:
-            self._error = FailgateError(output[_WORKER_KEY + "_error"])
-
     # -- the end: rewrite, then summary ---------------------------------------------
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if hasattr(self.pytest_config, "workerinput") or self.result is None:
+        if hasattr(self.pytest_config, "workerinput"):
             return
+        if (self._error is not None and session.exitstatus == pytest.ExitCode.TESTS_FAILED
+                and not session.config.option.continue_on_collection_errors):
+            # The gate could not run, so its items were a collection error: pytest exits 2
+            # (interrupted) for that, while xdist reports a worker's collection error as a
+            # failure (1). Every run that could not gate exits alike.
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+        if self.result is None:
+            return
+        from ..core.ceilings import writeback
+
         try:
             if self.config.mode == "ratchet":
                 self._notes.extend(
@@ -166,6 +183,9 @@ class GateSession:
 
     def _write_outputs(self, result: GateResult) -> bool:
         """Write the requested reports; True when one could not be written."""
+        from ..core.messages import ratchet_command
+        from ..output.files import write_outputs
+
         try:
             taxonomy = self._taxonomy() if self.outputs.history is not None else None
             written = write_outputs(self.outputs, result, ratchet_command(self.config),
@@ -178,6 +198,8 @@ class GateSession:
 
     def _taxonomy(self) -> Taxonomy:
         """The gate's taxonomy, in the process that writes reports (an xdist controller too)."""
+        from ..core.ceilings.load import load_ceilings
+
         if self._gate is not None:
             return self._gate.taxonomy
         taxonomies, _ = self._contributions()
@@ -190,6 +212,8 @@ class GateSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.result is None:
             return
+        from ..output.text import summary_lines
+
         terminalreporter.section("failgate")
         for line in summary_lines(self.result, self._outcomes):
             terminalreporter.write_line(line)
@@ -197,6 +221,9 @@ class GateSession:
             terminalreporter.write_line(line)
 
     def _closing_lines(self, result: GateResult) -> Iterator[str]:
+        from ..core.messages import ratchet_command
+        from ..output.text import ratchet_status
+
         yield ""
         if self._notes:
             yield from self._notes
