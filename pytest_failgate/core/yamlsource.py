@@ -218,15 +218,16 @@ class _Converter:
                     "YAML merge keys (<<) are not supported here; write the entries out",
                     doc.path, span.line, span.col,
                 )
+            key_loc = (*loc, key)  # not unpacked inside [], which needs Python 3.11
             if key in result:
-                first = doc.keys[(*loc, key)]
+                first = doc.keys[key_loc]
                 span = _span(key_node)
                 raise FailgateError(
                     f"duplicate key '{key}' (first at line {first.line})",
                     doc.path, span.line, span.col,
                 )
-            doc.keys[(*loc, key)] = _span(key_node)
-            result[key] = self.convert(value_node, (*loc, key))
+            doc.keys[key_loc] = _span(key_node)
+            result[key] = self.convert(value_node, key_loc)
         return result
 
 
