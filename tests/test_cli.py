@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -248,3 +250,21 @@ def test_check_embeds_the_history_in_markdown_and_html(
     html = Path("gate.html").read_text()
     assert "<svg" in html
     assert "02-b" in html
+
+
+def test_help_imports_neither_the_core_nor_its_dependencies() -> None:
+    """`failgate --help` builds the parser only: no pydantic, YAML, pytest or gate modules."""
+    script = (
+        "import sys\n"
+        "from pytest_failgate.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    modules = done.stdout.split("\n")
+    assert "pytest_failgate.cli" in modules
+    heavy = [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core", "yaml",
+                                                       "pytest", "_pytest")
+             or m.startswith(("pytest_failgate.core.gate", "pytest_failgate.output"))]
+    assert heavy == []
