@@ -58,3 +58,12 @@ def regression(project: Path) -> Path:
     shutil.copy(EXAMPLES / "regression" / "eval_summary.json",
                 project / "reports" / "eval_summary.json")
     return project
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The example reports and the repository's ceilings file, as the working directory."""
+    shutil.copytree(EXAMPLES, tmp_path / "examples")
+    shutil.copy(EXAMPLES.parent / "ceilings.yaml", tmp_path / "ceilings.yaml")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -132,3 +132,12 @@ def random_rag_case(rng: random.Random) -> dict[str, Any]:
         if rng.random() < 0.8:
             record[name] = make()
     return record
+
+
+def run_cli(capsys: Any, *args: str) -> tuple[int, str, str]:
+    """The ``failgate`` command in-process: (exit code, stdout, stderr)."""
+    from pytest_failgate.cli import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -11,25 +11,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 from helpers import EXAMPLES, cases_for, write_ceilings, write_summary
+from helpers import run_cli as run
 
 from pytest_failgate.cli import SCHEMA, main
 from pytest_failgate.core.result import GateResult
 
 ROOT = EXAMPLES.parent
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    shutil.copytree(EXAMPLES, tmp_path / "examples")
-    shutil.copy(ROOT / "ceilings.yaml", tmp_path / "ceilings.yaml")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def test_check_exit_codes_pass_fail_and_input_error(

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 from helpers import case, cases_for, write_summary
-
-from pytest_failgate.cli import main
+from helpers import run_cli as run
 
 PLUGIN = '''
 import json
@@ -74,12 +73,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             ["ok", "timeout", "bad", "ok"])
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_init_writes_the_taxonomy_the_format_names_with_no_flag(

@@ -336,3 +336,13 @@ def test_the_plugin_guard_sees_through_a_symbolic_link(
     result.assert_outcomes(failed=1, deselected=24)
     result.stdout.fnmatch_lines(["  compared with ceilings.yaml at main",
                                  "  loose.yaml:14 ceilings.unknown: 35 -> 90  (no reason written)"])
+
+
+def test_a_ref_whose_ceilings_used_aliases_is_still_compared(repo: Path) -> None:
+    path = repo / "ceilings.yaml"
+    path.write_text(CEILINGS.replace("  wrong: 5", "  wrong: &w 5").replace(
+        "    wrong: 2", "    wrong: *w"))
+    git(repo, "commit", "-qam", "aliases, as older versions allowed")
+    path.write_text(CEILINGS.replace("    wrong: 2", "    wrong: 6"))
+    result = guard(path, "main")
+    assert [(c.label, c.old, c.new) for c in result.changes] == [("reports.a.wrong", 5, 6)]

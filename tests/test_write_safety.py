@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from helpers import EXAMPLES, cases_for, write_summary
+from helpers import run_cli as run
 
-from pytest_failgate.cli import main
 from pytest_failgate.core.ceilings.load import load_ceilings
 from pytest_failgate.core.ceilings.rewrite import rewrite, write_atomic
 from pytest_failgate.core.errors import FailgateError
@@ -18,20 +17,6 @@ from pytest_failgate.core.taxonomy.files import load_taxonomy_file
 from pytest_failgate.core.yamlsource import MAX_VALUES, load_yaml
 
 ROOT = EXAMPLES.parent
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    shutil.copytree(EXAMPLES, tmp_path / "examples")
-    shutil.copy(ROOT / "ceilings.yaml", tmp_path / "ceilings.yaml")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def _slack(path: Path) -> str:

@@ -125,8 +125,8 @@ def _version(tree: Tree, relative: str, label: str, text: str | None = None) -> 
     path = tree.top / relative
     if text is None:
         text = read_text(path)
-    try:
-        doc = parse_ceilings(path, text)
+    try:  # the ref's version may predate the refusal of aliases: read it, bounded
+        doc = parse_ceilings(path, text) if tree.ref is None else load_yaml(path, text)
         model = validate_ceilings(doc)
     except FailgateError as exc:
         if tree.ref is None:
