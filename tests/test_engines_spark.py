@@ -53,7 +53,7 @@ def _spark_counts(taxonomy: Any, path: Path, spec: Any) -> tuple[str, Any]:
         return "error", str(exc)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[SCOPED])
+@settings(max_examples=10, deadline=None, suppress_health_check=[SCOPED])
 @given(st.lists(RAG_CASE, min_size=1, max_size=30))
 def test_rag_counts_match_python_in_spark(spark: Any, tmp_path: Path,
                                           raw: list[dict[str, Any]]) -> None:
@@ -71,7 +71,7 @@ def test_rag_counts_match_python_in_spark(spark: Any, tmp_path: Path,
     assert _spark_counts(rag, parquet, spec) == ("ok", _parquet_python_counts(rag, parquet, spec))
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[SCOPED])
+@settings(max_examples=15, deadline=None, suppress_health_check=[SCOPED])
 @given(st.lists(CASE, min_size=1, max_size=20), _expression(),
        st.lists(_expression(), min_size=1, max_size=3))
 def test_generated_rules_count_alike_in_python_and_spark(
