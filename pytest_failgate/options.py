@@ -68,8 +68,8 @@ class Option:
 
     @property
     def dest(self) -> str:
-        """The pytest ``dest`` and the ini key (``failgate``, ``failgate_md``)."""
-        return PREFIX if self.name == PREFIX else f"{PREFIX}_{self.name}"
+        """The pytest ``dest`` and the ini key (``failgate``, ``failgate_max_report_bytes``)."""
+        return PREFIX if self.name == PREFIX else f"{PREFIX}_{self.name.replace('-', '_')}"
 
     @property
     def cli_flag(self) -> str:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 
 from pytest_failgate.cli import _parser
-from pytest_failgate.options import OPTIONS, for_command
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from pytest_failgate.options import BY_NAME, OPTIONS, for_command
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -63,3 +60,20 @@ def test_an_ini_key_and_its_option_configure_the_gate_the_same_way(
         passed=24)
     assert (project / "gate" / "ini.json").read_bytes() == (
         project / "gate" / "option.json").read_bytes()
+
+
+def test_every_ini_key_is_a_plain_identifier() -> None:
+    """``--failgate-max-report-bytes`` is the ini key ``failgate_max_report_bytes``."""
+    for option in OPTIONS:
+        assert option.dest.isidentifier(), option.name
+    assert BY_NAME["max-report-bytes"].dest == "failgate_max_report_bytes"
+
+
+def test_the_readme_lists_every_pytest_option_and_its_ini_key() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("\n## Options")
+    section = readme[start:readme.index("\n## ", start + 1)]
+    for option in OPTIONS:
+        if option.pytest:
+            assert f"`{option.flag}" in section, option.flag
+            assert f"`{option.dest}`" in section, option.dest
