@@ -311,3 +311,25 @@ def test_mistakes_in_a_yaml_format_name_the_line(tmp_path: Path, snippet: str,
     with pytest.raises(FailgateError, match=re.escape(message)) as caught:
         load_taxonomy_file(path)
     assert caught.value.line == 2
+
+
+def test_a_nested_field_path_a_rule_reads_is_reported_when_absent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.yaml").write_text(
+        "name: t\nfailed: not ok\ncategories:\n"
+        "  - {name: slow, when: 'meta.timing.total > 5'}\n  - name: other\n")
+    rows = [{"id": "a", "ok": False, "meta": {"timing": {"total": 9}}},
+            {"id": "b", "ok": False, "meta": {"timing": {}}},        # total absent
+            {"id": "c", "ok": False, "meta": {}},                    # timing absent
+            {"id": "d", "ok": False},                                # meta absent: said once
+            {"id": "e", "ok": True, "meta": {}}]                     # passed: not examined
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, _ = run(capsys, "init", "runs", "--taxonomy", "t.yaml")
+    assert code == 0, out
+    assert ("warning: rule slow: 'meta' absent in 1 of the 4 cases it examined (read as null)"
+            in out)
+    assert ("warning: rule slow: 'meta.timing.total' absent in 2 of the 4 cases it examined "
+            "(read as null)") in out

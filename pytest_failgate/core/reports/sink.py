@@ -17,7 +17,7 @@ from ..errors import FailgateError
 from ..taxonomy import kind_of
 from ..taxonomy.expr import ExprRuntimeError
 from ..taxonomy.model import COMPOSITE
-from ..taxonomy.tally import RuleError
+from ..taxonomy.tally import RuleError, nested_absent
 from .model import OWN_FORMAT, Report, case_id
 
 if TYPE_CHECKING:
@@ -77,6 +77,8 @@ class CaseSink:
         self._id_fields = taxonomy.id_fields
         self._checks = [(f.name, self.tallier.bit(f.name), *_surely_fine(f), f.problem)
                         for f in taxonomy.fields]
+        self._nested = [(path, self.tallier.bit(path)) for path in taxonomy.nested_paths
+                        if path not in taxonomy.field_index]
         # The top-level keys a JSON reader must decode: what rules, measures and ids read.
         names = [f.name for f in taxonomy.fields] + spec.reads()
         names += [part.split(".")[0] for name in taxonomy.id_fields
@@ -108,6 +110,9 @@ class CaseSink:
             if found is not None:
                 raise CaseProblem(position, f"'{name}' {found}", name)
         view = {k: tuple(v) if type(v) is list else v for k, v in case.items()}
+        for path, bit in self._nested:
+            if nested_absent(view, path):
+                absent |= bit
         if self._lacks is not None:
             lacking = self._lacks(view)
             if lacking is not None:

@@ -182,7 +182,8 @@ class _Builder:
              **extra: Any) -> Rule:
         compiled = self.expression(value, loc)
         return Rule(name, compiled.holds, compiled.reads,
-                    description or compiled.text.strip(), text=compiled.text, **extra)
+                    description or compiled.text.strip(), text=compiled.text,
+                    paths=compiled.paths, **extra)
 
     def categories(self, value: Any) -> tuple[list[Rule], dict[str, Any]]:
         entries = self.sequence(value, ("categories",))
@@ -216,7 +217,8 @@ class _Builder:
                              settings=self.names(data, "settings", loc))
             if not enabled:
                 rule = Rule(rule.name, never(), rule.reads, rule.description, False,
-                            rule.group, rule.stage, rule.hint, rule.settings, rule.text)
+                            rule.group, rule.stage, rule.hint, rule.settings, rule.text,
+                            rule.paths)
             rules.append(rule)
         raise self.error("the last category is the fallback and has no 'when': add one such as "
                          "{name: unknown}", ("categories", len(entries) - 1))

@@ -117,6 +117,7 @@ class Rule:
     # the rule as written in the expression language (None for a Python predicate):
     # what the SQL engines compile
     text: str | None = None
+    paths: tuple[str, ...] = ()  # nested field paths it reads (``metadata.failure.category``)
 
 
 Better = Literal["higher", "lower"]
@@ -202,6 +203,11 @@ class Taxonomy:
                     return path
                 value = value[part]
         return None
+
+    @property
+    def nested_paths(self) -> tuple[str, ...]:
+        """The nested field paths ``failed`` and the categories read, in order."""
+        return tuple(dict.fromkeys(path for rule in self.rules for path in rule.paths))
 
     @property
     def rule_fields(self) -> tuple[str, ...]:

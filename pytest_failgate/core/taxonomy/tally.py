@@ -131,12 +131,24 @@ class Tally:
         """Every (rule, field) pair with absences, in rule then field order."""
         found = []
         for rule in self.taxonomy.rules:
-            for name in rule.reads:
+            for name in (*rule.reads, *rule.paths):
                 count = self.missing[rule.name].get(name, 0)
                 if count:
+                    declared = self.taxonomy.field_index.get(name)
                     found.append(MissingField(rule.name, name, count, self.examined[rule.name],
-                                              self.taxonomy.field_index[name].default))
+                                              declared.default if declared else None))
         return found
+
+
+def nested_absent(case: Case, path: str) -> bool:
+    """Whether a nested path is missing from a case whose top-level field is there (an
+    absent top-level field is reported as such, not once more per path below it)."""
+    value: Any = case
+    for depth, key in enumerate(path.split(".")):
+        if not isinstance(value, Mapping) or key not in value:
+            return depth > 0 and isinstance(value, Mapping)
+        value = value[key]
+    return False
 
 
 def classify(taxonomy: Taxonomy, case: Case) -> str | None:
@@ -158,7 +170,9 @@ class Tallier:
         self.slice_names = list(slicers or {})
         self._slicers = list((slicers or {}).values())
         self._slices: dict[str, dict[str, SliceTally]] = {name: {} for name in self.slice_names}
+        # fields, then nested paths (absent: their object is there, the key is not)
         self._names = [f.name for f in taxonomy.fields]
+        self._names += [p for p in taxonomy.nested_paths if p not in self._names]
         self._bits = {name: 1 << i for i, name in enumerate(self._names)}
         self._rules = [r for r in taxonomy.categories if r.enabled]
         self._failed = taxonomy.failed.predicate
@@ -185,7 +199,8 @@ class Tallier:
 
     def add(self, case_id: str, case: Case) -> str | None:
         """Classify one case given the fields it has; returns its category."""
-        absent = sum(bit for name, bit in self._bits.items() if name not in case)
+        absent = sum(bit for name, bit in self._bits.items()
+                     if (name not in case if "." not in name else nested_absent(case, name)))
         return self.record(case_id, self.decide(case), absent, case)
 
     def decide(self, case: Case) -> Decision:
@@ -290,7 +305,7 @@ class Tallier:
         taxonomy = self.taxonomy
         examined = {rule.name: 0 for rule in taxonomy.rules}
         missing: dict[str, dict[str, int]] = {rule.name: {} for rule in taxonomy.rules}
-        rule_masks = {rule.name: [(name, self._bits[name]) for name in rule.reads]
+        rule_masks = {rule.name: [(name, self._bits[name]) for name in (*rule.reads, *rule.paths)]
                       for rule in taxonomy.rules}
         for key, count in self._reach.items():
             mask, decided = divmod(key, self._stride)

@@ -84,6 +84,8 @@ class Compiled:
     reads: tuple[str, ...]
     function: Callable[[Mapping[str, Any]], Any]
     python: str = field(default="", compare=False, repr=False)
+    # nested field paths read (``metadata.failure.category``), to report their absence
+    paths: tuple[str, ...] = field(default=(), compare=False)
 
     def holds(self, case: Mapping[str, Any]) -> bool:
         """Whether the expression is true (Python truthiness) for ``case``."""
@@ -130,7 +132,7 @@ def compile_expr(text: str, defaults: Mapping[str, Any] | None = None) -> Compil
         raise ExprError(f"the expression is too deeply nested ({error})", 1) from None
     lambda_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     function = types.FunctionType(lambda_code, namespace, "failgate_expression")
-    return Compiled(text, builder.reads(), function, ast.unparse(lam))
+    return Compiled(text, builder.reads(), function, ast.unparse(lam), builder.paths())
 
 
 # --------------------------------------------------------------------------- positions
@@ -237,6 +239,7 @@ class _Builder:
         self._reads: list[tuple[int, str]] = []
         self._temps = 0
         self._depth = 0
+        self._paths: list[str] = []  # nested case paths read, as dotted text
         self._items: dict[str, str] = {}  # a quantifier's item variable -> its generated name
         self._item_count = 0
 
@@ -264,6 +267,9 @@ class _Builder:
         for _, name in sorted(self._reads, key=lambda read: read[0]):
             seen.setdefault(name)
         return tuple(seen)
+
+    def paths(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self._paths))
 
     def temp(self) -> str:
         self._temps += 1
@@ -376,6 +382,13 @@ class _Builder:
             return _const(value), _kind_of_constant(value)
         self._reads.append((self.index(root), root.id))
         read: ast.expr = self.read(root.id)
+        named = [root.id]
+        for key in keys:  # the object keys before any list index
+            if not isinstance(key, str):
+                break
+            named.append(key)
+        if len(named) > 1:
+            self._paths.append(".".join(named))
         if keys:
             read = _call("_path", read, _const(tuple(keys)))
         return read, "any"
