@@ -227,9 +227,12 @@ def fifo(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_fifo_report_is_refused_without_opening_it(fifo: Path) -> None:
+@pytest.mark.parametrize("suffix", [".json", ".jsonl", ".csv", ".eval"])
+def test_a_fifo_report_is_refused_by_every_reader_without_opening_it(fifo: Path, suffix: str
+                                                                      ) -> None:
+    named = fifo.rename(fifo.with_suffix(suffix))
     with deadline(5), pytest.raises(FailgateError, match="FIFO"):
-        read.load_report(ReportFile(fifo, "pipe"), RAG)
+        read.load_report(ReportFile(named, "pipe"), RAG)
 
 
 def test_a_report_linked_to_a_device_is_refused(tmp_path: Path) -> None:

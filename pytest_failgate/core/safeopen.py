@@ -40,6 +40,14 @@ def _os_error(exc: OSError, path: Path) -> FailgateError:
     return FailgateError(f"cannot read: {exc.strerror or exc}", path)
 
 
+def ensure_regular(path: Path) -> None:
+    """Refuse a path that is not a regular file, before any reader opens it."""
+    try:
+        _refuse(os.stat(path).st_mode, path)
+    except OSError as exc:
+        raise _os_error(exc, path) from None
+
+
 def open_regular(path: Path, limit: int | None = None) -> BinaryIO:
     """Open a regular file for binary reading; anything else is a ``FailgateError``.
 

@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import FailgateError
+from ..safeopen import read_regular
 from ..taxonomy import kind_of
 from .locate import place
 
@@ -37,10 +38,8 @@ class Misshapen(Exception):
 
 
 def read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise FailgateError(f"cannot read: {exc.strerror}", path) from None
+    """The file's bytes; FIFOs and devices are refused before they are opened."""
+    return read_regular(path)
 
 
 def parse_json_file(path: Path, parse: Callable[[Any], T]) -> T:

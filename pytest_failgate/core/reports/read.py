@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError, did_you_mean
-from ..safeopen import open_regular, read_regular
+from ..safeopen import ensure_regular, open_regular, read_regular
 from ..taxonomy import Tallier, Taxonomy, kind_of
 from .jsondecode import JsonSyntaxError, ShapeError, decoder, start_of
 from .jsonfile import describe, loads
@@ -83,6 +83,7 @@ def load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
     (``TaxonomyChoice``).
     """
     spec = spec or ReadSpec()
+    ensure_regular(report.path)  # a FIFO or a device would block or never end, in any reader
     choice = taxonomy if isinstance(taxonomy, TaxonomyChoice) else TaxonomyChoice(taxonomy)
     suffix = report.path.suffix
     described = choice.describing(report.name)
