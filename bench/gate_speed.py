@@ -236,11 +236,11 @@ def memory() -> None:
             head = json.dumps({k: v for k, v in document.items() if k != "case_results"})
             out.write(head[:-1] + ', "case_results": [\n')
             source = json.loads(SOURCE.read_text(encoding="utf-8"))["case_results"]
-            rng, i = random.Random(5), 0
+            rng, n_cases = random.Random(5), 0
             while out.tell() < 1_000_000_000:
-                out.write(("" if i == 0 else ",\n") + json.dumps(real_case(rng.choice(source),
-                                                                          i, rng)))
-                i += 1
+                case = real_case(rng.choice(source), n_cases, rng)
+                out.write(("" if n_cases == 0 else ",\n") + json.dumps(case))
+                n_cases += 1
             out.write("\n]}\n")
         lines = work / "big.jsonl"
         with lines.open("w", encoding="utf-8") as out:  # 1,000,000 lines, short answers
@@ -250,7 +250,7 @@ def memory() -> None:
                 case["answer"] = case["answer"][:60]
                 case["resolved_query"] = case["query"] = case["query"][:40]
                 out.write(json.dumps(case) + "\n")
-        for report, label in ((big, f"{i:,} cases"), (lines, "1,000,000 lines")):
+        for report, label in ((big, f"{n_cases:,} cases"), (lines, "1,000,000 lines")):
             init_ceilings(report, work)
             size = report.stat().st_size / 1e6
             print(f"{report.name}: {label}, {size:.0f} MB")
