@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,9 +54,16 @@ def test_a_catastrophic_pattern_runs_in_linear_time() -> None:
     ("a++", "possessive"), ("(?:a{100}){200}", f"more than {MAX_STATES} states"),
 ])
 def test_a_pattern_that_needs_backtracking_is_refused_at_load(pattern: str, why: str) -> None:
-    with pytest.raises(UnsupportedPattern, match=why):
-        compile_search(pattern)
-    with pytest.raises(ExprError, match="unsupported regular expression") as caught:
+    if sys.version_info < (3, 11) and why in ("atomic group", "possessive"):
+        # Python 3.10's own parser does not know these: refused as invalid instead
+        with pytest.raises(re.error):
+            compile_search(pattern)
+        expected = "invalid regular expression"
+    else:
+        with pytest.raises(UnsupportedPattern, match=why):
+            compile_search(pattern)
+        expected = "unsupported regular expression"
+    with pytest.raises(ExprError, match=expected) as caught:
         compile_expr(f"matches(answer, {pattern!r})")
     assert caught.value.col == 17  # the pattern's place in the rule
 
