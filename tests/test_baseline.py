@@ -138,7 +138,7 @@ def test_cases_in_only_one_run_are_listed_and_too_little_overlap_is_an_error(
     listed = [w for w in gate.warnings if "only in" in w]
     assert listed[0].startswith("baseline: r: 3 cases only in the baseline (")
     assert sorted(listed[0][-11:-1].split(", ")) == ["c0", "c1", "c2"]
-    assert listed[1] == "baseline: r: 1 cases only in this run (c20)"
+    assert listed[1] == "baseline: r: 1 case only in this run (c20)"
     write_summary(tmp_path / "cand" / "r.json", _run({f"x{i}": None for i in range(9)}, 0))
     with pytest.raises(FailgateError, match="only 0 of its 9 cases are in the baseline"):
         run_gate(GateConfig((tmp_path / "cand",), ceilings, baseline=(tmp_path / "base",)))

@@ -202,4 +202,4 @@ def test_a_baseline_is_paired_in_duckdb_with_python_s_discordant_counts(
     assert results[""] == results["-pq"]
     assert ("retrieval_miss", 2, 1, 37) in results["-pq"]
     assert ("unknown", 1, 0, 37) in results["-pq"]
-    assert any("1 cases only in this run (new-only)" in w for w in warnings["-pq"])
+    assert any("1 case only in this run (new-only)" in w for w in warnings["-pq"])

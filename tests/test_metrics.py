@@ -48,7 +48,7 @@ def test_the_vacuous_truth_trap_is_flagged(tmp_path: Path) -> None:
     rows = _metric_rows(tmp_path, EXAMPLES / "reports", "  groundedness: {min: 0.1}\n")
     row = rows["eval_summary::metric:groundedness"]
     assert row.verdict == "fail"
-    assert "1 cases that did not answer substantively carry groundedness = 1.0" in row.message
+    assert "1 case that did not answer substantively carry groundedness = 1.0" in row.message
 
 
 def test_a_metric_with_no_value_anywhere_is_not_applicable_not_a_pass(tmp_path: Path) -> None:
@@ -63,7 +63,7 @@ def test_min_n_asks_for_enough_measured_cases(tmp_path: Path) -> None:
     rows = _metric_rows(tmp_path, EXAMPLES / "reports", "  accuracy: {min: 0.5, min_n: 20}\n")
     row = rows["eval_summary::metric:accuracy"]
     assert row.verdict == "error"
-    assert "only 19 cases have a value for accuracy; the floor needs at least min_n 20" in (
+    assert "only 19 cases with a value for accuracy; the floor needs at least min_n 20" in (
         row.message)
 
 

@@ -40,9 +40,9 @@ def case_counts(n_cases: int | None, failed: int | None, aggregate: bool) -> str
     An aggregate's counts are the ones it recorded (failgate cannot recompute them), so
     it says so; an unknown number shows as ``?``.
     """
-    cases = "?" if n_cases is None else str(n_cases)
+    cases = "? cases" if n_cases is None else plural(n_cases, "case")
     failed_text = "?" if failed is None else str(failed)
-    line = f"{cases} cases, {failed_text} failed"
+    line = f"{cases}, {failed_text} failed"
     return line + (" (recorded counts, not recomputed)" if aggregate else "")
 
 

@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ..compare.intervals import wilson_interval
-from ..formatting import format_number
+from ..formatting import format_number, plural
 
 if TYPE_CHECKING:
     from ..reports.model import Report
@@ -64,11 +64,12 @@ def evaluate_metric(report: Report, name: str, floor: MetricFloor, line: int) ->
         return check("error", f"not applicable: none of the {report.n_cases} cases has a "
                               f"value for {name}, so there is no mean to hold to a floor")
     if floor.min_n is not None and n < floor.min_n:
-        return check("error", f"only {n} cases have a value for {name}; the floor needs at "
-                              f"least min_n {floor.min_n}")
+        return check("error", f"only {plural(n, 'case')} with a value for {name}; the floor "
+                              f"needs at least min_n {floor.min_n}")
     if tally.vacuous:
-        return check("fail", f"{tally.vacuous} cases that did not answer substantively carry "
-                             f"{name} = 1.0, which inflates the mean (ADR 0054's vacuous "
+        return check("fail", f"{plural(tally.vacuous, 'case')} that did not answer "
+                             f"substantively carry {name} = 1.0, which inflates the mean "
+                             "(ADR 0054's vacuous "
                              "truth); such cases should carry null")
     return check("pass" if tally.total >= floor.min * n else "fail")
 

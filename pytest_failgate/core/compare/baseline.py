@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ..errors import FailgateError
+from ..formatting import plural
 from ..reports.jsonfile import load_json
 from ..result import BaselineResult, ConfigChangeResult
 from ..taxonomy.model import TOTAL
@@ -118,7 +119,7 @@ class BaselineRun:
             runs = f" across {self.noise.n_runs} runs" if self.noise.n_runs else ""
             what = ("left out of the paired tests" if self.excluded
                     else "kept in the paired tests (the exclude-unstable option leaves them out)")
-            lines.append(f"noise: {len(unstable)} unstable case{'s' if len(unstable) != 1 else ''}"
+            lines.append(f"noise: {plural(len(unstable), 'unstable case')}"
                          f"{runs} ({shown}), {what}")
         for report in self.comparison.reports:
             if not report.paired:
@@ -128,7 +129,7 @@ class BaselineRun:
                     (report.only_candidate, report.only_candidate_count, "only in this run")):
                 if n:
                     shown = ", ".join(ids[:5]) + (", ..." if n > 5 else "")
-                    lines.append(f"baseline: {report.name}: {n} cases {where} ({shown})")
+                    lines.append(f"baseline: {report.name}: {plural(n, 'case')} {where} ({shown})")
             for change in self.metric_changes(report.name):
                 if change.verdict is None:
                     lines.append(f"baseline: {report.name}: metric {change.name} is not "
