@@ -327,7 +327,7 @@ _ATOM_SAMPLES = [
     "k == [1, 2.0]", "l == []", "o == l", "set(l) & set(['alpha', 'x'])",
     "any(x == 'alpha' for x in l)", "all(v > 1 for v in k)", "any(k)", "all(l)",
     "all(v > 1 for v in k if v > 0)", "any(v > 1 for v in o.z)", "kind(n) == 'number'",
-    "kind(o) == 'object'", "kind(l) == 'list'", "any(any(w == v for w in k) for v in o.z)",
+    "kind(o) == 'object'", "kind(l) == 'array'", "any(any(w == v for w in k) for v in o.z)",
     "all(len(x) > 1 for x in l)",
 ]
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 from pytest_failgate.core.taxonomy.expr import ExprError, ExprRuntimeError, compile_expr
+from pytest_failgate.core.taxonomy.model import Kind
 
 PROMPTFOO_ROW = {"gradingResult": {"componentResults": [
     {"pass": True, "assertion": {"type": "contains"}},
@@ -35,7 +36,7 @@ PROMPTFOO_ROW = {"gradingResult": {"componentResults": [
     ("any(x.missing.deeper for x in xs)", {"xs": [{"a": 1}, None]}, False),  # null-safe
     ("any(has(x.k) for x in xs)", {"xs": [{"a": 1}, {"k": None}]}, True),
     ('any(kind(x) == "string" for x in xs)', {"xs": [1, "a"]}, True),
-    ('kind(a) == "list" and kind(b) == "object" and kind(c) == "null"',
+    ('kind(a) == "array" and kind(b) == "object" and kind(c) == "null"',
      {"a": [1], "b": {}, "c": None}, True),
     ('kind(n) == "number"', {"n": True}, False),  # a bool is never a number
     ("len(values(o))", {"o": {"a": 1, "b": 2}}, 2),
@@ -86,3 +87,13 @@ def test_the_item_is_a_generated_name_bound_by_a_generated_lambda() -> None:
     assert "secret" not in compiled.python  # user names never become Python names
     assert "lambda _i1: _path(_i1, ('a',))" in compiled.python
     assert compiled.function.__globals__["__builtins"+"__"] == {}
+
+
+def test_kind_speaks_the_words_of_a_taxonomys_types() -> None:
+    """One vocabulary: what ``kind(x)`` says is what ``types:`` declares."""
+    samples: dict[str, Any] = {"null": None, "bool": True, "number": 1.5, "string": "a",
+                               "array": [1], "object": {"a": 1}}
+    assert set(samples) == set(get_args(Kind))
+    for word, value in samples.items():
+        assert compile_expr(f'kind(x) == "{word}"').holds({"x": value}), word
+    assert not compile_expr('kind(x) == "list"').holds({"x": [1]})

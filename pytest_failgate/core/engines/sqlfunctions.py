@@ -91,10 +91,10 @@ def fn_values(ex: SqlExpr, x: V) -> V:
 def fn_kind(ex: SqlExpr, x: V) -> V:
     if x.constant is not ...:
         word = {type(None): "null", bool: "bool", int: "number", float: "number",
-                str: "string", tuple: "list"}.get(type(x.constant), "object")
+                str: "string", tuple: "array"}.get(type(x.constant), "object")
         return ex.const(word)
     found = {"bool": "bool", "int": "number", "float": "number", "str": "string",
-             "list": "list", "struct": "object", "map": "object", "set": "set",
+             "list": "array", "struct": "object", "map": "object", "set": "set",
              "null": "null"}.get(x.type.kind)
     if found is None:
         raise SqlUnsupported(f"kind() of a {x.type.describe()} has no SQL form")

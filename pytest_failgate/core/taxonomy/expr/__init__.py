@@ -48,7 +48,7 @@ rules elsewhere, such as to SQL, must support or refuse each of these by name)
       ``any(xs)`` / ``all(xs)`` without a ``for`` test the items' truthiness.
     - ``values(o)``: an object's values (null gives none; anything else raises), so
       ``any(v == false for v in values(passes))`` quantifies over a map.
-    - ``kind(x)``: ``"null"``, ``"bool"``, ``"number"``, ``"string"``, ``"list"`` or
+    - ``kind(x)``: ``"null"``, ``"bool"``, ``"number"``, ``"string"``, ``"array"`` or
       ``"object"`` (a taxonomy's ``types:`` words), the type test:
       ``kind(score) == "number" and score < 0.5``.
 

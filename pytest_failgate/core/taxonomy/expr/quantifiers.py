@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..model import kind_of
 from .runtime import _describe, _fail
 
 Predicate = Callable[[Any], Any]
@@ -56,24 +57,10 @@ def _values(value: Any) -> tuple[Any, ...]:
     _fail(f"values() takes an object, not {_describe(value)}")
 
 
-KINDS = ("null", "bool", "number", "string", "list", "object")
-
-
 def _kind(value: Any) -> str:
-    """The JSON kind of a value, in the words of a taxonomy's ``types:``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "list"
-    if isinstance(value, Mapping):
-        return "object"
-    return "set"
+    """The JSON kind of a value in the words of a taxonomy's ``types:`` (one vocabulary);
+    a set the language built is a ``set``."""
+    return "set" if isinstance(value, frozenset) else kind_of(value)
 
 
 QUANTIFIER_HELPERS: dict[str, Callable[..., Any]] = {
