@@ -294,3 +294,49 @@ def test_a_report_over_the_size_limit_is_refused(
     assert main(["check", "r.json", "--max-report-bytes", "10MB"]) == 0
     assert main(["check", "r.json", "--max-report-bytes", "lots"]) == 2
     assert "'lots' is not a size" in "".join(capsys.readouterr())
+
+
+DATA = Path(__file__).resolve().parent / "data"
+# Valid JSON past the decoder's limits, in a key no rule reads, then the line it sits on.
+LIMITS = {
+    "deep": (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 200 levels"),
+    "huge-integer": (b"1" + b"0" * 5_000, "integers are limited to 4,300 digits"),
+    "lone-surrogate": (b'"\\ud800"', "lone surrogate escape"),
+}
+
+
+def _tool_report(fmt: str, raw: bytes) -> tuple[str, bytes, int]:
+    """A real file of another tool's format with ``raw`` added in its third record (or at
+    the end of a whole-file format): (file name, content, line of ``raw``)."""
+    if fmt == "promptfoo":
+        source = DATA / "promptfoo" / "shared" / "tds_project1.promptfoo_results.json"
+        text = source.read_bytes().rstrip()
+        assert text.endswith(b"}")
+        content = text[:-1] + b',\n"extra": ' + raw + b"}\n"
+        return source.name, content, content.count(b"\n", 0, content.index(raw)) + 1
+    source = {"lm-eval": next((DATA / "lm_eval").glob("samples_*.jsonl")),
+              "openai-evals": DATA / "openai_evals" / "promptfoo__openai-evals-items.jsonl"}[fmt]
+    lines = source.read_bytes().splitlines()
+    at = min(2, len(lines) - 1)
+    lines[at] = lines[at].rstrip()[:-1] + b', "extra": ' + raw + b"}"
+    return source.name, b"\n".join(lines) + b"\n", at + 1
+
+
+@pytest.mark.parametrize("limit", list(LIMITS))
+@pytest.mark.parametrize("fmt", ["promptfoo", "lm-eval", "openai-evals"])
+def test_other_tools_reports_past_the_decoders_limits_are_one_message_with_their_line(
+    fmt: str, limit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    raw, message = LIMITS[limit]
+    name, content, line = _tool_report(fmt, raw)
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / name).write_bytes(content)
+    monkeypatch.chdir(tmp_path)
+    with deadline(5):
+        code = main(["init", "reports"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert f"{name}:{line}:" in out + err
+    assert message in out + err
+    assert "Traceback" not in out + err

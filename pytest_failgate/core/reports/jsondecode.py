@@ -150,7 +150,7 @@ class _Default:
         except ValidationError as exc:
             raise _syntax_error(data, exc) from None
         except ValueError as exc:  # from_json's own syntax errors
-            raise _from_json_error(data, exc) from None
+            raise from_json_error(data, exc) from None
 
     def case(self, data: bytes, case_fields: tuple[str, ...]) -> dict[str, Any]:
         try:
@@ -160,7 +160,8 @@ class _Default:
             raise _syntax_error(data, exc) from None
 
 
-def _from_json_error(data: bytes, exc: ValueError) -> JsonSyntaxError:
+def from_json_error(data: bytes, exc: ValueError) -> JsonSyntaxError:
+    """pydantic-core's error on ``data`` with its place as a line and a column in characters."""
     found = re.search(r"(.*) at line (\d+) column (\d+)$", str(exc))
     if found is None:  # pragma: no cover
         return JsonSyntaxError(str(exc))

@@ -1,22 +1,26 @@
 """Whole-file JSON for the readers of other tools' formats, with errors that name the place.
 
 Those formats nest their cases (``results.results``, ``testRunData.testCases``) among
-other blocks, and are read whole with ``json``; failgate's own shapes use the faster
-field picker in ``jsonscan``.
+other blocks, and are read whole; failgate's own shapes use the field picker in
+``jsondecode``. Both decode with pydantic-core, whose values are ``json``'s and whose limits
+(nesting deeper than 200 levels, integers over 4,300 digits, lone surrogate escapes) are
+errors with a line and column, never a crash.
 """
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic_core import from_json
+
 from ..errors import FailgateError
-from ..safeopen import read_regular
+from ..safeopen import open_regular, read_regular
 from ..taxonomy import kind_of
+from .jsondecode import from_json_error
 from .locate import place
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
 Loc = tuple[str | int, ...]
@@ -58,16 +62,33 @@ def load_json(path: Path) -> Any:
     return loads(read_bytes(path), path)
 
 
-def loads(data: bytes, path: Path) -> Any:
-    """Decode JSON bytes read from ``path`` (named in errors)."""
+def loads(data: bytes, path: Path, line: int = 1) -> Any:
+    """Decode JSON bytes read from ``path`` (named in errors), found at ``line`` of it."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     try:
-        text = data.decode("utf-8-sig")
+        data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FailgateError(f"not UTF-8 text (byte {exc.start + 1})", path) from None
+        raise FailgateError(f"not UTF-8 text (byte {exc.start + 1})", path, line) from None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FailgateError(f"invalid JSON: {exc.msg}", path, exc.lineno, exc.colno) from None
+        return from_json(data)
+    except ValueError as exc:
+        error = from_json_error(data, exc)
+        where = (line + error.line - 1, error.col) if error.line is not None else (line,)
+        raise FailgateError(f"invalid JSON: {error.message}", path, *where) from None
+
+
+def json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSON Lines file; ``what`` names
+    a line's record in the error when one is not an object (``an lm-eval sample``)."""
+    with open_regular(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            row = loads(line, path, number)
+            if not isinstance(row, dict):
+                raise FailgateError(f"{what} is an object, not {describe(row)}", path, number)
+            yield number, row
 
 
 def describe(value: object) -> str:

@@ -27,8 +27,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
-from ..safeopen import open_regular
-from .jsonfile import describe, load_json
+from .jsonfile import describe, json_lines, load_json
 from .readers import ReaderOutput
 
 if TYPE_CHECKING:
@@ -89,18 +88,8 @@ def _directions(folder: Path, task: str) -> Mapping[str, bool]:
 
 
 def _cases(path: Path, directions: Mapping[str, bool]) -> Iterator[dict[str, Any]]:
-    with open_regular(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise FailgateError(f"invalid JSON: {exc}", path, number) from None
-            if not isinstance(row, dict):
-                raise FailgateError(f"an lm-eval sample is an object, not {describe(row)}",
-                                    path, number)
-            yield _case(row, directions, path, number)
+    for number, row in json_lines(path, "an lm-eval sample"):
+        yield _case(row, directions, path, number)
 
 
 def _case(row: Mapping[str, Any], directions: Mapping[str, bool], path: Path,

@@ -20,13 +20,11 @@ Each line becomes one case:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
-from ..safeopen import open_regular
-from .jsonfile import describe
+from .jsonfile import describe, json_lines
 from .readers import ReaderOutput
 
 if TYPE_CHECKING:
@@ -50,18 +48,8 @@ class OpenAIEvalsReader:
 
 
 def _cases(path: Path) -> Iterator[dict[str, Any]]:
-    with open_regular(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise FailgateError(f"invalid JSON: {exc}", path, number) from None
-            if not isinstance(row, Mapping):
-                raise FailgateError(f"an output item is an object, not {describe(row)}",
-                                    path, number)
-            yield _case(row, path, number)
+    for number, row in json_lines(path, "an output item"):
+        yield _case(row, path, number)
 
 
 def _case(row: Mapping[str, Any], path: Path, line: int) -> dict[str, Any]:

@@ -23,11 +23,10 @@ the folder (no ``attribution.jsonl`` beside it) is left to the other readers.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
-from .jsonfile import load_json
+from .jsonfile import json_lines, load_json, loads
 from .readers import ReaderOutput
 
 if TYPE_CHECKING:
@@ -52,8 +51,8 @@ def _first_line(path: Path) -> Any:
     except OSError as exc:
         raise FailgateError(f"cannot read: {exc.strerror}", path) from None
     try:
-        return json.loads(line.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return loads(line, path)
+    except FailgateError:
         return None
 
 
@@ -76,24 +75,10 @@ def run_config(path: Path) -> dict[str, Any] | None:
 
 def _cases(path: Path) -> list[dict[str, Any]]:
     cases = []
-    try:
-        handle = path.open(encoding="utf-8-sig")
-    except OSError as exc:
-        raise FailgateError(f"cannot read: {exc.strerror}", path) from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                case = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise FailgateError(f"invalid JSON: {exc.msg}", path, number,
-                                    exc.colno) from None
-            if not isinstance(case, dict):
-                raise FailgateError("a case must be a JSON object", path, number, 1)
-            if "primary_failure" not in case:
-                raise FailgateError("the case has no 'primary_failure'", path, number, 1)
-            cases.append(case)
+    for number, case in json_lines(path, "a case"):
+        if "primary_failure" not in case:
+            raise FailgateError("the case has no 'primary_failure'", path, number, 1)
+        cases.append(case)
     return cases
 
 
