@@ -8,6 +8,28 @@ and outputs. ``duckdb`` and ``pyspark`` are optional extras, imported only by
 ``duckdb_engine`` and ``spark_engine`` when a run asks for them.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from ..errors import FailgateError
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
 ENGINES = ("python", "duckdb", "spark")
 TRANSPILED = ("bigquery", "snowflake", "trino", "postgres")  # printed through sqlglot
 DIALECTS = ("duckdb", "spark", *TRANSPILED)
+
+FIRST_IDS = 20
+"""Failing case ids an engine brings back per category."""
+
+
+def optional(module: str, needed_for: str, extra: str) -> ModuleType:
+    """Import an optional extra's module, or say which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise FailgateError(f"{needed_for} needs {module.partition('.')[0]}: "
+                            f"pip install 'pytest-failgate[{extra}]'") from None

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
 from ..reports.model import Report
+from . import FIRST_IDS, optional
 from .dialects import DUCKDB
 from .pairing import Classified
 from .sqlquery import RuleNotExpressible, compile_gate, decode
@@ -32,17 +33,8 @@ if TYPE_CHECKING:
     from ..reports.read import ReadSpec
     from ..taxonomy import Taxonomy
 
-FIRST_IDS = 20
-"""Failing case ids kept per category (the first in file order)."""
-
-
 def _connect() -> Any:
-    try:
-        import duckdb
-    except ImportError:
-        raise FailgateError("the DuckDB engine needs the duckdb package: "
-                            "pip install 'pytest-failgate[duckdb]'") from None
-    return duckdb.connect()
+    return optional("duckdb", "the DuckDB engine", "duckdb").connect()
 
 
 def _files(path: Path) -> list[str]:

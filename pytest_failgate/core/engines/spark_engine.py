@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
 from ..reports.model import Report
+from . import FIRST_IDS, optional
 from .dialects import SPARK
 from .pairing import Classified
 from .sqlquery import RuleNotExpressible, compile_gate, decode
@@ -23,16 +24,9 @@ if TYPE_CHECKING:
     from ..reports.read import ReadSpec
     from ..taxonomy import Taxonomy
 
-FIRST_IDS = 20
-
-
 def session() -> Any:
     """The active SparkSession, or a local one on every core."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        raise FailgateError("the Spark engine needs pyspark: "
-                            "pip install 'pytest-failgate[spark]'") from None
+    SparkSession = optional("pyspark.sql", "the Spark engine", "spark").SparkSession
     active = SparkSession.getActiveSession()
     if active is not None:
         return active

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import FailgateError, did_you_mean
-from . import DIALECTS
+from . import DIALECTS, optional
 from .dialects import DUCKDB, SPARK
 from .sqlquery import RuleNotExpressible, compile_gate
 from .sqltypes import BOOL, FLOAT, NULL, STR, SqlType, unify
@@ -72,11 +72,7 @@ def gate_sql(taxonomy: Taxonomy, spec: ReadSpec, dialect: str, table: str,
         raise FailgateError(exc.message) from None
     if dialect in ("duckdb", "spark"):
         return query.sql + ";\n"
-    try:
-        import sqlglot
-    except ImportError:
-        raise FailgateError("transpiling to other dialects needs sqlglot: "
-                            "pip install 'pytest-failgate[duckdb]'") from None
+    sqlglot = optional("sqlglot", "transpiling to other dialects", "duckdb")
     try:
         return ";\n".join(sqlglot.transpile(query.sql, read="spark", write=dialect,
                                             pretty=True)) + ";\n"
