@@ -209,14 +209,31 @@ def test_an_unfinished_eval_log_without_summaries_is_read_from_its_sample_member
     assert load(target).all_case_ids() == load(generated("json", "capitals")).all_case_ids()
 
 
-def test_two_logs_of_one_task_and_model_in_one_folder_are_an_error_naming_both(
+def test_of_two_logs_of_one_task_and_model_in_one_folder_the_later_is_gated(
         tmp_path: Path) -> None:
-    """Inspect's log folder keeps every run; gating two runs as one report is refused."""
+    """Inspect's log folder keeps every run: the later log (``eval.created``, whatever its
+    format or file name) is gated, the earlier listed as skipped, naming the one gated."""
     for folder in ("json", "eval"):
         shutil.copyfile(generated(folder, "plots"), tmp_path / generated(folder, "plots").name)
+    later, earlier = (tmp_path / generated(folder, "plots").name for folder in ("eval", "json"))
+    gated, skipped = load_run((tmp_path,), INSPECT, ReadSpec(readers=builtin_readers()))
+    assert [(g.report.name, g.report.path) for g in gated if g.report is not None] == [
+        ("plots@mockllm/model", later)]
+    [left_out] = skipped
+    assert left_out.path == earlier
+    assert f"{later.name} is gated instead" in left_out.reason
+
+
+def test_logs_of_one_task_in_two_folders_are_an_error_naming_both(tmp_path: Path) -> None:
+    """Two folders given are two runs the user chose: no log is dropped silently."""
+    for folder in ("json", "eval"):
+        (tmp_path / folder).mkdir()
+        shutil.copyfile(generated(folder, "plots"),
+                        tmp_path / folder / generated(folder, "plots").name)
     with pytest.raises(FailgateError, match=r"two reports are both named "
                                             r"'plots@mockllm/model': .*\.json and .*\.eval"):
-        load_run((tmp_path,), INSPECT, ReadSpec(readers=builtin_readers()))
+        load_run((tmp_path / "json", tmp_path / "eval"), INSPECT,
+                 ReadSpec(readers=builtin_readers()))
 
 
 def test_logs_are_reported_by_task_and_model(tmp_path: Path) -> None:

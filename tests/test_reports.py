@@ -9,6 +9,7 @@ import pytest
 from helpers import EXAMPLES, RAG, case, cases_for, category_case, write_jsonl, write_summary
 
 from pytest_failgate.core.errors import FailgateError
+from pytest_failgate.core.gate import load_run
 from pytest_failgate.core.reports.discover import discover
 from pytest_failgate.core.reports.model import Report, ReportFile, SkippedFile
 from pytest_failgate.core.reports.read import load_report
@@ -120,7 +121,26 @@ def test_two_reports_with_one_name_are_an_error(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "a" / "run.jsonl", [case("a")])
     write_jsonl(tmp_path / "b" / "run.jsonl", [case("a")])
     with pytest.raises(FailgateError, match="two reports are both named 'run'"):
-        discover([tmp_path / "a", tmp_path / "b"])
+        load_run((tmp_path / "a", tmp_path / "b"), RAG)
+
+
+def test_a_broken_report_and_a_report_of_one_name_are_an_error(tmp_path: Path) -> None:
+    """A file that fails to load keeps its name: it may not share items with another."""
+    write_jsonl(tmp_path / "a" / "run.jsonl", [case("a")])
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "run.json").write_text("{", encoding="utf-8")
+    with pytest.raises(FailgateError, match="two reports are both named 'run'"):
+        load_run((tmp_path / "a", tmp_path / "b"), RAG)
+
+
+def test_a_file_no_reader_reads_never_clashes_with_a_report_of_its_name(tmp_path: Path
+                                                                        ) -> None:
+    """``promptfoo eval -o results.json -o results.csv``: the CSV is listed as skipped."""
+    write_jsonl(tmp_path / "results.jsonl", [case("a")])
+    (tmp_path / "results.csv").write_text("Description,Status\nx,PASS\n", encoding="utf-8")
+    gated, skipped = load_run((tmp_path,), RAG)
+    assert [g.report.name for g in gated if g.report is not None] == ["results"]
+    assert [s.path.name for s in skipped] == ["results.csv"]
 
 
 def test_a_path_that_does_not_exist_is_an_error(tmp_path: Path) -> None:

@@ -30,20 +30,17 @@ def promptfoo_truth(folder: Path) -> Counts:
 
 
 def deepeval_truth(folder: Path) -> Counts:
-    """(cases, failed) per report, from `testPassed`/`testFailed` (the in-progress file has
-    none: it holds the same run as the others)."""
+    """(cases, failed) per folder holding a run, from `testPassed`/`testFailed` (the
+    in-progress file has none: it holds the same run as the others): one report each, named
+    `test_run`, however many files DeepEval wrote the run to."""
     truth: Counts = {}
-    recorded = None
     paths = sorted([*folder.glob(".deepeval/.*.json"), *folder.glob("results/*.json")])
     for path in paths:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
         run = data.get("testRunData", data)
         if "testFailed" in run:
-            recorded = (run["testPassed"] + run["testFailed"], run["testFailed"])
-    assert recorded is not None
-    for path in paths:
-        if path.name != ".deepeval-cache.json":
-            truth[path.relative_to(folder).with_suffix("").as_posix()] = recorded
+            name = f"{path.parent.relative_to(folder).as_posix()}/test_run"
+            truth[name] = (run["testPassed"] + run["testFailed"], run["testFailed"])
     return truth
 
 

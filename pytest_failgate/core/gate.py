@@ -252,7 +252,7 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
             continue
         # under the name its reader gave it (a timestamp dropped, a HELM run folder)
         gated.append(ReportGate(ReportFile(file.path, loaded.name), report=loaded))
-    _check_unique_names(gated)
+    gated = _one_run_per_name(gated, skipped)
     if not gated:
         where = ", ".join(display_path(p) for p in paths)
         raise FailgateError(
@@ -263,19 +263,38 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
     return gated, skipped
 
 
-def _check_unique_names(gated: Sequence[ReportGate]) -> None:
-    """Two files a reader named alike (an Inspect task run twice into one log folder) would
-    share ceilings and items: an error naming both."""
-    seen: dict[str, Path] = {}
+def _one_run_per_name(gated: list[ReportGate], skipped: list[SkippedFile]) -> list[ReportGate]:
+    """One report per name: of the same-named files of one folder that their reader orders
+    (``run_order``: Inspect's log folder keeps every run, DeepEval writes one run to
+    several files), the latest; the others are listed as skipped, naming the one gated.
+    Any other two files of one name (a report and a broken file included) would share
+    ceilings and items: an error naming both."""
+    groups: dict[str, list[ReportGate]] = {}
     for loaded in gated:
-        if loaded.report is None:
+        name = loaded.report.name if loaded.report is not None else loaded.file.name
+        groups.setdefault(name, []).append(loaded)
+    left_out: set[int] = set()
+    for name, group in groups.items():
+        if len(group) == 1:
             continue
-        other = seen.setdefault(loaded.report.name, loaded.report.path)
-        if other != loaded.report.path:
-            raise FailgateError(
-                f"two reports are both named '{loaded.report.name}': {display_path(other)} "
-                f"and {display_path(loaded.report.path)}; gate one run at a time (one "
-                "--failgate path per run's folder)")
+        reports = [g.report for g in group]
+        ordered = [r for r in reports if r is not None and r.run_order is not None]
+        if len(ordered) == len(group) and len({(r.format, r.path.parent) for r in ordered}) == 1:
+            latest = max(ordered, key=lambda r: (r.run_order or (), r.path.name))
+            for report in ordered:
+                if report is not latest:
+                    left_out.add(id(report))
+                    skipped.append(SkippedFile(report.path, (
+                        f"{display_path(latest.path)} is gated instead: the latest {report.format} "
+                        f"file of report '{name}' in this folder")))
+            continue
+        first, second = (g.report.path if g.report is not None else g.file.path
+                         for g in group[:2])
+        raise FailgateError(
+            f"two reports are both named '{name}': {display_path(first)} and "
+            f"{display_path(second)}; gate one run at a time (one --failgate path per "
+            "run's folder)")
+    return [g for g in gated if g.report is None or id(g.report) not in left_out]
 
 
 def _skipped_text(skipped: Sequence[SkippedFile]) -> str:

@@ -10,6 +10,7 @@ holds more cases than its report, so the report's ceiling bounds it already.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -95,14 +96,15 @@ class Ceilings:
         An override close to a report that exists is almost surely a typo that would
         silently leave the report on the defaults, so it stops the run. One that
         resembles nothing belongs to reports this run was not given (another CI
-        job's), and is listed so a stale entry does not go unnoticed.
+        job's, or another Inspect task's: ``keywords@mockllm/model`` is no typo of
+        ``capitals@mockllm/model``), and is listed so a stale entry does not go unnoticed.
         """
         known = sorted(set(names))
         warnings = []
         for report in self.model.reports:
             if report in known:
                 continue
-            guess = closest(report, known)
+            guess = typo_of(report, known)
             if guess is not None:
                 raise self.doc.error(
                     f"reports: '{report}' matches no report; did you mean '{guess}'?",
@@ -114,6 +116,29 @@ class Ceilings:
                 "in this run; its ceilings were not used"
             )
         return warnings
+
+
+_PARTS = re.compile(r"([/@])")
+
+
+def typo_of(name: str, known: Iterable[str]) -> str | None:
+    """The report name ``name`` is most likely a typo of, if any.
+
+    Report names are made of parts (``folder/task@model``); a typo changes one part, so
+    the part that differs is compared, not the whole name, whose shared parts would
+    make two tasks of one model look alike. Names of another shape are compared whole.
+    """
+    parts = _PARTS.split(name)
+    candidates = []
+    for other in known:
+        others = _PARTS.split(other)
+        if len(others) != len(parts) or others[1::2] != parts[1::2]:
+            candidates.append(other)
+            continue
+        differ = [(a, b) for a, b in zip(parts, others, strict=True) if a != b]
+        if len(differ) == 1 and closest(differ[0][0], [differ[0][1]]) is not None:
+            candidates.append(other)
+    return closest(name, candidates)
 
 
 @dataclass(frozen=True)

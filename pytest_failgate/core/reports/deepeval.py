@@ -13,6 +13,16 @@ The files a run leaves all hold one test run, ``{"testCases": [...],
 Other files in ``.deepeval/`` (``.deepeval-cache.json``, a link-only
 ``.latest_test_run.json``) are not test runs and are skipped.
 
+All of them are the report ``test_run`` of their folder, so one ``deepeval test run`` is
+gated once: the newer finished file (``run_order``), the other and the in-progress copy
+of the same run listed as skipped. The in-progress file is read when no finished run is
+beside it. One that holds another run than the newest finished file means DeepEval is
+running there (or a run crashed): it is an error, and the finished files are skipped as
+an earlier run's, never gated silently. So is reading ``./.deepeval`` inside ``deepeval
+test run`` itself (its ``DEEPEVAL`` flag), which writes the run only after its pytest
+session ends. Of the ``test_run_<timestamp>.json`` files of a results folder, the latest
+is gated.
+
 Every test case, single-turn and conversational, is one case with the fields the
 built-in ``deepeval`` taxonomy (``taxonomy/builtin/deepeval.yaml``) reads:
 
@@ -39,14 +49,17 @@ built-in ``deepeval`` taxonomy (``taxonomy/builtin/deepeval.yaml``) reads:
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
 
+from ..errors import FailgateError
+from ..safeopen import open_regular
 from .jsonfile import Loc, Misshapen, describe, parse_json_file
 from .readers import ReaderOutput
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 WRAPPER_KEY = "testRunData"  # .latest_test_run.json
 _LISTS = (("testCases", "llm", "test_case"),
@@ -66,7 +79,121 @@ class DeepEvalReader:
         return any(marker in head for marker in _MARKERS)
 
     def read(self, path: Path) -> ReaderOutput | None:
-        return parse_json_file(path, read_deepeval)
+        if path.name in RUN_FILES and _holds_run(path):  # a link-only file is no run
+            return _read_run_file(path)
+        output = parse_json_file(path, read_deepeval)
+        stamped = _TIMESTAMPED.fullmatch(path.name)
+        if output is not None and stamped is not None:  # DEEPEVAL_RESULTS_FOLDER keeps each
+            moment = datetime.strptime(stamped.group(1), "%Y%m%d_%H%M%S")  # run: the latest
+            output.name = REPORT_NAME
+            output.run_order = (moment.replace(tzinfo=timezone.utc).timestamp(),)
+        return output
+
+
+REPORT_NAME = "test_run"  # every file of one run, in one folder: one report
+LATEST, FULL = ".latest_test_run.json", ".latest_run_full.json"  # the finished run, twice
+TEMP_FILE = ".temp_test_run_data.json"  # written while a run is in progress
+RUN_FILES = (LATEST, FULL, TEMP_FILE)
+_TIMESTAMPED = re.compile(r"test_run_(\d{8}_\d{6})\.json")
+_IN_RUN = "DEEPEVAL"  # set by `deepeval test run` in the process that runs pytest
+
+
+def _holds_run(path: Path) -> bool:
+    """Whether a file may hold a test run (a link-only ``.latest_test_run.json`` does not),
+    from its first bytes."""
+    with open_regular(path) as handle:
+        head = handle.read(1 << 16)
+    return any(marker in head for marker in _MARKERS[:2])
+
+
+def _newest_finished(folder: Path) -> Path | None:
+    """The newer of a folder's finished-run files that hold a run (``.latest_test_run.json``
+    when both were written in the same second), if any."""
+    finished = [folder / name for name in (LATEST, FULL)
+                if (folder / name).is_file() and _holds_run(folder / name)]
+    if not finished:
+        return None
+    return max(finished, key=lambda p: (int(p.stat().st_mtime), p.name == LATEST))
+
+
+def _read_run_file(path: Path) -> ReaderOutput:
+    """One of the files of a ``.deepeval/`` folder, named ``test_run`` and ordered (a finished
+    run after the in-progress file, then the newer, then ``.latest_test_run.json``) so the
+    folder's run is gated once.
+
+    The in-progress file must hold the run the newest finished file holds. If it holds
+    another, DeepEval is running there, or a run crashed: the in-progress file is an error
+    saying so, and the finished files that differ from it are skipped as an earlier run's.
+    """
+    folder = path.parent
+    temp = folder / TEMP_FILE
+    if _inside_deepeval(folder):
+        first = next(p for p in (temp, folder / LATEST, folder / FULL) if p.is_file())
+        if path != first:
+            return ReaderOutput((), skipped=f"inside `deepeval test run`: see {first.name}")
+        raise FailgateError(
+            "this process runs under `deepeval test run`, which writes .deepeval/ only after "
+            "its pytest session ends: the files here are an earlier run's (or the one in "
+            "progress). Gate this run in a step after it: `deepeval test run ...` then "
+            "`failgate check .deepeval/` (or `pytest --failgate=.deepeval/`)", path)
+    try:
+        output = parse_json_file(path, read_deepeval)
+    except FailgateError as exc:
+        if path != temp:
+            raise
+        return ReaderOutput((), skipped="DeepEval's in-progress file, unreadable while it "
+                            f"is being written ({exc.message})")
+    assert output is not None  # _holds_run: it has testCases or conversationalTestCases
+    cases = list(output.cases)
+    output.cases, output.name = cases, REPORT_NAME
+    seconds = float(int(path.stat().st_mtime))
+    if path == temp:
+        if not cases:
+            raise FailgateError("DeepEval's in-progress file holds no test case yet: a run is "
+                                "starting here; gate it once `deepeval test run` has returned, "
+                                "in a step of its own", path)
+        finished = _newest_finished(folder)
+        other = _cases_of(finished) if finished is not None else None
+        if finished is not None and other is not None and _verdicts(other) != _verdicts(cases):
+            raise FailgateError(
+                f"a DeepEval run here has not finished (it is running, or it crashed): this "
+                f"file holds {len(cases)} test cases that are not the run in {finished.name}, "
+                "which an earlier run wrote. Gate once `deepeval test run` has returned, in a "
+                "step of its own (or delete this file, if a crashed run left it)", path)
+        output.run_order = (0.0, seconds, 0.0)
+        return output
+    if temp.is_file() and _holds_run(temp):
+        current = _cases_of(temp)
+        if current and _verdicts(current) != _verdicts(cases):
+            return ReaderOutput((), skipped=(
+                f"an earlier run's: {TEMP_FILE} beside it holds a DeepEval run that has not "
+                "finished"))
+    output.run_order = (1.0, seconds, 2.0 if path.name == LATEST else 1.0)
+    return output
+
+
+def _cases_of(path: Path) -> list[dict[str, Any]] | None:
+    """The cases of another file of the folder; ``None`` when it cannot be read (it is
+    being written, or it is broken: its own reading says so)."""
+    try:
+        output = parse_json_file(path, read_deepeval)
+    except FailgateError:
+        return None
+    return list(output.cases) if output is not None else None
+
+
+def _inside_deepeval(folder: Path) -> bool:
+    """Whether this process runs under ``deepeval test run`` (which runs pytest in its own
+    process and writes the run to ``./.deepeval`` only after pytest returns) and ``folder``
+    is that ``./.deepeval``."""
+    flag = os.environ.get(_IN_RUN, "").strip().lower()
+    return (flag in ("1", "true", "yes", "on", "y")
+            and folder.resolve() == (Path.cwd() / ".deepeval").resolve())
+
+
+def _verdicts(cases: list[dict[str, Any]]) -> list[tuple[str, bool]]:
+    """What two files of one run agree on: each case's id and verdict."""
+    return sorted((case["id"], case["success"]) for case in cases)
 
 
 def test_run_of(data: Any) -> tuple[Mapping[str, Any] | None, Loc]:

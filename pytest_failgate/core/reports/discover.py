@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import FailgateError, display_path
+from ..errors import FailgateError
 from .model import ReportFile, SkippedFile
 
 if TYPE_CHECKING:
@@ -48,14 +48,6 @@ def discover(paths: Sequence[Path], suffixes: Sequence[str] = REPORT_SUFFIXES
             raise FailgateError("no such file or directory", given)
     found = _once(found)
     skipped = list({s.path: s for s in skipped}.values())
-    by_name: dict[str, Path] = {}
-    for report in found:
-        other = by_name.setdefault(report.name, report.path)
-        if other != report.path:
-            raise FailgateError(
-                f"two reports are both named '{report.name}': {display_path(other)} and "
-                f"{display_path(report.path)}; pass them under one --failgate root or rename one"
-            )
     return found, skipped
 
 

@@ -35,8 +35,10 @@ taxonomy (``taxonomy/builtin/inspect_ai.yaml``) reads:
     For slices and listings.
 
 The report is named after ``eval.task`` and ``eval.model`` (``arc_easy@ollama/qwen2.5``),
-not after the timestamped file name. ``recorded`` keeps ``num_predictions`` and
-the log's ``results`` block.
+not after the timestamped file name. Inspect's log folder keeps every run: of the logs of
+one task and model in a folder, the latest (``eval.created``) is gated and the others are
+listed as skipped. ``recorded`` keeps ``num_predictions``, the log's ``status``
+(``success``, ``error``, ``cancelled``, ``started``) and its ``results`` block.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
@@ -76,6 +79,21 @@ class InspectReader:
             except Misshapen as exc:  # a member's line means little: name the sample
                 raise FailgateError(exc.message, path) from None
         return parse_json_file(path, read_json_log)
+
+
+def created(header: Mapping[str, Any]) -> float:
+    """When the run started (``eval.created``), in seconds since the epoch; ``-inf`` when
+    the header does not say (its file name then orders it among its task's logs)."""
+    text = header["eval"].get("created")
+    if not isinstance(text, str):
+        return -math.inf
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return -math.inf
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
 
 
 # The eval block's keys that describe the configuration (not ids, times or packages):
@@ -120,9 +138,12 @@ def read_inspect(header: Mapping[str, Any], samples: Any) -> ReaderOutput:
     recorded: dict[str, Any] = {"num_predictions": len(cases)}
     if isinstance(header.get("results"), Mapping):
         recorded["results"] = header["results"]
+    if isinstance(header.get("status"), str):
+        recorded["status"] = header["status"]
     spec = header["eval"]
     config = {key: spec[key] for key in CONFIG_KEYS if key in spec}
-    return ReaderOutput(cases, recorded, name=report_name(header), config=config)
+    return ReaderOutput(cases, recorded, name=report_name(header), config=config,
+                        run_order=(created(header),))
 
 
 def _header_only(header: Mapping[str, Any]) -> ReaderOutput:
@@ -158,12 +179,15 @@ def _header_only(header: Mapping[str, Any]) -> ReaderOutput:
     if ci:
         recorded["ci"] = ci
     status = header.get("status")
+    if isinstance(status, str):
+        recorded["status"] = status
     why = "the log holds no samples"
     if status in ("started", "error", "cancelled"):
         why += f" (its status is {status})"
     elif total:
         why += f" (written with log_samples=False, or trimmed; it records {total} samples)"
-    return ReaderOutput((), recorded, name=report_name(header), uncounted=why)
+    return ReaderOutput((), recorded, name=report_name(header), uncounted=why,
+                        run_order=(created(header),))
 
 
 def sample_case(sample: Any, loc: Loc) -> dict[str, Any]:

@@ -78,6 +78,8 @@ class Report:
     # a SQL engine's report: how to select each case's (deciding position, id) again, so a
     # baseline comparison pairs cases by a join in the engine (``engines.pairing``)
     classified: Any = None
+    # where its run stands among same-named files of its folder (``ReaderOutput.run_order``)
+    run_order: tuple[float, ...] | None = None
 
     @property
     def failed(self) -> int | None:

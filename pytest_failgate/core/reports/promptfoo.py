@@ -1,9 +1,11 @@
-"""promptfoo's JSON output (``promptfoo eval -o results.json``), read natively.
+"""promptfoo's output (``promptfoo eval -o results.json`` or ``-o results.jsonl``), read
+natively.
 
 Shapes read:
 
 - the output file, results version 2 and 3: ``{"evalId", "results": {"version",
   "prompts", "results": [row, ...], "stats"}, "config", ...}``;
+- JSON Lines (``-o results.jsonl``): one row a line, without the stats;
 - the summary object alone (``promptfoo.evaluate()`` written as JSON):
   ``{"version", "results": [row, ...], "stats"}``;
 - older exports: a bare list of rows (no ``failureReason``, no ``testIdx``).
@@ -12,13 +14,16 @@ Each row becomes one case with the fields the built-in ``promptfoo`` taxonomy
 (``taxonomy/builtin/promptfoo.yaml``) reads:
 
 ``id``
-    Stable across runs, so ``--failgate-baseline`` pairs the rows of two runs: the
-    provider (its label, else its id), the provider's prompt (the n-th prompt it
-    was run with: a prompt edit keeps the number), the test index, and a hash of the
-    test's ``vars`` (``echo/0/t3#9f2c01ab``). The row's own ``id`` is a fresh UUID
-    every run and is never used. With ``--repeat N`` promptfoo folds the repeats
-    into ``testIdx``, so they stay distinct. Rows without ``testIdx`` (older
-    exports) are numbered in file order among the rows of their provider and prompt.
+    Stable across runs, so ``--failgate-baseline`` pairs the rows of two runs, and
+    readable: the provider (its label, else its id), the provider's prompt (the n-th
+    prompt it was run with: a prompt edit keeps the number) and the test's
+    ``description`` (``echo/0/refund window stated``). A description two tests share
+    gets a hash of the test's ``vars`` (``echo/0/greeting#9f2c01ab``); a test without
+    one is ``t<test number>#<hash of vars>``. The n-th ``--repeat`` of a test ends in
+    ``/r<n>`` from the second on, so a run's first repeat pairs with a run without
+    repeats. The row's own ``id`` is a fresh UUID every run and is never used. Rows
+    without ``testIdx`` (older exports) are numbered in file order among the rows of
+    their provider and prompt.
 ``success``
     promptfoo's verdict; a case failed when it is false.
 ``failure_reason``
@@ -31,11 +36,16 @@ Each row becomes one case with the fields the built-in ``promptfoo`` taxonomy
 ``failed_assertion``, ``failed_assertions``
     The type of the first failed assertion (in ``gradingResult.componentResults``
     order, nested sets searched depth-first), and the types of all of them.
-``provider``, ``prompt``, ``test``, ``description``, ``score``, ``latency_ms``, ``cost``
+``description``
+    The test's description (null without one): the case's label.
+``test``, ``repeat``
+    The test's number (its ``testIdx`` in a run without repeats) and the repeat (1, 2,
+    ... with ``--repeat``; always 1 without).
+``provider``, ``prompt``, ``score``, ``latency_ms``, ``cost``
     For slices and case listings.
 
-``recorded`` keeps ``stats`` (``successes``, ``failures``, ``errors``) and
-``num_predictions``; a row count that disagrees with them is a contradiction (the
+``recorded`` keeps ``stats`` (``successes``, ``failures``, ``errors``; the JSON output
+only) and ``num_predictions``; a row count that disagrees with them is a contradiction (the
 report's ``consistency`` item fails).
 """
 
@@ -46,7 +56,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from .jsonfile import Loc, Misshapen, describe, parse_json_file
+from ..errors import FailgateError
+from .jsonfile import Loc, Misshapen, describe, json_lines, parse_json_file
 from .readers import ReaderOutput
 
 if TYPE_CHECKING:
@@ -60,7 +71,7 @@ class PromptfooReader:
     """``promptfoo eval -o *.json`` output (see the module docstring)."""
 
     name: str = "promptfoo"
-    suffixes: tuple[str, ...] = (".json",)
+    suffixes: tuple[str, ...] = (".json", ".jsonl")
     taxonomy: str = "promptfoo"
 
     def claims(self, head: bytes) -> bool:
@@ -68,6 +79,8 @@ class PromptfooReader:
         return any(marker in head for marker in _MARKERS)
 
     def read(self, path: Path) -> ReaderOutput | None:
+        if path.suffix == ".jsonl":
+            return read_promptfoo_lines(path)
         return parse_json_file(path, read_promptfoo)
 
 
@@ -91,6 +104,23 @@ def read_promptfoo(data: Any) -> ReaderOutput | None:
     shown = ({key: value for key, value in config.items() if key in CONFIG_KEYS}
              if isinstance(config, Mapping) else None)
     return ReaderOutput(cases, recorded, contradictions, config=shown)
+
+
+def read_promptfoo_lines(path: Path) -> ReaderOutput | None:
+    """``promptfoo eval -o results.jsonl``: one row a line, no stats (so nothing to
+    cross-check); ``None`` when the first line is not a promptfoo row."""
+    lines: list[int] = []
+    rows: list[Any] = []
+    for number, row in json_lines(path, "a promptfoo result"):
+        if not rows and not looks_like_row(row):
+            return None
+        lines.append(number)
+        rows.append(row)
+    try:
+        cases = list(_cases(rows, ()))
+    except Misshapen as exc:
+        raise FailgateError(exc.message, path, lines[int(exc.loc[0])]) from None
+    return ReaderOutput(cases, {"num_predictions": len(cases)})
 
 
 def looks_like_row(value: Any) -> bool:
@@ -117,8 +147,11 @@ def _rows_and_stats(data: Any) -> tuple[list[Any] | None, Any, Loc]:
 
 
 def _cases(rows: list[Any], loc: Loc) -> Iterator[dict[str, Any]]:
+    """One case per row, with ids that name the test (see ``_Ids``)."""
     prompt_numbers: dict[str, dict[Any, int]] = {}  # provider -> its prompts, numbered
     positions: dict[tuple[str, int], int] = {}  # rows without testIdx, per provider prompt
+    ids = _Ids()
+    cases: list[dict[str, Any]] = []
     for position, row in enumerate(rows, start=1):
         if not looks_like_row(row):
             what = describe(row) if not isinstance(row, Mapping) else "an object without " \
@@ -142,9 +175,13 @@ def _cases(rows: list[Any], loc: Loc) -> Iterator[dict[str, Any]]:
                             "expected a whole number", (*loc, position - 1, "testIdx"))
         failed = _failed_assertions(row.get("gradingResult"))
         test_case = row.get("testCase")
-        description = test_case.get("description") if isinstance(test_case, Mapping) else None
-        yield {
-            "id": f"{provider}/{prompt_number}/t{test}#{_vars_hash(row.get('vars'))}",
+        test_case = test_case if isinstance(test_case, Mapping) else {}
+        description = test_case.get("description")
+        description = description if isinstance(description, str) and description else None
+        variables = row.get("vars", test_case.get("vars"))
+        ids.add(test, (description, _canonical(variables), _canonical(test_case.get("assert"))))
+        cases.append({
+            "id": (provider, prompt_number, test),
             "success": row["success"],
             "failure_reason": row.get("failureReason"),
             "error": row.get("error") or None,
@@ -158,7 +195,60 @@ def _cases(rows: list[Any], loc: Loc) -> Iterator[dict[str, Any]]:
             "score": row.get("score"),
             "latency_ms": row.get("latencyMs"),
             "cost": row.get("cost"),
-        }
+        })
+    names = ids.names()
+    for case in cases:
+        provider, prompt_number, test = case["id"]
+        name, number, repeat = names[test]
+        case["id"] = f"{provider}/{prompt_number}/{name}" + (f"/r{repeat}" if repeat > 1 else "")
+        case["test"], case["repeat"] = number, repeat
+        yield case
+
+
+class _Ids:
+    """The names of a file's tests, for case ids that pair across runs.
+
+    promptfoo numbers the rows of one test case, its var combinations and its
+    ``--repeat`` runs with consecutive ``testIdx``; a repeat has the same description,
+    vars and assertions as the run before it. So a test is its (description, vars,
+    assertions), numbered in order of appearance (``t<n>``, the test index of a run
+    without repeats), and each of its ``testIdx`` is one repeat (1, 2, ...). Its name
+    is its description when no other test has that description, else the description
+    and a hash of its vars, else ``t<n>#<hash of vars>`` (no description, or two tests
+    alike but for their assertions).
+    """
+
+    def __init__(self) -> None:
+        self._tests: dict[tuple[str | None, str, str], list[int]] = {}  # test -> its testIdx
+        self._seen: dict[int, tuple[str | None, str, str]] = {}
+
+    def add(self, test_index: int, test: tuple[str | None, str, str]) -> None:
+        if test_index not in self._seen:  # the same test for every provider and prompt
+            self._seen[test_index] = test
+            self._tests.setdefault(test, []).append(test_index)
+
+    def names(self) -> dict[int, tuple[str, int, int]]:
+        """testIdx -> (the test's name, its number, the repeat)."""
+        tests = sorted(self._tests.items(), key=lambda item: min(item[1]))
+        described: dict[str, int] = {}
+        hashed: dict[tuple[str, str], int] = {}
+        for (description, variables, _), _ in tests:
+            if description is not None:
+                described[description] = described.get(description, 0) + 1
+                pair = (description, variables)
+                hashed[pair] = hashed.get(pair, 0) + 1
+        found: dict[int, tuple[str, int, int]] = {}
+        for number, ((description, variables, _), indexes) in enumerate(tests):
+            digest = _digest(variables)
+            if description is not None and described[description] == 1:
+                name = description
+            elif description is not None and hashed[(description, variables)] == 1:
+                name = f"{description}#{digest}"
+            else:
+                name = f"t{number}#{digest}"
+            for repeat, index in enumerate(sorted(indexes), start=1):
+                found[index] = (name, number, repeat)
+        return found
 
 
 def _provider(row: Mapping[str, Any]) -> str:
@@ -172,9 +262,13 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def _vars_hash(variables: Any) -> str:
-    """Eight hex digits of the test's vars, in a canonical JSON form."""
-    canonical = json.dumps(variables, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+def _canonical(value: Any) -> str:
+    """A canonical JSON form (keys sorted), to compare and hash values by."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _digest(canonical: str) -> str:
+    """Eight hex digits of a canonical JSON form."""
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:8]
 
 

@@ -30,6 +30,8 @@ class MyReader:
 - ``ReaderOutput.name`` replaces the file's stem in the report name (so a timestamped
   ``samples_gsm8k_2026-01-21T03-44-18.jsonl`` is gated as ``samples_gsm8k`` run after
   run); ``""`` names the report by its folder (HELM's run-spec folders).
+- ``ReaderOutput.run_order`` (a tuple of numbers, greater is later) lets a folder hold
+  several runs under one name: the latest is gated, the others are listed as skipped.
 - A built-in format is one module in this package plus one line in ``builtin.py``
   (and its taxonomy, one YAML file in ``core/taxonomy/builtin/``).
 """
@@ -71,6 +73,11 @@ class ReaderOutput:
     # set (to why) when the file holds aggregates and no case: a report that counts no
     # category, gated only by the metric floors and contracts that read ``recorded``
     uncounted: str | None = None
+    # where this file's run stands among the files of one folder its reader names alike
+    # (greater is later): only the latest is gated, the others are listed as skipped (a
+    # log folder that keeps every run, one run written to several files). None: a second
+    # file of the same name is an error.
+    run_order: tuple[float, ...] | None = None
 
 
 class ReportReader(Protocol):
@@ -143,8 +150,10 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
             sink.add(case)
     except CaseProblem as exc:
         raise FailgateError(str(exc), file.path) from None
-    return sink.finish(output.recorded, output.contradictions, format_name, format_default,
-                       output.config)
+    report = sink.finish(output.recorded, output.contradictions, format_name, format_default,
+                         output.config)
+    report.run_order = output.run_order
+    return report
 
 
 def _uncounted(file: ReportFile, taxonomy: Taxonomy, output: ReaderOutput,
@@ -157,4 +166,5 @@ def _uncounted(file: ReportFile, taxonomy: Taxonomy, output: ReaderOutput,
     n = output.recorded.get("num_predictions")
     return Report(name=file.name, path=file.path, kind="aggregate", counts={},
                   n_cases=n if type(n) is int else None, recorded=output.recorded,
-                  taxonomy=taxonomy, format=format_name, uncounted=output.uncounted)
+                  taxonomy=taxonomy, format=format_name, uncounted=output.uncounted,
+                  run_order=output.run_order)
