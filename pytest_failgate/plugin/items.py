@@ -71,7 +71,9 @@ class GateFile(pytest.File, _QuietCollector):
     """The ceilings file, collected as one child per report."""
 
     def collect(self) -> Iterable[ReportNode | GuardItem]:
-        result = _session(self).run()
+        session = _session(self)
+        session.file_collected = True  # pytest kept this file: the gate need not be added
+        result = session.run()
         if result.guard is not None:
             yield GuardItem.from_parent(self, name="guard", guard=result.guard)
         for report in result.reports:
@@ -166,6 +168,11 @@ class GuardItem(_QuietItem):
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"guard against {self.guard.ref}"
+
+
+def is_gate_item(item: pytest.Item) -> bool:
+    """Whether an item is one of the gate's (a ceiling, a report that did not load, the guard)."""
+    return isinstance(item, GateItem | LoadItem | GuardItem)
 
 
 def _properties(row: Row, parent: Any) -> list[tuple[str, object]]:

@@ -11,13 +11,16 @@ depends on which worker ran what.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..core.errors import FailgateError
 from ..core.result import GateResult
-from .items import GateFile
+from .items import MARKER, GateFile, is_gate_item
+from .selection import SELECTION_KEY as _SELECTION_KEY
+from .selection import Selection
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -47,7 +50,9 @@ class GateSession:
         self._gate: Gate | None = None
         self._error: FailgateError | None = None
         self.result: GateResult | None = None
-        self._file_collected = False
+        self.file_collected = False  # pytest collected the ceilings file itself
+        self._selection = Selection()
+        self._ran_lines: list[str] = []  # whether the gate ran, when it is worth saying
         self._outcomes: dict[tuple[str, str, str], str] = {}
         self._notes: list[str] = []
         self._payload: dict[str, str] | None = None  # what the xdist controller hands on
@@ -116,31 +121,55 @@ class GateSession:
 
     @pytest.hookimpl
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> GateFile | None:
-        """Collect the ceilings file where pytest walks past it or is pointed at it."""
+        """The ceilings file where pytest walks past it or is pointed at it.
+
+        pytest also builds nodes for files it then drops (a rootdir walk under
+        ``testpaths``), so being asked here proves nothing: the file records that it
+        was kept when pytest collects it (``GateFile.collect``).
+        """
         if file_path != self.config.ceilings_path:
             return None
-        self._file_collected = True
         return GateFile.from_parent(parent, path=file_path)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        """Add the gate when collection did not pass the ceilings file (the usual case).
+        """Add the gate when pytest did not collect the ceilings file (``testpaths``, test
+        paths given), and put its items first, so ``-x`` or ``--maxfail`` cannot stop a
+        run before the gate ran.
 
         Running first means ``-k``, ``-m``, ``--deselect`` and ``--lf`` then filter
-        the gate items like any others.
+        the gate items like any others; ``pytest_collection_finish`` sees what they left.
         """
-        if self._file_collected:
-            return
-        self._file_collected = True
-        gate_file = GateFile.from_parent(session, path=self.config.ceilings_path)
-        items.extend(session.genitems(gate_file))
+        if not self.file_collected:
+            self.file_collected = True
+            gate_file = GateFile.from_parent(session, path=self.config.ceilings_path)
+            items.extend(session.genitems(gate_file))
+        gate = [item for item in items if is_gate_item(item)]
+        items[:] = [*gate, *(item for item in items if not is_gate_item(item))]
+        self._selection.collected = len(gate)
+
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._selection.selected = sum(1 for item in session.items if is_gate_item(item))
+        workeroutput = getattr(self.pytest_config, "workeroutput", None)
+        if workeroutput is not None:  # the controller learns it when the worker is done
+            workeroutput[_SELECTION_KEY] = self._selection.as_pair()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist controller: what a worker collected and kept of the gate (all alike)."""
+        pair = getattr(node, "workeroutput", {}).get(_SELECTION_KEY)
+        if pair is not None:
+            self._selection.collected, self._selection.selected = pair
 
     # -- outcomes (recorded wherever reports arrive: a plain run or the controller) --
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if MARKER in report.keywords and (report.when == "call" or report.outcome != "passed"):
+            self._selection.ran.add(report.nodeid)
         key = _gate_key(report.user_properties)
         if key is None:
             return
@@ -171,6 +200,11 @@ class GateSession:
                     writeback.ratchet(self.config.ceilings_path, self.result, self._outcomes))
             elif self.config.mode == "init":
                 self._notes.extend(writeback.init(self.config.ceilings_path, self.result))
+                if not _required(self.pytest_config.getini("required_plugins")):
+                    self._notes.append(
+                        "init: so that `-p no:failgate` or PYTEST_DISABLE_PLUGIN_AUTOLOAD "
+                        "cannot switch the gate off unseen, add `required_plugins = "
+                        "pytest-failgate` to the pytest configuration")
         except OSError as exc:
             self._notes.append(f"{self.config.mode}: could not write "
                                f"{self.result.ceilings_path}: {exc.strerror}")
@@ -180,6 +214,11 @@ class GateSession:
             _fail(session)
         if self._write_outputs(self.result):
             _fail(session)
+        if not self.pytest_config.option.collectonly:
+            problem, note = self._selection.verdict(self.pytest_config.invocation_params.args)
+            self._ran_lines = [line for line in (note, problem) if line]
+            if problem:
+                _fail(session, also=pytest.ExitCode.NO_TESTS_COLLECTED)
 
     def _write_outputs(self, result: GateResult) -> bool:
         """Write the requested reports; True when one could not be written."""
@@ -225,6 +264,7 @@ class GateSession:
         from ..output.text import ratchet_status
 
         yield ""
+        yield from self._ran_lines
         if self._notes:
             yield from self._notes
             return
@@ -233,10 +273,17 @@ class GateSession:
             yield status
 
 
-def _fail(session: pytest.Session) -> None:
-    """A file failgate had to write was not written: the run must not pass."""
-    if session.exitstatus == pytest.ExitCode.OK:
+def _fail(session: pytest.Session, also: pytest.ExitCode = pytest.ExitCode.OK) -> None:
+    """The run must not pass (a file failgate had to write was not written, the gate
+    did not run): a passing exit status (or ``also``) becomes "tests failed"."""
+    if session.exitstatus in (pytest.ExitCode.OK, also):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _required(specs: list[str]) -> bool:
+    """Whether ``required_plugins`` names failgate (``pytest-failgate>=0.2`` too)."""
+    return any(re.split(r"[<>=!~\s]", spec, maxsplit=1)[0] == "pytest-failgate"
+               for spec in specs)
 
 
 def _gate_key(properties: list[tuple[str, object]]) -> tuple[str, str, str] | None:

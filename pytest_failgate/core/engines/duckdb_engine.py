@@ -18,7 +18,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
-from ..reports.model import Report
+from ..reports.model import OWN_FORMAT, Report
+from ..reports.sink import SAMPLE, check_fit
 from . import FIRST_IDS, optional
 from .dialects import DUCKDB
 from .pairing import Classified
@@ -69,6 +70,17 @@ def _describe(con: Any, relation: str, path: Path) -> dict[str, SqlType]:
     except Exception as exc:  # duckdb's errors share no public base we may import eagerly
         raise FailgateError(f"DuckDB cannot read it: {_first_line(exc)}", path) from None
     return {name: duckdb_type(kind) for name, kind, *_ in rows}
+
+
+def _sample(con: Any, source: str, raw: str | None) -> list[dict[str, Any]]:
+    """The first cases as Python reads them (JSON Lines) or as rows (Parquet)."""
+    if raw is not None:
+        rows = con.execute(f"SELECT {raw} FROM {source} ORDER BY _pos LIMIT {SAMPLE}").fetchall()
+        return [case for (text,) in rows
+                if isinstance(case := json.loads(text), dict)]
+    cursor = con.execute(f"SELECT * FROM {source} LIMIT {SAMPLE}")
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _first_line(exc: Exception) -> str:
@@ -130,6 +142,11 @@ def load_duckdb(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
             if counted.tally.n_cases == 0:
                 raise FailgateError("the report has no cases; a gate over zero cases would "
                                     "pass vacuously", report.path)
+            n_cases = counted.tally.n_cases  # the columns the source lacks are absent
+            sample = (_sample(con, source, raw)
+                      if set(taxonomy.failed.reads) & set(query.absent) else [])
+            check_fit(report, taxonomy, dict.fromkeys(query.absent, n_cases), n_cases, sample,
+                      OWN_FORMAT, None)
             ids_sql = (
                 f"WITH _cases AS (SELECT {query.decided_sql} AS _decided, {query.id_sql} AS _id,"
                 f" {position} AS _pos FROM {source})\n"

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
-from ..reports.model import Report
+from ..reports.model import OWN_FORMAT, Report
+from ..reports.sink import SAMPLE, check_fit
 from . import FIRST_IDS, optional
 from .dialects import SPARK
 from .pairing import Classified
@@ -77,6 +78,12 @@ def load_spark(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
         if counted.tally.n_cases == 0:
             raise FailgateError("the report has no cases; a gate over zero cases would "
                                 "pass vacuously", report.path)
+        n_cases = counted.tally.n_cases  # the columns the source lacks are absent
+        sample = ([row.asDict(recursive=True)
+                   for row in spark.sql(f"SELECT * FROM {table} LIMIT {SAMPLE}").collect()]
+                  if set(taxonomy.failed.reads) & set(query.absent) else [])
+        check_fit(report, taxonomy, dict.fromkeys(query.absent, n_cases), n_cases, sample,
+                  OWN_FORMAT, None)
         ids = spark.sql(
             f"SELECT _decided, _id FROM (SELECT _decided, _id, row_number() OVER "
             f"(PARTITION BY _decided ORDER BY _id) AS _n FROM (SELECT {query.decided_sql} "

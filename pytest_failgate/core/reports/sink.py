@@ -9,7 +9,7 @@ no report needs to be held in memory as a whole.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring  # the C encoder: canonical, ensure_ascii=False
 from typing import TYPE_CHECKING, Any
 
@@ -21,10 +21,13 @@ from ..taxonomy.tally import RuleError, nested_absent
 from .model import OWN_FORMAT, Report, case_id
 
 if TYPE_CHECKING:
-    from ..taxonomy import Tally, Taxonomy
+    from ..taxonomy import Taxonomy
     from ..taxonomy.model import CaseMetric, Field
     from .model import ReportFile
     from .read import ReadSpec
+
+
+SAMPLE = 64  # cases kept to see which fields ``failed`` reads (``undecided_fields``)
 
 
 class CaseProblem(Exception):
@@ -86,6 +89,7 @@ class CaseSink:
         self.fields = tuple(dict.fromkeys(names))
         self._seen: dict[bytes, int] = {}
         self._metrics = taxonomy.metrics
+        self._sample: list[Mapping[str, Any]] = []  # the first cases, for ``check_fit``
         self.case_metrics: dict[str, dict[str, float]] = {m.name: {} for m in taxonomy.metrics}
 
     @property
@@ -127,6 +131,8 @@ class CaseSink:
         except RuleError as exc:
             raise CaseProblem(position, str(exc)) from None
         self.tallier.record(case_id(key) if decision[0] else "", decision, absent, view)
+        if len(self._sample) < SAMPLE:
+            self._sample.append(view)
         for metric in self._metrics:
             value = _metric_value(metric, view, position)
             if value is not None:
@@ -167,7 +173,8 @@ class CaseSink:
             raise FailgateError(
                 "the report has no cases; a gate over zero cases would pass vacuously",
                 self.file.path)
-        check_fit(self.file, self.taxonomy, tally, format_name, format_default)
+        check_fit(self.file, self.taxonomy, tally.absent, tally.n_cases, self._sample,
+                  format_name, format_default)
         return Report(
             name=self.file.name, path=self.file.path, kind="cases", counts=dict(tally.counts),
             n_cases=tally.n_cases, tally=tally, recorded=recorded or {},
@@ -175,19 +182,34 @@ class CaseSink:
             format=format_name, config=config, case_metrics=self.case_metrics)
 
 
-def check_fit(file: ReportFile, taxonomy: Taxonomy, tally: Tally, format_name: str,
+def check_fit(file: ReportFile, taxonomy: Taxonomy, absent: Mapping[str, int], n_cases: int,
+              sample: Sequence[Mapping[str, Any]], format_name: str,
               format_default: str | None) -> None:
-    """Refuse a taxonomy none of whose fields any case has: it would fail every case.
+    """Refuse a taxonomy that cannot tell a failed case from a passed one on these cases.
 
-    The default ``rag`` taxonomy on a HELM file calls all 10 cases failed; that is a
-    wrong configuration, not a regression, so it is an error naming the format.
+    The default ``rag`` taxonomy on a HELM file calls all 10 cases failed; a taxonomy
+    whose ``failed`` reads a field no case has (``score`` where the report writes
+    ``Score``) calls every case passed or every case failed, whatever the system did.
+    Either is a wrong configuration, not a result, so it is an error naming the format.
+    ``absent`` counts, per field, the cases without it (the SQL engines give the fields
+    their source has no column for: a column of nulls is not an absent field there);
+    ``sample`` holds the first cases, on which ``failed`` shows what it reads.
     """
     fields = taxonomy.rule_fields
-    if not fields or any(tally.absent.get(name, 0) < tally.n_cases for name in fields):
+    if not fields:
         return
-    shown = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
-    message = (f"none of the {tally.n_cases} cases has any field taxonomy {taxonomy.name} "
-               f"reads ({shown})")
+    if all(absent.get(name, 0) >= n_cases for name in fields):
+        shown = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
+        message = (f"none of the {n_cases} cases has any field taxonomy {taxonomy.name} "
+                   f"reads ({shown})")
+    else:
+        deciding = undecided_fields(taxonomy, absent, n_cases, sample)
+        if not deciding:
+            return
+        message = (f"none of the {n_cases} cases has "
+                   f"{' or '.join(repr(name) for name in deciding)}, which taxonomy "
+                   f"{taxonomy.name} reads to decide whether a case failed; a gate that "
+                   "cannot tell failed cases from passed ones would pass or fail on nothing")
     if format_name != OWN_FORMAT and format_default and format_default != taxonomy.name:
         message += (f"; this is a {format_name} report: use its taxonomy with "
                     f"`taxonomies: {{{format_name}: {format_default}}}` (or `taxonomy: "
@@ -214,3 +236,51 @@ def _metric_value(metric: CaseMetric, case: Mapping[str, Any], position: int) ->
         return float(value)
     raise CaseProblem(position, f"metric {metric.name} is {value!r}; a metric is true/false, a "
                       "number, or null where it does not apply")
+
+
+def undecided_fields(taxonomy: Taxonomy, absent: Mapping[str, int], n_cases: int,
+                     sample: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The fields no case has that ``failed`` reads to decide the sampled cases.
+
+    ``failed`` is run on the sample to see which fields it reads: rag's reads
+    ``abstained`` only for unanswerable cases, so a report of answerable cases
+    without that field is an ordinary report, while one without ``accuracy`` is not.
+    A field with a default is never missing (rag's ``answerable`` reads as true).
+    """
+    candidates = []
+    for name in taxonomy.failed.reads:
+        declared = taxonomy.field_index.get(name)
+        if (declared is None or declared.default is None) and absent.get(name, 0) >= n_cases:
+            candidates.append(name)
+    if not candidates:
+        return []
+    read: set[str] = set()
+    for case in sample:
+        traced = _Reads(case)
+        try:
+            taxonomy.failed.predicate(traced)
+        except Exception:  # a case the rule cannot decide shows no reads
+            continue
+        read |= traced.reads
+    return [name for name in candidates if name in read]
+
+
+class _Reads(dict[str, Any]):
+    """A case that records the fields a rule looks up (compiled rules call ``get``)."""
+
+    def __init__(self, case: Mapping[str, Any]) -> None:
+        super().__init__(case)
+        self.reads: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.reads.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.reads.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.reads.add(key)
+        return super().__contains__(key)
