@@ -41,6 +41,8 @@ class ItemLimit:
     max_rate: Fraction | None
     significance: Fraction | None  # only with a rate: fail only when significantly over
     per: str | None  # only with a rate: the population it is a fraction of
+    # a noisy ceiling's allowance: what the ratchet keeps above a count, so larger is looser
+    allowance: int | None = None
 
 
 UNLIMITED = ItemLimit(None, None, None, None)
@@ -92,9 +94,10 @@ class Version:
             optional = name == TOTAL or name.startswith(GROUP_PREFIX)
             return None if optional else ItemLimit(0, None, None, None)
         if entry.max_rate is None:
-            return ItemLimit(entry.max, None, None, None)
+            return ItemLimit(entry.max, None, None, None, entry.allowance)
         return ItemLimit(entry.max, entry.max_rate,
-                         entry.significance or self.model.significance, entry.per)
+                         entry.significance or self.model.significance, entry.per,
+                         entry.allowance)
 
     def item_locs(self) -> set[tuple[str, ...]]:
         """Every place an entry is written: ("ceilings"|"reports", [report,] [slice,] name)."""
@@ -215,6 +218,8 @@ def _item_loosenings(old: ItemLimit | None, new: ItemLimit | None
         found.append(("", old.max, new.max))
     if _looser(old.max_rate, new.max_rate):
         found.append((".max_rate", old.max_rate, new.max_rate))
+    if (new.allowance or 0) > (old.allowance or 0):
+        found.append((".allowance", old.allowance or 0, new.allowance))
     if old.max_rate is not None and new.max_rate is not None:
         if new.significance is not None and (old.significance is None
                                              or new.significance < old.significance):

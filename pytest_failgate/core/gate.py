@@ -20,7 +20,7 @@ from .ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
 from .ceilings.metrics import MetricCheck, evaluate_metric
 from .ceilings.model import SLICE_SEPARATOR
 from .ceilings.rewrite import Lowering, plan_ratchet
-from .compare.baseline import BaselineRun, compare_with_baseline, load_noise_bands
+from .compare.baseline import DEFAULT_ALPHA, BaselineRun, compare_with_baseline, load_noise_bands
 from .compare.noise import NoiseDocument
 from .engines.load import (
     TABLE_SUFFIXES,
@@ -33,7 +33,9 @@ from .engines.load import (
     runs_in_engine,
 )
 from .errors import FailgateError, display_path
+from .family import Family, decide
 from .guard import GuardResult, guard
+from .noisy import NoiseRun, measure_noise, noise_source
 from .reports.builtin import builtin_readers
 from .reports.discover import REPORT_SUFFIXES, discover
 from .reports.model import Report, ReportFile, SkippedFile
@@ -69,6 +71,7 @@ class GateConfig:
     explain: bool = False  # try every rule on every failed case (--failgate-explain)
     baseline: tuple[Path, ...] = ()  # compare, case by case, with this run's reports
     noise: Path | None = None  # a noise_band.json measured from repeated runs
+    noise_repeats: bool = False  # the noise of each report's own repeated cases (epochs)
     exclude_unstable: bool = False  # leave the noise band's unstable cases out of the tests
     analyze: bool = False  # add the single-run diagnosis (stages, slices, priorities)
     max_report_bytes: str | None = None  # refuse larger report files ("200MB"; untrusted input)
@@ -111,6 +114,8 @@ class Gate:
     guard: GuardResult | None = None
     baseline: BaselineRun | None = None
     known: Mapping[str, Taxonomy] = field(default_factory=dict)  # the taxonomies by name
+    noise: NoiseRun | None = None  # where this run's noise is known from, and its budget
+    family: Family | None = None  # the run's significance tests, decided together (Holm)
 
     def taxonomy_of(self, report: Report) -> Taxonomy:
         """The taxonomy that classified a report (aggregates: the run's default)."""
@@ -175,16 +180,25 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
             report = report_gate.report
             _check(report_gate, report, report.taxonomy or taxonomy, ceilings, config.mode)
     _refuse_nothing_gated(gated)
-    checks = [check for g in gated for check in g.checks]
-    plan = plan_ratchet(checks) if ceilings is not None else []
-    loosened = guard(config.ceilings_path, config.guard_ref) if config.guard_ref else None
+    source = noise_source(config, ceilings)
+    noisy = None
+    if source is not None and (ceilings is not None or config.mode == "init"):
+        noisy, notes = measure_noise(source, ceilings, gated, taxonomy)
+        warnings += notes
     baseline = None
     if config.baseline and any(g.report is not None for g in gated):
         # (a run none of whose reports loaded fails on those errors, not on the pairing)
-        baseline = _baseline(config, taxonomy, choice, spec, ceilings, gated)
+        noise_path = source.path if source is not None else None
+        baseline = _baseline(config, taxonomy, choice, spec, ceilings, gated, noise_path)
         warnings += baseline.notes()
+    budget = (ceilings.model.significance if ceilings is not None
+              and ceilings.model.significance is not None else DEFAULT_ALPHA)
+    baseline, family = decide(gated, baseline, budget)
+    checks = [check for g in gated for check in g.checks]
+    plan = plan_ratchet(checks, noisy is not None) if ceilings is not None else []
+    loosened = guard(config.ceilings_path, config.guard_ref) if config.guard_ref else None
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
-                taxonomies)
+                taxonomies, noisy, family)
 
 
 def _refuse_nothing_gated(gated: Sequence[ReportGate]) -> None:
@@ -210,13 +224,14 @@ def _most_used(reports: Sequence[Report], default: Taxonomy) -> Taxonomy:
 
 
 def _baseline(config: GateConfig, taxonomy: Taxonomy, choice: TaxonomyChoice, spec: ReadSpec,
-              ceilings: Ceilings | None, gated: list[ReportGate]) -> BaselineRun:
+              ceilings: Ceilings | None, gated: list[ReportGate],
+              noise_path: Path | None) -> BaselineRun:
     """Load the baseline run as this one was loaded, and pair the two."""
     try:
         base = load_run_or_raise(config.baseline, choice, spec, config.engine)
     except FailgateError as exc:
         raise FailgateError(f"baseline: {exc}") from None
-    noise = load_noise_bands(config.noise) if config.noise is not None else NoiseDocument()
+    noise = load_noise_bands(noise_path) if noise_path is not None else NoiseDocument()
     alpha = ceilings.model.significance if ceilings is not None else None
     return compare_with_baseline(base, [g.report for g in gated if g.report is not None],
                                  taxonomy, noise, alpha, config.exclude_unstable)

@@ -40,7 +40,9 @@ def ceiling_text(check: Check) -> str:
         return "none (0)"
     ceiling = check.entry.ceiling
     parts = []
-    if ceiling.max is not None:
+    if ceiling.max is not None and ceiling.observed is not None:
+        parts.append(f"{ceiling.max} ({ceiling.observed} + {ceiling.allowance})")
+    elif ceiling.max is not None:
         parts.append(str(ceiling.max))
     if ceiling.max_rate is not None:
         rate = format_number(ceiling.max_rate)

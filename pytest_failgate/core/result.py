@@ -99,6 +99,24 @@ class Row(_Model):
     metric_baseline: MetricBaselineResult | None = None
     warnings: list[str] = Field(
         default=[], description="passed, but worth a look (a WARN verdict); pytest warnings")
+    observed: int | None = Field(default=None, description=(
+        "a noisy ceiling's observed count: the count it was set from (max = observed + "
+        "allowance)"))
+    allowance: int | None = Field(default=None, description=(
+        "a noisy ceiling's allowance: the rise an unchanged system stays within"))
+    needed: int | None = Field(default=None, description=(
+        "the allowance this run's noise asks for, at this count's share of the false-alarm "
+        "budget (None: no noise source measures this count)"))
+    moving: int | None = Field(default=None, description=(
+        "cases of this count that may move between two runs of an unchanged system (the "
+        "noise model; None without a noise source)"))
+    noise: str | None = Field(default=None, description="where the count's noise was measured")
+    detectable: int | None = Field(default=None, description=(
+        "the smallest regression, in cases, this item catches with 80% probability at this "
+        "run's noise (without noise: the headroom plus one)"))
+    blind: bool = Field(default=False, description=(
+        "the smallest regression it catches is more than a fifth of the cases: the item "
+        "cannot detect anything useful"))
     value: float | None = Field(default=None, description="a metric's mean, for display")
     effective_n: int | None = Field(default=None, description="cases a metric's mean is over")
     interval: list[float] | None = Field(default=None,
@@ -229,6 +247,17 @@ class GuardResultModel(_Model):
     lines: list[str]
 
 
+class NoiseResult(_Model):
+    """Where the run's noise was measured, and the false-alarm budget its counts share."""
+
+    source: str = Field(description="a noise band file, or 'repeats' (each report's own)")
+    budget: float = Field(description=(
+        "family-wise: an unchanged system fails any of the counts by chance in at most this "
+        "share of runs"))
+    items: int = Field(description="the counts that share the budget (Bonferroni)")
+    text: str = Field(description="the budget in words, as the summary says it")
+
+
 class GateResult(_Model):
     """A whole gate run; ``--failgate-json`` writes exactly this (see ``failgate schema``)."""
 
@@ -245,6 +274,8 @@ class GateResult(_Model):
     guard: GuardResultModel | None = None
     analysis: list[ReportAnalysis] | None = Field(
         default=None, description="the single-run diagnosis (--failgate-analyze)")
+    noise: NoiseResult | None = Field(default=None, description=(
+        "the run's noise source and false-alarm budget (None: exact counts, no noise)"))
     default_ceilings: dict[str, int] = Field(
         default={}, description="the counts under `ceilings:` (drawn on history charts)")
 

@@ -7,12 +7,14 @@ reads the ``GateResult`` this builds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from . import messages
 from .analyze import analyze_report
 from .ceilings.metrics import metric_message
-from .ceilings.rewrite import init_text
+from .ceilings.rewrite import InitNoise, init_text
+from .compare.allowance import detectable
 from .compare.baseline import SHOWN_IDS as FIRST_IDS
 from .compare.baseline import baseline_message, metric_baseline_message
 from .errors import display_path
@@ -24,12 +26,16 @@ from .result import (
     GuardResultModel,
     LoweringResult,
     MetricBaselineResult,
+    NoiseResult,
     ReportResult,
     Row,
     RowKind,
 )
 from .taxonomy.model import GROUP_PREFIX
 from .yamlsource import digest
+
+# a row that cannot catch a regression smaller than this share of its cases is blind
+BLIND_SHARE = Fraction(1, 5)
 
 if TYPE_CHECKING:
     from .ceilings.check import Check
@@ -104,12 +110,47 @@ def build_result(gate: Gate) -> GateResult:
         guard=None if gate.guard is None else GuardResultModel(
             ref=gate.guard.ref, passed=gate.guard.passed, lines=list(gate.guard.lines())),
         init_text=(
-            init_text(gate.taxonomy, [(r, gate.taxonomy_of(r)) for r in loaded], gate.reference)
+            init_text(gate.taxonomy, [(r, gate.taxonomy_of(r)) for r in loaded], gate.reference,
+                      _init_noise(gate))
             if gate.config.mode == "init" and loaded else None
         ),
+        noise=None if gate.noise is None else NoiseResult(
+            source=gate.noise.source.label, budget=float(gate.noise.budget),
+            items=gate.noise.items, text=gate.noise.describe()),
         analysis=([analyze_report(r, gate.taxonomy_of(r)) for r in loaded]
                   if gate.config.analyze else None),
     )
+
+def _init_noise(gate: Gate) -> InitNoise | None:
+    """The allowances a noise-aware init writes (None: exact counts)."""
+    if gate.noise is None:
+        return None
+    allowances = {(c.report.name, c.name): c.needed for c in gate.checks if c.needed is not None}
+    return InitNoise(gate.noise.source.written, allowances, gate.noise.budget, gate.noise.items)
+
+
+def _power(check: Check, allowed: int | None) -> dict[str, Any]:
+    """The noise fields of a row: its parts, the noise, the smallest regression it catches.
+
+    The regression is measured from the count the ceiling was set from (``observed``)
+    when the file records it, else from this run's count.
+    """
+    ceiling = check.entry.ceiling if check.entry is not None else None
+    fields: dict[str, Any] = {
+        "observed": ceiling.observed if ceiling is not None else None,
+        "allowance": ceiling.allowance if ceiling is not None else None,
+        "needed": check.needed,
+        "moving": check.movement.cases if check.movement is not None else None,
+        "noise": check.movement.source if check.movement is not None else None,
+    }
+    if allowed is None or check.verdict == "error":
+        return fields
+    center = fields["observed"] if fields["observed"] is not None else check.count
+    caught = detectable(fields["moving"] or 0, allowed - center)
+    fields["detectable"] = caught
+    fields["blind"] = check.n_cases is not None and caught > check.n_cases * BLIND_SHARE
+    return fields
+
 
 def _row(gate: Gate, check: Check, slack: bool) -> Row:
     ceilings = gate.ceilings
@@ -124,10 +165,16 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
     examples = ([] if check.slice is not None
                 else case_examples(check.report, check.name, taxonomy))
     if gate.config.mode == "init":
+        allowed = check.count + (check.needed or 0)
+        written = (f"{allowed} ({check.count} + {check.needed}, new)" if check.needed is not None
+                   else f"{check.count} (new)")
+        noisy = _power(check, allowed)
+        if check.needed is not None:
+            noisy.update(observed=check.count, allowance=check.needed)
         return Row(report=check.report.name, slice=check.slice, name=check.name, kind=kind,
-                   count=check.count, allowed=check.count, ceiling=f"{check.count} (new)",
+                   count=check.count, allowed=allowed, ceiling=written,
                    source=None, line=None, verdict="record", rule=rule, first_cases=first,
-                   examples=examples)
+                   examples=examples, **noisy)
     verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
     message = messages.check_message(check, source, taxonomy, slack, gate.config,
                                      gate.plan) if ceilings is not None else ""
@@ -136,7 +183,8 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
     if gate.baseline is not None and check.slice is None and kind in ("category", "total"):
         compared = gate.baseline.judge(check.report.name, check.name)
     if compared is not None and compared.verdict != "pass":
-        text = baseline_message(check.name, compared, gate.baseline.alpha)  # type: ignore[union-attr]
+        text = baseline_message(check.name, compared, gate.baseline.alpha,  # type: ignore[union-attr]
+                                gate.baseline.family)  # type: ignore[union-attr]
         if compared.verdict == "fail":
             verdict = "fail" if verdict == "pass" else verdict
             message = f"{message}\n{text}" if message else text
@@ -160,6 +208,7 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
         message=message,
         baseline=compared,
         warnings=warnings,
+        **_power(check, check.allowed),
     )
 
 def _metric_row(gate: Gate, check: MetricCheck) -> Row:
@@ -182,7 +231,7 @@ def _metric_baseline_row(gate: Gate, report: Report, change: MetricChange) -> Ro
     assert gate.baseline is not None
     assert change.verdict is not None
     hint = gate.baseline.metric_hint(report.name, change)
-    text = metric_baseline_message(change, gate.baseline.alpha, hint)
+    text = metric_baseline_message(change, gate.baseline.alpha, hint, gate.baseline.family)
     model = MetricBaselineResult(
         better="lower" if change.better == "lower" else "higher",
         base_value=None if change.base_mean is None else float(change.base_mean),

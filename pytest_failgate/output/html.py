@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.formatting import case_counts, plural
-from .text import headroom_text
+from .text import catches_text, headroom_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -284,6 +284,10 @@ def _summary(result: GateResult) -> list[str]:
     with_baseline = any(row.baseline is not None or row.metric_baseline is not None
                         for row in result.rows)
     out = ['<section id="summary">', "<h2>Summary</h2>"]
+    noisy = result.noise is not None
+    if result.noise is not None:
+        out.append(f'<p class="note">{_esc(result.noise.text)}; <em>catches</em> is the '
+                   "smallest regression (in cases) an item catches with 80% probability.</p>")
     if not result.reports:
         out.append('<p class="muted">No reports were found.</p>')
     n_before = 0  # checks in earlier reports: anchors number the checks of the whole run
@@ -306,7 +310,7 @@ def _summary(result: GateResult) -> list[str]:
                 f"<code>{_esc(change.text)}</code>" for change in report.config_changes)
                 + "</p>")
         if report.rows:
-            out += _summary_table(report.rows, n_before, with_baseline)
+            out += _summary_table(report.rows, n_before, with_baseline, noisy)
         elif report.error is None:
             out.append('<p class="muted">No checks.</p>')
         n_before += len(report.rows)
@@ -320,13 +324,16 @@ def _summary(result: GateResult) -> list[str]:
     return out
 
 
-def _summary_table(rows: Sequence[Row], n_before: int, with_baseline: bool) -> list[str]:
+def _summary_table(rows: Sequence[Row], n_before: int, with_baseline: bool,
+                   noisy: bool = False) -> list[str]:
     head = ['<th scope="col" class="c-name">category</th>',
             '<th scope="col" class="num c-num">count</th>',
             '<th scope="col" class="c-ceiling">ceiling</th>',
             '<th scope="col" class="num c-num">headroom</th>',
             '<th scope="col" class="c-verdict">verdict</th>']
     tail = ['<th scope="col" class="src">set at</th>']
+    if noisy:
+        head.append('<th scope="col" class="num c-num">catches</th>')
     if with_baseline:
         head.append('<th scope="col" class="c-baseline">vs baseline</th>')
     out = ['<div class="scroll">', '<table class="summary">',
@@ -348,6 +355,8 @@ def _summary_table(rows: Sequence[Row], n_before: int, with_baseline: bool) -> l
             f'<td class="num">{headroom_cell}</td>',
             f"<td>{_badge(row)}</td>",
         ]
+        if noisy:
+            cells.append(f'<td class="num">{_esc(catches_text(row))}</td>')
         if with_baseline:
             compared = row.baseline or row.metric_baseline
             text = (_baseline_badge(compared.verdict, row.baseline_text)
@@ -422,6 +431,8 @@ def _stats(row: Row) -> list[str]:
                       else text))
     if row.source:
         items.append(("set at", f"<code>{_esc(row.source)}</code>"))
+    if row.moving is not None and row.detectable is not None:
+        items.append(("catches (80%)", _esc(catches_text(row))))
     return ['<dl class="stats">',
             *(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in items), "</dl>"]
 

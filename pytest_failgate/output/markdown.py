@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.formatting import plural
-from .text import headroom_text
+from .text import catches_text, headroom_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -23,10 +23,12 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _row_line(row: Row, with_baseline: bool) -> str:
+def _row_line(row: Row, with_baseline: bool, noisy: bool = False) -> str:
     verdict = _VERDICT[row.verdict] + (" (slack)" if row.slack else "")
     cells = [row.report, f"`{row.name}`", "" if row.count is None else str(row.count),
              row.ceiling, headroom_text(row.headroom), verdict]
+    if noisy:
+        cells.append(catches_text(row))
     if with_baseline:
         cells.append(row.baseline_text)
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
@@ -52,6 +54,11 @@ def render_markdown(result: GateResult, ratchet_command: str | None = None,
     lines.append(f"Taxonomy `{result.taxonomy}`, {plural(len(result.reports), 'report')} "
                  f"({plural(cases, 'case')}), {source}.")
     lines.append("")
+    noisy = result.noise is not None
+    if noisy:
+        assert result.noise is not None
+        lines += [f"{_cell(result.noise.text)}; *catches* is the smallest regression (in "
+                  "cases) an item catches with 80% probability.", ""]
     for report in result.reports:
         if report.config_changes:
             shown = ", ".join(f"`{_cell(change.text)}`" for change in report.config_changes)
@@ -66,18 +73,20 @@ def render_markdown(result: GateResult, ratchet_command: str | None = None,
     if result.load_errors:
         lines.append("")
     header = ["report", "category", "count", "ceiling", "headroom", "verdict"]
+    if noisy:
+        header.append("catches")
     if with_baseline:
         header.append("vs baseline")
     table_head = ["| " + " | ".join(header) + " |",
-                  "|" + "|".join("---:" if h in ("count", "headroom") else "---" for h in header)
-                  + "|"]
+                  "|" + "|".join("---:" if h in ("count", "headroom", "catches") else "---"
+                                 for h in header) + "|"]
     if failing:
-        lines += [*table_head, *(_row_line(row, with_baseline) for row in failing), ""]
+        lines += [*table_head, *(_row_line(row, with_baseline, noisy) for row in failing), ""]
     passing = [row for row in rows if row not in failing]
     if passing:
         lines.append(f"<details><summary>{plural(len(passing), 'passing check')}</summary>")
         lines.append("")
-        lines += [*table_head, *(_row_line(row, with_baseline) for row in passing)]
+        lines += [*table_head, *(_row_line(row, with_baseline, noisy) for row in passing)]
         lines += ["", "</details>", ""]
     if result.guard is not None:
         mark = "✅" if result.guard.passed else "❌"

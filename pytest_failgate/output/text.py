@@ -14,7 +14,7 @@ from ..core.formatting import plural, report_heading
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..core.result import GateResult, ReportAnalysis, ReportResult
+    from ..core.result import GateResult, ReportAnalysis, ReportResult, Row
 
 
 def headroom_text(headroom: int | None) -> str:
@@ -22,6 +22,13 @@ def headroom_text(headroom: int | None) -> str:
     if headroom is None:
         return ""
     return f"{headroom:+d}" if headroom else "0"
+
+
+def catches_text(row: Row) -> str:
+    """The smallest regression a row catches with 80% probability (``+13``; ``blind``)."""
+    if row.detectable is None:
+        return ""
+    return f"+{row.detectable}" + (" blind" if row.blind else "")
 
 
 def ratchet_status(result: GateResult, command: str) -> str | None:
@@ -41,6 +48,8 @@ def ratchet_status(result: GateResult, command: str) -> str | None:
     over = [row for row in result.rows if row.verdict in ("fail", "error") and not row.slack]
     if over:  # a count above its ceiling is not "at its count"
         return None
+    if result.noise is not None:
+        return "ratchet: no count fell past its allowance; nothing to lower"
     return "ratchet: every ceiling is at its count"
 
 
@@ -60,9 +69,11 @@ def summary_lines(result: GateResult, outcomes: Mapping[tuple[str, str, str], st
         f"{plural(n_reports, 'report')} ({plural(cases, 'case')})"
         + (f", mode {result.mode}" if result.mode != "gate" else "")
     ]
+    if result.noise is not None:
+        lines.append(result.noise.text)
     for report in result.reports:
         lines.append("")
-        lines.extend(_report_table(report, outcomes))
+        lines.extend(_report_table(report, outcomes, result.noise is not None))
     if result.guard is not None:
         lines.append("")
         lines.extend(result.guard.lines)
@@ -129,8 +140,8 @@ def analysis_lines(analysis: ReportAnalysis) -> list[str]:
     return lines
 
 
-def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], str]
-                  ) -> list[str]:
+def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], str],
+                  noisy: bool = False) -> list[str]:
     if report.error is not None:
         return [f"{report.name}: not loaded", f"  {report.error}"]
     head = report_heading(report.name, report.n_cases, report.failed,
@@ -138,7 +149,7 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
     compared = any(row.baseline is not None or row.metric_baseline is not None
                    for row in report.rows)
     table: list[tuple[str, ...]] = [
-        ("category", "count", "ceiling", "headroom", "status", "vs baseline")]
+        ("category", "count", "ceiling", "headroom", "status", "catches", "vs baseline")]
     for row in report.rows:
         status = outcomes.get(row.key, "not run")
         status = {"passed": "ok", "failed": "FAIL", "skipped": "recorded"
@@ -153,9 +164,10 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
         if row.kind == "metric" and row.value is not None:
             count = f"{row.value:.4g}"
         table.append((row.label, count, row.ceiling, headroom_text(row.headroom), status,
-                      row.baseline_text))
-    columns = 6 if compared else 5
-    table = [cells[:columns] for cells in table]
+                      catches_text(row), row.baseline_text))
+    shown = [i for i in range(7) if i < 5 or (i == 5 and noisy) or (i == 6 and compared)]
+    table = [tuple(cells[i] for i in shown) for cells in table]
+    columns = len(shown)
     widths = [max(len(r[i]) for r in table) for i in range(columns)]
     lines = [head]
     if report.config_changes:
@@ -163,7 +175,7 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
                      + "; ".join(change.text for change in report.config_changes))
     for cells in table if len(table) > 1 else ():  # no row (a report that counts nothing)
         lines.append("  " + "  ".join(
-            cell.rjust(width) if i in (1, 3) else cell.ljust(width)
+            cell.rjust(width) if shown[i] in (1, 3, 5) else cell.ljust(width)
             for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
         ).rstrip())
     if report.caveats:

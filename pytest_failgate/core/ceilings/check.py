@@ -8,7 +8,7 @@ fraction ``count / cases <= max_rate``, and its allowance in whole cases is
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..taxonomy.model import TOTAL
@@ -16,6 +16,8 @@ from ..taxonomy.model import TOTAL
 if TYPE_CHECKING:
     from fractions import Fraction
 
+    from ..compare.allowance import Movement
+    from ..compare.binomial import TailProbability
     from ..reports.model import Report
     from ..verdict import CheckVerdict
     from .load import Entry
@@ -50,6 +52,14 @@ class Check:
     slice: str | None = None
     population: str | None = None  # the ``per:`` expression the count was taken within
     warning: str = ""  # above the rate but not significantly so: passes, noted
+    # on a noisy run: how the count moves between runs, and the allowance that keeps an
+    # unchanged system under its ceiling at the run's false-alarm budget (None: exact)
+    movement: Movement | None = None
+    needed: int | None = None
+    # over a max_rate with a significance level: the exact test, and that level (the run's
+    # family of tests settles the verdict, see ``core.family``)
+    test: TailProbability | None = None
+    level: Fraction | None = None
 
     @property
     def is_total(self) -> bool:
@@ -103,11 +113,25 @@ def evaluate(report: Report, name: str, count: int, entry: Entry | None,
         return check("fail", allowed)
     assert n_cases is not None
     tail = binomial_upper_tail(count, n_cases, ceiling.max_rate)
-    if tail.at_most(alpha):
-        return check("fail", allowed)
-    return check("pass", allowed, warning=(
-        f"{name}: {count} of {n_cases} cases is above max_rate {float(ceiling.max_rate):g}, but "
-        f"not significantly (exact binomial p = {float(tail):.4g} > {float(alpha):g})"))
+    tested = replace(check("fail", allowed), test=tail, level=alpha)
+    return settle(tested, tail.at_most(alpha))
+
+
+def settle(check: Check, significant: bool, family: str = "") -> Check:
+    """A rate check over its ceiling, once its test is decided: fail when significant,
+    else pass with a warning that says why (``family``: how the run's tests shared the
+    budget, when more than one test decided together)."""
+    assert check.test is not None
+    assert check.level is not None
+    assert check.entry is not None
+    if significant:
+        return replace(check, verdict="fail", warning="")
+    rate = check.entry.ceiling.max_rate
+    assert rate is not None
+    return replace(check, verdict="pass", warning=(
+        f"{check.name}: {check.count} of {check.n_cases} cases is above max_rate "
+        f"{float(rate):g}, but not significantly (exact binomial p = {float(check.test):.4g}"
+        + (f"; {family})" if family else f" > {float(check.level):g})")))
 
 
 def unmeasurable(report: Report, name: str, entry: Entry | None, problem: str,

@@ -55,6 +55,8 @@ class Entry:
     max_span: Span | None
     rate_span: Span | None
     mapping: bool  # written as {max: ..., ...} rather than a bare count
+    observed_span: Span | None = None  # a noisy ceiling's parts (max = observed + allowance)
+    allowance_span: Span | None = None
 
     @property
     def label(self) -> str:
@@ -260,12 +262,11 @@ def _compile(doc: YamlDoc, text: str, loc: Loc) -> Compiled:
 def _entry(doc: YamlDoc, loc: tuple[str, ...], name: str, ceiling: Ceiling) -> Entry:
     key = doc.keys[loc]
     mapping = isinstance(doc.data_at(loc), dict)
-    if mapping:
-        max_span = doc.values.get((*loc, "max"))
-        rate_span = doc.values.get((*loc, "max_rate"))
-    else:
-        max_span, rate_span = doc.values[loc], None
-    return Entry(loc, name, ceiling, key.line, max_span, rate_span, mapping)
+    if not mapping:
+        return Entry(loc, name, ceiling, key.line, doc.values[loc], None, False)
+    return Entry(loc, name, ceiling, key.line, doc.values.get((*loc, "max")),
+                 doc.values.get((*loc, "max_rate")), True, doc.values.get((*loc, "observed")),
+                 doc.values.get((*loc, "allowance")))
 
 
 def validation_error(doc: YamlDoc, exc: ValidationError) -> FailgateError:

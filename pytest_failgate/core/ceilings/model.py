@@ -14,9 +14,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, field_validator, mo
 
 from ..errors import did_you_mean
 
-CEILING_KEYS = ("max", "max_rate", "per", "significance", "reason", "owner", "goal")
-TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "slices", "ceilings", "reports",
-            "contracts", "metrics", "reason")
+CEILING_KEYS = ("max", "observed", "allowance", "max_rate", "per", "significance", "reason",
+                "owner", "goal")
+TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "noise", "slices", "ceilings",
+            "reports", "contracts", "metrics", "reason")
 CONTRACT_KEYS = ("check", "reports", "reason")
 METRIC_KEYS = ("min", "min_n", "substantive", "reason", "owner")
 SLICE_SEPARATOR = "="  # a key such as ``query_type=comparison`` holds a slice's ceilings
@@ -61,6 +62,10 @@ class Ceiling(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
     max: int | None = None
+    # on a noisy pipeline, max = observed + allowance: the count the ceiling was set from,
+    # and the rise an unchanged system stays within (``compare.allowance``)
+    observed: int | None = None
+    allowance: int | None = None
     max_rate: Fraction | None = None
     per: Text | None = None  # max_rate among the cases where this expression holds
     # fail a max_rate only when the count is significantly above it (else WARN)
@@ -88,6 +93,11 @@ class Ceiling(BaseModel):
     def _max(cls, value: Any) -> int:
         return _whole(value, "max")
 
+    @field_validator("observed", "allowance", mode="before")
+    @classmethod
+    def _parts(cls, value: Any, info: Any) -> int:
+        return _whole(value, info.field_name)
+
     @field_validator("max_rate", mode="before")
     @classmethod
     def _max_rate(cls, value: Any) -> Fraction:
@@ -103,6 +113,23 @@ class Ceiling(BaseModel):
     @classmethod
     def _significance(cls, value: Any) -> Fraction:
         return _alpha(value)
+
+    @model_validator(mode="after")
+    def _parts_add_up(self) -> Ceiling:
+        if (self.observed is None) != (self.allowance is None):
+            given, missing = (("observed", "allowance") if self.allowance is None
+                              else ("allowance", "observed"))
+            raise ValueError(f"'{given}' needs '{missing}': a noisy ceiling is max = observed "
+                             "+ allowance, all three written")
+        if self.observed is not None and self.allowance is not None:
+            if self.max is None:
+                raise ValueError("observed and allowance need 'max' (their sum, the ceiling "
+                                 "enforced)")
+            if self.max != self.observed + self.allowance:
+                raise ValueError(f"max {self.max} is not observed {self.observed} + allowance "
+                                 f"{self.allowance} = {self.observed + self.allowance}; "
+                                 "change them together")
+        return self
 
     @model_validator(mode="after")
     def _per_needs_a_rate(self) -> Ceiling:
@@ -180,6 +207,9 @@ class CeilingsModel(BaseModel):
     taxonomies: dict[str, str] = {}
     # the level of the exact tests: baseline comparisons, and max_rate ceilings
     significance: Fraction | None = None
+    # where the allowances come from: a noise_band.json (relative to this file), or
+    # "repeats" (each report's own repeated cases); init, check and ratchet read it
+    noise: Text | None = None
     slices: list[str] = []
     ceilings: dict[str, Ceiling] = {}
     reports: dict[str, dict[str, Ceiling]] = {}

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..errors import FailgateError
 from ..formatting import format_number
 from ..taxonomy.model import TOTAL
+from .check import rate_allowance
 from .load import Entry, parse_ceilings, validate_ceilings
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
     from ..reports.model import Report
@@ -48,10 +49,11 @@ class Replacement(Protocol):
 
 @dataclass(frozen=True)
 class Lowering:
-    """One number in the file that a ratchet lowers."""
+    """One number in the file that a ratchet rewrites: a ceiling it lowers, or the parts
+    of a noisy ceiling (``observed``, ``allowance``) that change with it."""
 
     entry: Entry
-    key: Literal["max", "max_rate"]
+    key: Literal["max", "max_rate", "observed", "allowance"]
     old: int | Fraction
     new: int | Fraction
     span: Span
@@ -83,12 +85,20 @@ def ratchet_rate(needed: Fraction, largest_n: int) -> Fraction:
     return Fraction(math.ceil(needed * scale), scale)
 
 
-def plan_ratchet(checks: Iterable[Check]) -> list[Lowering]:
-    """Every number that can come down to the highest count it governs; none ever goes up.
+def plan_ratchet(checks: Iterable[Check], noisy: bool = False) -> list[Lowering]:
+    """Every number that can come down; none ever goes up.
 
     An entry under ``ceilings:`` governs that name in every report without an
     override, so it can only fall to the largest of their counts. An entry with an
     undecidable check (a rate over an aggregate without a case total) is left alone.
+
+    On a noisy run (``noisy``) a count is not the truth, and a ratchet to it would lock
+    in a lucky run. There each count has an allowance ``a`` (the one the noise asks
+    for, else the one the entry records): the entry falls only when the count fell
+    more than ``a`` below the count the ceiling was set from (``observed``, else
+    ``max - a``), and then to the count plus ``a``, its parts rewritten with it. An
+    entry with no noise measured for it is left alone there. Without noise ``a`` is
+    0 and this is the exact ratchet.
     """
     governed: dict[tuple[str, ...], list[Check]] = {}
     for check in checks:
@@ -100,19 +110,46 @@ def plan_ratchet(checks: Iterable[Check]) -> list[Lowering]:
             continue
         entry = group[0].entry
         assert entry is not None
-        ceiling = entry.ceiling
-        if ceiling.max is not None and entry.max_span is not None:
-            highest = max(check.count for check in group)
-            if highest < ceiling.max:
-                plan.append(Lowering(entry, "max", ceiling.max, highest, entry.max_span))
-        if ceiling.max_rate is not None and entry.rate_span is not None:
-            needed = max(Fraction(c.count, c.n_cases or 1) for c in group)
-            largest_n = max(c.n_cases or 1 for c in group)
-            rate = ratchet_rate(needed, largest_n)
-            if rate < ceiling.max_rate:
-                plan.append(Lowering(entry, "max_rate", ceiling.max_rate, rate, entry.rate_span))
+        needs = [check.needed for check in group if check.needed is not None]
+        if noisy and not needs and entry.ceiling.allowance is None:
+            continue  # no noise measured for it: its count may be a lucky one
+        plan += _lower_max(entry, group, max(needs) if needs else entry.ceiling.allowance)
+        plan += _lower_rate(entry, group, max(needs, default=0))
     plan.sort(key=lambda lowering: lowering.span.start)
     return plan
+
+
+def _lower_max(entry: Entry, group: Sequence[Check], allowance: int | None) -> list[Lowering]:
+    ceiling = entry.ceiling
+    if ceiling.max is None or entry.max_span is None:
+        return []
+    a = allowance or 0
+    highest = max(check.count for check in group)
+    reference = ceiling.observed if ceiling.observed is not None else ceiling.max - a
+    if reference - highest <= a or highest + a >= ceiling.max:
+        return []
+    plan = [Lowering(entry, "max", ceiling.max, highest + a, entry.max_span)]
+    if ceiling.observed is not None and entry.observed_span is not None:
+        plan.append(Lowering(entry, "observed", ceiling.observed, highest, entry.observed_span))
+    if ceiling.allowance not in (None, a) and entry.allowance_span is not None:
+        assert ceiling.allowance is not None
+        plan.append(Lowering(entry, "allowance", ceiling.allowance, a, entry.allowance_span))
+    return plan
+
+
+def _lower_rate(entry: Entry, group: Sequence[Check], allowance: int) -> list[Lowering]:
+    ceiling = entry.ceiling
+    if ceiling.max_rate is None or entry.rate_span is None:
+        return []
+    if allowance and any(rate_allowance(ceiling.max_rate, c.n_cases or 1) - c.count
+                         <= 2 * allowance for c in group):
+        return []  # not beyond the noise (see plan_ratchet)
+    needed = max(Fraction(c.count + allowance, c.n_cases or 1) for c in group)
+    largest_n = max(c.n_cases or 1 for c in group)
+    rate = ratchet_rate(needed, largest_n)
+    if rate >= ceiling.max_rate:
+        return []
+    return [Lowering(entry, "max_rate", ceiling.max_rate, rate, entry.rate_span)]
 
 
 def apply(text: str, replacements: Sequence[Replacement]) -> str:
@@ -258,10 +295,32 @@ version: 1
 taxonomy: {taxonomy}
 """
 
+NOISY_HEADER = """\
+# Failure-category ceilings, enforced by `pytest --failgate=REPORTS`.
+# On this noisy evaluation each ceiling is max = observed + allowance: the count this run
+# had, and how far an unchanged system's count rises by chance (from the noise source
+# below; at most {budget} of unchanged runs fail any of these {items} counts by chance).
+# The ratchet (`--failgate-ratchet`) lowers a ceiling only when a count fell past its
+# allowance. Raising one is a reviewed change: write {{max: N, reason: "..."}}.
+version: 1
+taxonomy: {taxonomy}
+noise: {noise}
+"""
+
+
+@dataclass(frozen=True)
+class InitNoise:
+    """What a new noise-aware ceilings file is made from: the allowance of each count."""
+
+    source: str  # the `noise:` value written: a path relative to the file, or "repeats"
+    allowances: Mapping[tuple[str, str], int]  # (report, name) -> allowance
+    budget: Fraction  # the run's false-alarm budget the allowances share
+    items: int  # how many counts share it
+
 
 def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
-              reference: Callable[[Taxonomy], str]) -> str:
-    """A new ceilings file holding today's counts exactly.
+              reference: Callable[[Taxonomy], str], noise: InitNoise | None = None) -> str:
+    """A new ceilings file holding today's counts exactly, or with their noise allowances.
 
     ``taxonomy:`` is ``default``; a report classified by another taxonomy gets a line
     under ``taxonomies:``, by its format when every report of that format uses it,
@@ -269,30 +328,58 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
     that have it; a report whose count is lower gets an override, so every report is
     gated at its own count. ``reference`` writes a taxonomy as the file names it (a
     known name, or a path relative to the ceilings file).
+
+    With ``noise`` a count that has an allowance is written as ``max``, ``observed``
+    and ``allowance`` (one number a line): a default takes the highest count and the
+    largest allowance of the reports it governs (as a ratchet lowers it).
     """
     names = list(dict.fromkeys(
         name for _, taxonomy in [(None, default), *reports]
         for name in (*taxonomy.category_names, TOTAL)))
+    allowances = noise.allowances if noise is not None else {}
 
     def count(report: Report, name: str) -> int | None:
         return report.failed if name == TOTAL else report.counts.get(name)
 
-    defaults = {name: max((c for report, _ in reports if (c := count(report, name)) is not None),
-                          default=0) for name in names}
-    lines = [INIT_HEADER.format(taxonomy=_yaml_key(reference(default))).rstrip("\n")]
+    def parts(name: str, governed: Sequence[Report]) -> tuple[int, int | None]:
+        counts = [c for report in governed if (c := count(report, name)) is not None]
+        given = [allowances[(r.name, name)] for r in governed if (r.name, name) in allowances]
+        return max(counts, default=0), max(given) if given else None
+
+    def entry(name: str, observed: int, allowance: int | None, indent: str) -> list[str]:
+        if allowance is None:
+            return [f"{indent}{name}: {observed}"]
+        return [f"{indent}{name}:", f"{indent}  max: {observed + allowance}",
+                f"{indent}  observed: {observed}", f"{indent}  allowance: {allowance}"]
+
+    loaded = [report for report, _ in reports]
+    defaults = {name: parts(name, loaded) for name in names}
+    if noise is None:
+        lines = [INIT_HEADER.format(taxonomy=_yaml_key(reference(default))).rstrip("\n")]
+    else:
+        budget = f"{format_number(noise.budget * 100)}%"
+        lines = [NOISY_HEADER.format(taxonomy=_yaml_key(reference(default)), budget=budget,
+                                     items=noise.items, noise=_yaml_key(noise.source)
+                                     ).rstrip("\n")]
     lines += _taxonomy_lines(default, reports, reference)
     lines.append("ceilings:")
-    lines += [f"  {name}: {defaults[name]}" for name in names]
+    for name in names:
+        lines += entry(name, *defaults[name], "  ")
     overrides = []
-    for report, _ in sorted(reports, key=lambda pair: pair[0].name):
-        lower = [(name, c) for name in names
-                 if (c := count(report, name)) is not None and c < defaults[name]]
+    for report in sorted(loaded, key=lambda report: report.name):
+        lower = [(name, own) for name in names if count(report, name) is not None
+                 and _ceiling(own := parts(name, [report])) < _ceiling(defaults[name])]
         if lower:
             overrides.append(f"  {_yaml_key(report.name)}:")
-            overrides += [f"    {name}: {value}" for name, value in lower]
+            for name, (observed, allowance) in lower:
+                overrides += entry(name, observed, allowance, "    ")
     if overrides:
         lines += ["reports:", *overrides]
     return "\n".join(lines) + "\n"
+
+
+def _ceiling(parts: tuple[int, int | None]) -> int:
+    return parts[0] + (parts[1] or 0)
 
 
 def _taxonomy_lines(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],

@@ -26,11 +26,12 @@ from .pairing import RunComparison, compare_runs
 from .verdicts import band_cases, regression_verdict
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     from ..reports.model import Report
     from ..taxonomy import Taxonomy
+    from .binomial import TailProbability
 
 DEFAULT_ALPHA = Fraction(1, 20)
 SHOWN_IDS = 50
@@ -47,6 +48,26 @@ class BaselineRun:
     base: dict[str, Report] = field(default_factory=dict)
     candidate: dict[str, Report] = field(default_factory=dict)
     excluded: tuple[str, ...] = ()  # unstable cases left out of every paired test
+    # each test's decision among all of the run's tests (Holm, ``core.family``), by
+    # (report, name) and (report, "metric:<name>"); a test not in it is decided alone
+    decided: Mapping[tuple[str, str], bool] = field(default_factory=dict)
+    family: str = ""  # how the decisions were made together, for the messages
+
+    def tests(self) -> list[tuple[tuple[str, str], TailProbability]]:
+        """Every paired test of the comparison: each category and ``total`` of each paired
+        report (McNemar), and each metric that applies to some pair (the sign test)."""
+        found: list[tuple[tuple[str, str], TailProbability]] = []
+        for report in self.comparison.reports:
+            if not report.paired:
+                continue
+            for change in report.changes:
+                found.append(((report.name, change.category),
+                              paired_increase(change.new_count, change.fixed_count)))
+            for metric in self.metric_changes(report.name):
+                if metric.verdict is not None:
+                    found.append(((report.name, f"metric:{metric.name}"),
+                                  paired_increase(len(metric.worse), len(metric.improved))))
+        return found
 
     def judge(self, report: str, name: str) -> BaselineResult | None:
         """The verdict on one report's name (a category or ``total``), if it was paired."""
@@ -57,7 +78,8 @@ class BaselineRun:
         new, fixed = change.new_count, change.fixed_count
         band = self.noise.bands.get(name)
         tail = paired_increase(new, fixed)
-        verdict = regression_verdict(new, fixed, band, self.alpha)
+        decided = self.decided.get((report, name))
+        verdict = regression_verdict(new, fixed, band, self.alpha, decided)
         rule = self.taxonomy.category(name)
         hint = None
         if verdict != "pass" and rule is not None:
@@ -69,7 +91,8 @@ class BaselineRun:
             n_new=new,
             n_fixed=fixed,
             p_value=float(tail),
-            significant=new > fixed and tail.at_most(self.alpha),
+            significant=new > fixed and (tail.at_most(self.alpha) if decided is None
+                                         else decided),
             band=band_cases(band),
             beyond_band=new - fixed > band_cases(band),
             verdict=verdict,
@@ -96,7 +119,7 @@ class BaselineRun:
         return [compare_metric(metric, base.case_metrics.get(metric.name, {}),
                                candidate.case_metrics.get(metric.name, {}),
                                self.noise.metric_bands.get(metric.name), self.alpha,
-                               self.excluded)
+                               self.excluded, self.decided.get((report, f"metric:{metric.name}")))
                 for metric in self.taxonomy.metrics
                 if metric.name in base.case_metrics or metric.name in candidate.case_metrics]
 
@@ -157,7 +180,7 @@ def compare_with_baseline(base: Sequence[Report], candidate: Sequence[Report],
                        excluded)
 
 
-def baseline_message(name: str, result: BaselineResult, alpha: Fraction) -> str:
+def baseline_message(name: str, result: BaselineResult, alpha: Fraction, family: str = "") -> str:
     """Why a category regressed (or nearly did) against the baseline."""
     increase = result.n_new - result.n_fixed
     head = {
@@ -171,7 +194,8 @@ def baseline_message(name: str, result: BaselineResult, alpha: Fraction) -> str:
         f"{name}: {head}",
         f"  baseline {result.base_count} -> {result.base_count + increase}: "
         f"+{result.n_new} new, -{result.n_fixed} fixed among {result.paired} paired cases",
-        f"  test     one-sided exact McNemar p = {result.p_value:.4g} (alpha {float(alpha):g})",
+        f"  test     one-sided exact McNemar p = {result.p_value:.4g} "
+        f"({family or f'alpha {float(alpha):g}'})",
         f"  band     {result.band} case{'s' if result.band != 1 else ''}"
         " (an increase must exceed it)",
     ]
@@ -183,7 +207,8 @@ def baseline_message(name: str, result: BaselineResult, alpha: Fraction) -> str:
     return "\n".join(lines)
 
 
-def metric_baseline_message(change: MetricChange, alpha: Fraction, hint: str | None) -> str:
+def metric_baseline_message(change: MetricChange, alpha: Fraction, hint: str | None,
+                            family: str = "") -> str:
     """Why a metric fell (or nearly did) against the baseline."""
     head = {
         "fail": "fell against the baseline: significant and beyond the noise band",
@@ -199,7 +224,7 @@ def metric_baseline_message(change: MetricChange, alpha: Fraction, hint: str | N
         f"  paired   {len(change.worse)} worse, {len(change.improved)} better among "
         f"{change.n_pairs} cases where it applies in both runs",
         f"  test     one-sided exact sign test (McNemar for true/false) p = "
-        f"{change.p_value:.4g} (alpha {float(alpha):g})",
+        f"{change.p_value:.4g} ({family or f'alpha {float(alpha):g}'})",
         f"  band     {float(change.allowed):g} case(s) (a decline must exceed it)",
     ]
     if change.worse:

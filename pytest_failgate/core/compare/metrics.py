@@ -54,8 +54,10 @@ def _mean(values: Mapping[str, float]) -> Fraction | None:
 
 def compare_metric(metric: CaseMetric, base: Mapping[str, float], candidate: Mapping[str, float],
                    band: MetricBand | None, alpha: Fraction,
-                   exclude: Collection[str] = ()) -> MetricChange:
-    """Pair one metric's values by case id and judge the change."""
+                   exclude: Collection[str] = (), significant: bool | None = None
+                   ) -> MetricChange:
+    """Pair one metric's values by case id and judge the change (``significant``: the
+    test's decision among the run's tests, when the run decided them together)."""
     sign = 1 if metric.better == "higher" else -1
     pairs = [(case, base[case], candidate[case]) for case in candidate
              if case in base and case not in exclude]
@@ -64,7 +66,7 @@ def compare_metric(metric: CaseMetric, base: Mapping[str, float], candidate: Map
     decline = sum((sign * (Fraction(b) - Fraction(c)) for _, b, c in pairs), Fraction(0))
     n_pairs = len(pairs)
     allowed = max(Fraction(1), band.width * n_pairs) if band is not None else Fraction(1)
-    verdict = (paired_verdict(len(worse), len(improved), decline, allowed, alpha)
+    verdict = (paired_verdict(len(worse), len(improved), decline, allowed, alpha, significant)
                if n_pairs else None)
     return MetricChange(
         metric.name, metric.better, _mean(base), _mean(candidate), len(base), len(candidate),

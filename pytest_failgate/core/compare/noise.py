@@ -14,6 +14,13 @@ regression gate's ``noise_band.json``, read and written as that gate writes it::
 ``mode:<category>`` entries are counts (whole numbers); the others are metrics
 (rates), kept as the exact decimals the file writes. Keys this module does not
 know are kept, never an error, so a newer writer's file still reads.
+
+``failgate noise`` adds two integers to each ``mode:`` entry, which the regression
+gate's own reader ignores: ``moved``, the cases that were in the category in some of
+the runs and not in others, and ``discordant``, the (case, pair of runs) in which a
+case was in the category in exactly one run of the pair. ``discordant / (n (n-1) /
+2)`` is the expected number of cases that move in or out between two runs, which
+noise-aware ceilings are made from (see :mod:`.allowance`).
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ class NoiseBand:
     max: int
     n: int
     mean: float | None = None
+    moved: int | None = None  # cases in the category in some runs and not in others
+    discordant: int | None = None  # (case, pair of runs) in the category in one run of two
 
     def __post_init__(self) -> None:
         _check_std(self.std)
@@ -53,6 +62,9 @@ class NoiseBand:
         check_int("n", self.n, minimum=2)
         if self.min > self.max:
             raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
+        for name in ("moved", "discordant"):
+            if getattr(self, name) is not None:
+                check_int(name, getattr(self, name))
 
 
 @dataclass(frozen=True)
@@ -131,6 +143,27 @@ def measure_metrics(runs: Sequence[Mapping[str, float]]) -> dict[str, MetricBand
     return bands
 
 
+def movement_counts(outcomes: Sequence[Mapping[str, str]], names: Sequence[str]
+                    ) -> dict[str, tuple[int, int]]:
+    """Per outcome name, ``(moved, discordant)`` over the cases present in every run.
+
+    A case in ``name`` in ``k`` of the ``r`` runs moved when ``0 < k < r``, and was in it
+    in exactly one run of ``k (r - k)`` of the pairs of runs.
+    """
+    runs = len(outcomes)
+    common = set.intersection(*(set(run) for run in outcomes)) if outcomes else set()
+    found = {name: [0, 0] for name in names}
+    for case in common:
+        seen: dict[str, int] = {}
+        for run in outcomes:
+            seen[run[case]] = seen.get(run[case], 0) + 1
+        for name, k in seen.items():
+            if k < runs and name in found:
+                found[name][0] += 1
+                found[name][1] += k * (runs - k)
+    return {name: (moved, discordant) for name, (moved, discordant) in found.items()}
+
+
 def case_stability(outcomes: Sequence[Mapping[str, str]]) -> dict[str, int]:
     """Per case of the first run, in how many later runs its outcome differed from it."""
     first, rest = outcomes[0], outcomes[1:]
@@ -147,8 +180,11 @@ def noise_band_document(bands: Mapping[str, NoiseBand] | NoiseDocument) -> dict[
                        "max": float(metric.max), "n": metric.n}
     for category, band in sorted(noise.bands.items()):
         entry = {"mean": band.mean} if band.mean is not None else {}
-        table[f"{MODE_PREFIX}{category}"] = {**entry, "std": band.std, "min": band.min,
-                                             "max": band.max, "n": band.n}
+        entry.update({"std": band.std, "min": band.min, "max": band.max, "n": band.n})
+        for name in ("moved", "discordant"):
+            if getattr(band, name) is not None:
+                entry[name] = getattr(band, name)
+        table[f"{MODE_PREFIX}{category}"] = entry
     if not isinstance(bands, NoiseDocument):
         return {"metric_band": table}
     document: dict[str, Any] = {}
@@ -222,8 +258,11 @@ def read_noise_band(document: Any) -> NoiseDocument:
         try:
             n = check_int("n", entry["n"], minimum=2)
             if key.startswith(MODE_PREFIX):
+                moves = {name: _whole(where, name, entry[name])
+                         for name in ("moved", "discordant") if name in entry}
                 band = NoiseBand(std=std, min=_whole(where, "min", entry["min"]),
-                                 max=_whole(where, "max", entry["max"]), n=n, mean=mean)
+                                 max=_whole(where, "max", entry["max"]), n=n, mean=mean,
+                                 **moves)
                 bands[key[len(MODE_PREFIX):]] = band
                 continue
             low = Fraction(repr(_number(where, "min", entry["min"])))

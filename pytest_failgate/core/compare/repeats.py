@@ -5,15 +5,24 @@ cases that passed, as the regression gate writes it), each metric's mean (the
 taxonomy's metrics recomputed from the cases, where they apply; otherwise the
 numbers a run folder's ``metrics.json`` records), and each case's outcome, from
 which ``case_stability`` counts how many later runs moved a case away from the
-first run's outcome. The result is written in the gate's ``noise_band.json``
-format (see :mod:`.noise`).
+first run's outcome, and per category how many cases moved in or out of it
+(``moved``, ``discordant``: what noise-aware ceilings are made from). The result is
+written in the gate's ``noise_band.json`` format (see :mod:`.noise`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .noise import PASSED_MODE, NoiseDocument, case_stability, measure_metrics, measure_noise
+from .noise import (
+    PASSED_MODE,
+    NoiseDocument,
+    case_stability,
+    measure_metrics,
+    measure_noise,
+    movement_counts,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -72,9 +81,12 @@ def noise_from_runs(runs: Sequence[tuple[str, Sequence[Report]]], taxonomy: Taxo
                 totals[name] += count
             totals[PASSED_MODE] += (report.n_cases or 0) - report.failed
         counts.append(totals)
-    bands = measure_noise(counts)
+    outcomes = [_outcomes(reports, taxonomy) for _, reports in runs]
+    moves = movement_counts(outcomes, [*taxonomy.category_names, PASSED_MODE])
+    bands = {name: replace(band, moved=moves[name][0], discordant=moves[name][1])
+             if name in moves else band for name, band in measure_noise(counts).items()}
     metric_bands = measure_metrics([_metrics(reports) for _, reports in runs])
-    stability = case_stability([_outcomes(reports, taxonomy) for _, reports in runs])
+    stability = case_stability(outcomes)
     configs = [report.config for _, reports in runs for report in reports]
     config: dict[str, Any] | None = configs[0] if configs and all(
         c == configs[0] for c in configs) else None

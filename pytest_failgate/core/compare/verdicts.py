@@ -38,12 +38,13 @@ def band_cases(band: NoiseBand | None) -> int:
 
 
 def regression_verdict(new: int, fixed: int, band: NoiseBand | None,
-                       alpha: Fraction) -> BaselineVerdict:
+                       alpha: Fraction, significant: bool | None = None) -> BaselineVerdict:
     """``fail`` if the increase is significant and beyond the band, ``warn`` if one of them.
 
     ``increase = new - fixed``; significant means ``paired_increase(new, fixed)``
     is at most ``alpha``; beyond means ``increase > band_cases(band)``. No
-    increase (a decrease, or no change) is always ``pass``.
+    increase (a decrease, or no change) is always ``pass``. ``significant``, when
+    given, is the test's decision among the run's tests (Holm, ``core.family``).
     """
     check_int("new", new)
     check_int("fixed", fixed)
@@ -51,7 +52,8 @@ def regression_verdict(new: int, fixed: int, band: NoiseBand | None,
     increase = new - fixed
     if increase <= 0:
         return "pass"
-    significant = paired_increase(new, fixed).at_most(alpha)
+    if significant is None:
+        significant = paired_increase(new, fixed).at_most(alpha)
     beyond = increase > band_cases(band)
     if significant and beyond:
         return "fail"
@@ -61,7 +63,7 @@ def regression_verdict(new: int, fixed: int, band: NoiseBand | None,
 
 
 def paired_verdict(worse: int, better: int, decline: Fraction, allowed: Fraction,
-                   alpha: Fraction) -> BaselineVerdict:
+                   alpha: Fraction, significant: bool | None = None) -> BaselineVerdict:
     """The same rule for a per-case metric: worse and better are the discordant pairs.
 
     ``decline`` is how far the paired sum fell (in the metric's units, one case of
@@ -74,7 +76,9 @@ def paired_verdict(worse: int, better: int, decline: Fraction, allowed: Fraction
     alpha = check_alpha(alpha)
     if decline <= 0:
         return "pass"
-    significant = worse > better and paired_increase(worse, better).at_most(alpha)
+    if significant is None:
+        significant = paired_increase(worse, better).at_most(alpha)
+    significant = significant and worse > better
     beyond = decline > allowed
     if significant and beyond:
         return "fail"

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, loads, parse_json_file
-from .readers import ReaderOutput
+from .readers import ReaderOutput, repeat_of
 from .zipzstd import ZipArchive
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def read_inspect(header: Mapping[str, Any], samples: Any) -> ReaderOutput:
     spec = header["eval"]
     config = {key: spec[key] for key in CONFIG_KEYS if key in spec}
     return ReaderOutput(cases, recorded, name=report_name(header), config=config,
-                        run_order=(created(header),))
+                        run_order=(created(header),), repeat_unit=repeat_of)
 
 
 def _header_only(header: Mapping[str, Any]) -> ReaderOutput:

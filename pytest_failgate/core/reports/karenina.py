@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError, did_you_mean
 from .jsonfile import describe, load_json
-from .readers import ReaderOutput
+from .readers import ReaderOutput, repeat_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -136,7 +136,7 @@ class KareninaJsonReader:
         metadata = data.get("metadata")
         if isinstance(metadata, dict) and "job_summary" in metadata:
             recorded["job_summary"] = metadata["job_summary"]
-        return ReaderOutput(results, recorded, _capped(contradictions))
+        return ReaderOutput(results, recorded, _capped(contradictions), repeat_unit=repeat_of)
 
 
 def _looks_karenina(data: Any) -> bool:
@@ -304,7 +304,7 @@ class KareninaCsvReader:
                 contradictions += _contradictions(result, f"line {start}")
         with_case_ids(results)
         return ReaderOutput(results, {"num_predictions": len(results)},
-                            _capped(contradictions) if checked else None)
+                            _capped(contradictions) if checked else None, repeat_unit=repeat_of)
 
 
 def with_case_ids(results: list[Any]) -> None:

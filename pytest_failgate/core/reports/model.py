@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from ..taxonomy import Tally, Taxonomy
@@ -80,6 +81,9 @@ class Report:
     classified: Any = None
     # where its run stands among same-named files of its folder (``ReaderOutput.run_order``)
     run_order: tuple[float, ...] | None = None
+    # the unit a case repeats (a sample, for each of its epochs), when the run repeats cases:
+    # a noise source of its own (``compare.noisemodel``); None when cases are not repeated
+    repeat_unit: Callable[[str], str] | None = field(default=None, repr=False)
 
     @property
     def failed(self) -> int | None:

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -103,7 +104,7 @@ def read_promptfoo(data: Any) -> ReaderOutput | None:
     config = data.get("config") if isinstance(data, Mapping) else None
     shown = ({key: value for key, value in config.items() if key in CONFIG_KEYS}
              if isinstance(config, Mapping) else None)
-    return ReaderOutput(cases, recorded, contradictions, config=shown)
+    return ReaderOutput(cases, recorded, contradictions, config=shown, repeat_unit=repeat_unit)
 
 
 def read_promptfoo_lines(path: Path) -> ReaderOutput | None:
@@ -120,7 +121,7 @@ def read_promptfoo_lines(path: Path) -> ReaderOutput | None:
         cases = list(_cases(rows, ()))
     except Misshapen as exc:
         raise FailgateError(exc.message, path, lines[int(exc.loc[0])]) from None
-    return ReaderOutput(cases, {"num_predictions": len(cases)})
+    return ReaderOutput(cases, {"num_predictions": len(cases)}, repeat_unit=repeat_unit)
 
 
 def looks_like_row(value: Any) -> bool:
@@ -203,6 +204,14 @@ def _cases(rows: list[Any], loc: Loc) -> Iterator[dict[str, Any]]:
         case["id"] = f"{provider}/{prompt_number}/{name}" + (f"/r{repeat}" if repeat > 1 else "")
         case["test"], case["repeat"] = number, repeat
         yield case
+
+
+_REPEAT = re.compile(r"/r[0-9]+$")
+
+
+def repeat_unit(case_id: str) -> str:
+    """The test a row repeats: its id without the ``/r<n>`` of a second or later repeat."""
+    return _REPEAT.sub("", case_id)
 
 
 class _Ids:

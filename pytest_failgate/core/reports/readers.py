@@ -46,7 +46,7 @@ from .model import OWN_FORMAT, Report
 from .sink import CaseProblem, CaseSink
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from pathlib import Path
 
     from ..taxonomy import Taxonomy
@@ -78,6 +78,9 @@ class ReaderOutput:
     # log folder that keeps every run, one run written to several files). None: a second
     # file of the same name is an error.
     run_order: tuple[float, ...] | None = None
+    # the unit a case id repeats (``france#2`` -> ``france``) when the format runs each
+    # case several times (epochs, replicates, trials): the run's own noise source
+    repeat_unit: Callable[[str], str] | None = None
 
 
 class ReportReader(Protocol):
@@ -132,6 +135,14 @@ class TaxonomyChoice:
         return self.known[name]
 
 
+def repeat_of(case_id: str) -> str:
+    """The unit a repeated case belongs to: its id before the last ``#`` (``france#2``, the
+    second epoch of sample ``france``, is a repeat of ``france``); an id without one is a
+    unit of its own. For readers whose ids end in ``#<repeat>`` (``ReaderOutput.repeat_unit``)."""
+    head, sep, _ = case_id.rpartition("#")
+    return head if sep else case_id
+
+
 def reader_taxonomy(reader: ReportReader) -> str | None:
     """The name of a reader's default taxonomy, if it names one."""
     name = getattr(reader, "taxonomy", None)
@@ -153,6 +164,7 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
     report = sink.finish(output.recorded, output.contradictions, format_name, format_default,
                          output.config)
     report.run_order = output.run_order
+    report.repeat_unit = output.repeat_unit
     return report
 
 
