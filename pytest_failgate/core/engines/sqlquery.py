@@ -55,6 +55,10 @@ class GateQuery:
     sometimes: tuple[str, ...]  # fields absent from some cases: counted per category
     id_sql: str  # a case's id as text (inside the inner select's FROM)
     decided_sql: str
+    # ``WITH "_cases" AS (...)``: every case's deciding position (``_decided``), flags
+    # (``_f<i>``), slice values (``s<i>``), metric values (``_m<i>``, ``_v<i>``), type
+    # violations (``_x<i>``) and absent fields (``_a<i>``), which ``sql`` counts
+    cte: str = ""
 
 
 def _category_positions(taxonomy: Taxonomy) -> tuple[str, ...]:
@@ -163,13 +167,13 @@ def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
     selects += [f"count(*) FILTER (WHERE {q(f'_x{i}')})" for i in range(len(violations))]
     selects += [f"count(*) FILTER (WHERE {q(f'_a{i}')})" for i in range(len(sometimes))]
     inner = ",\n    ".join(columns)
-    sql = (f"WITH {q('_cases')} AS (\n  SELECT\n    {inner}\n  FROM {source}\n)\n"
-           f"SELECT {', '.join(selects)}\nFROM {q('_cases')}\n"
+    cte = f"WITH {q('_cases')} AS (\n  SELECT\n    {inner}\n  FROM {source}\n)\n"
+    sql = (f"{cte}SELECT {', '.join(selects)}\nFROM {q('_cases')}\n"
            f"GROUP BY GROUPING SETS ({', '.join(sets)})")
     absent = tuple(f.name for f in taxonomy.fields if f.name not in schema)
     return GateQuery(sql, _category_positions(taxonomy), tuple(n for n, _, _ in flags),
                      tuple(spec.slicers), tuple(spec.metrics), tuple(violations), absent,
-                     sometimes, id_sql, decided)
+                     sometimes, id_sql, decided, cte)
 
 
 def _type_checks(fld: Field, schema: Mapping[str, SqlType], expr: SqlExpr,
