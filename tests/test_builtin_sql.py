@@ -1,5 +1,5 @@
-"""Every built-in taxonomy runs in SQL as in Python, or says per rule why not; `failgate sql`
-prints rows that name what they count."""
+"""Every built-in taxonomy runs in SQL as in Python, or says per rule why not; the engines
+refuse what Python refuses; `failgate sql` prints rows that name what they count."""
 
 from __future__ import annotations
 
@@ -128,6 +128,29 @@ def test_deepeval_custom_criteria_rule_without_regular_expressions_in_both_engin
     for engine in ("python", "duckdb"):
         report = counted(path, "deepeval", engine)
         assert {k for k, v in report.counts.items() if v} == {category}, engine
+
+
+# ----------------------------------------------------------- refusing what Python refuses
+
+
+def test_duckdb_refuses_cases_no_rule_reads_with_the_python_message(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """promptfoo's cases under the default `rag` taxonomy: every case would be failed."""
+    path = write_jsonl(tmp_path / "cases.jsonl", cases_of("promptfoo"))
+    parquet = tmp_path / "cases.parquet"
+    duckdb.connect().execute(
+        f"COPY (SELECT * FROM read_json_auto('{path}')) TO '{parquet}' (FORMAT parquet)")
+    messages = []
+    for target, engine in ((path, "python"), (path, "duckdb"), (parquet, "duckdb")):
+        ceilings = tmp_path / f"{target.suffix[1:]}-{engine}.yaml"
+        code = main(["init", str(target), "--engine", engine, "--ceilings", str(ceilings)])
+        out = capsys.readouterr()
+        assert code == 2, out
+        assert not ceilings.exists()
+        text = out.out + out.err
+        assert "none of the 16 cases has any field taxonomy rag reads" in text
+        messages.append(text[text.index("none of the"):].splitlines()[0])
+    assert len(set(messages)) == 1
 
 
 # ------------------------------------------------------------------------ failgate sql
