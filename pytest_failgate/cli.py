@@ -1,8 +1,10 @@
-"""The ``failgate`` console script: the gate outside pytest, on the same core.
+"""The ``failgate`` console script: parses its arguments, runs a command, prints its result.
 
-Exit codes: 0 the gate passed, 1 it failed, 2 a usage or input error.
-``failgate --help`` builds the parser only: the core and the renderers are imported
-inside the command that needs them, so asking for help stays cheap.
+The commands themselves are in ``commands/`` (the same functions the MCP server calls,
+over the configuration pytest resolves); this module only turns arguments into a
+``Config`` and results into text and exit codes: 0 the gate passed, 1 it failed, 2 a
+usage or input error. ``failgate --help`` builds the parser only: the core and the
+renderers are imported inside the command that needs them, so asking for help stays cheap.
 """
 
 from __future__ import annotations
@@ -12,39 +14,52 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .core.engines import DIALECTS
-from .core.errors import FailgateError, display_path
-from .invocation import config as _config
-from .invocation import contributions as _contributions
-from .invocation import first_taxonomy as _first_taxonomy
-from .invocation import gate as _gate
-from .invocation import read_spec as _spec
-from .invocation import settings as _settings
-from .invocation import taxonomy as _taxonomy
-from .options import for_command
+from .core.errors import FailgateError
+from .options import OPTIONS, for_command
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from .core.gate import GateConfig, Mode
-    from .core.result import GateResult, Row
+    from .commands.config import Config
+    from .core.advice import Advice
+    from .core.result import GateResult
 
 EXIT_PASS, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
+EXIT = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "error": EXIT_INPUT}
 BAR_WIDTH = 30
-
+SHOWN_IDS = 10  # case ids per line in `diff`
 
 def _out(line: str = "") -> None:
     print(line)
 
 
-def _print_summary(result: GateResult, config: GateConfig) -> None:
+def command_advice(config: Config) -> Advice:
+    """The CLI's words for the actions the core suggests: the command with the paths, the
+    ceilings file and the other settings this run was given (what the ini file sets, the
+    command reads again)."""
+    from .core.advice import Advice
+
+    def command(action: str) -> str:
+        parts = ["failgate", action]
+        for option, words in config.given_words(action):
+            if option.positional:
+                parts += words
+            else:
+                parts += [part for word in words for part in (option.cli_flag, word)] \
+                    if words else [option.cli_flag]
+        return "`" + " ".join(parts) + "`"
+
+    return Advice(init=command("init"), ratchet=command("ratchet"))
+
+
+def _print_summary(result: GateResult) -> None:
     from .core.ceilings import writeback
     from .output.text import ratchet_status, summary_lines
 
-    outcomes = writeback.outcomes_from_verdicts(result)
     for row in result.rows:
         if row.message and row.failing:
             _out(f"FAILED {result.ceilings_path}::{row.report}::{row.name}")
@@ -52,68 +67,55 @@ def _print_summary(result: GateResult, config: GateConfig) -> None:
             _out()
     for error in result.load_errors:
         _out(f"ERROR {error}")
-    for line in summary_lines(result, outcomes):
+    for line in summary_lines(result, writeback.outcomes_from_verdicts(result)):
         _out(line)
-    status = ratchet_status(result, f"failgate ratchet {_paths_text(config)}")
+    status = ratchet_status(result)
     if status is not None:
         _out()
         _out(status)
 
 
-def _paths_text(config: GateConfig) -> str:
-    return " ".join(display_path(p) for p in config.paths)
-
-
-def _verdict(result: GateResult) -> int:
-    if result.load_errors:
-        return EXIT_INPUT
-    failed = any(row.failing for row in result.rows)
-    return EXIT_FAIL if failed else EXIT_PASS
-
-
 def cmd_check(args: argparse.Namespace) -> int:
-    from .core.messages import ratchet_command
-    from .output.files import write_outputs
+    from .commands.app import Failgate
+    from .commands.gating import check, write_reports
 
-    mode: Mode = "strict" if args.strict else "gate"
-    gate, result = _gate(args, mode)
-    config, outputs = _settings(args, mode)
-    _print_summary(result, config)
-    written = write_outputs(outputs, result, ratchet_command(config), gate.taxonomy,
-                            result.default_ceilings)
+    config = configure(args)
+    app = Failgate(config)
+    result = check(app)
+    _print_summary(result)
+    written = write_reports(app, result)
     for line in written.lines:
         if not line.startswith("wrote "):
             _out(line)
     if written.failed:
         print("failgate: error: a report file could not be written (above)", file=sys.stderr)
         return EXIT_INPUT
-    return _verdict(result)
+    return EXIT[result.verdict]
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from .commands.gating import init
     from .core.ceilings import writeback
     from .output.text import summary_lines
 
-    _, result = _gate(args, "init")
-    for line in summary_lines(result, writeback.outcomes_from_verdicts(result)):
+    config = configure(args)
+    done = init(config)
+    for line in summary_lines(done.result, writeback.outcomes_from_verdicts(done.result)):
         _out(line)
-    lines = writeback.init(Path(args.ceilings).resolve(), result)
-    for line in ["", *lines]:
+    for line in ["", *done.lines]:
         _out(line)
-    return EXIT_INPUT if result.load_errors or "not written" in lines[0] else EXIT_PASS
+    return EXIT_INPUT if done.result.load_errors or not done.written else EXIT_PASS
 
 
 def cmd_ratchet(args: argparse.Namespace) -> int:
-    from .core.ceilings import writeback
+    from .commands.gating import ratchet
 
-    _, result = _gate(args, "ratchet")
-    config = _config(args, "ratchet")
-    _print_summary(result, config)
-    _out()
-    for line in writeback.ratchet(config.ceilings_path, result,
-                                  writeback.outcomes_from_verdicts(result)):
+    config = configure(args)
+    done = ratchet(config)
+    _print_summary(done.result)
+    for line in ["", *done.lines]:
         _out(line)
-    return _verdict(result)
+    return EXIT[done.result.verdict]
 
 
 def _bar(count: int, largest: int) -> str:
@@ -124,108 +126,91 @@ def _bar(count: int, largest: int) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from .commands.gating import show
     from .core.formatting import report_heading
-    from .core.gate import load_run
     from .output.text import headroom_text
 
-    rows: dict[str, dict[str, Row]] = {}
-    if Path(args.ceilings).exists() and not args.taxonomy:
-        gate, result = _gate(args, "gate")
-        gated, skipped, taxonomy = gate.reports, gate.skipped, gate.taxonomy
-        rows = {r.name: {row.name: row for row in r.rows} for r in result.reports}
-    else:
-        choice, taxonomy = _taxonomy(args)
-        gated, skipped = load_run(tuple(Path(p).resolve() for p in args.paths), choice,
-                                  _spec(args))
-    for index, loaded in enumerate(gated):
+    config = configure(args)
+    shown = show(config, args.top)
+    for index, report in enumerate(shown.reports):
         if index:
             _out()
-        if loaded.report is None:
-            _out(f"{loaded.file.name}: not loaded: {loaded.error}")
+        if report.error is not None:
+            _out(f"{report.name}: not loaded: {report.error}")
             continue
-        report = loaded.report
-        listed = report.taxonomy or taxonomy
-        width = max(len(name) for name in listed.category_names)
+        width = max(len(c.name) for c in report.categories)
         _out(report_heading(report.name, report.n_cases, report.failed,
                             report.kind == "aggregate", separator="  "))
-        largest = max(report.counts.values())
-        for name in listed.category_names:
-            count = report.counts[name]
-            line = f"  {name:<{width}}  {count:>6}  {_bar(count, largest):<{BAR_WIDTH}}"
-            row = rows.get(report.name, {}).get(name)
-            if row is not None:
-                line += f"  ceiling {row.ceiling:<8} headroom {headroom_text(row.headroom)}"
-            ids = report.case_ids(name)[: args.top]
-            if ids:
-                line += "  " + ", ".join(ids) + (" …" if count > len(ids) else "")
+        largest = max(c.count for c in report.categories)
+        for category in report.categories:
+            count = category.count
+            line = f"  {category.name:<{width}}  {count:>6}  {_bar(count, largest):<{BAR_WIDTH}}"
+            if category.ceiling is not None:
+                line += (f"  ceiling {category.ceiling:<8} headroom "
+                         f"{headroom_text(category.headroom)}")
+            if category.first_cases:
+                line += "  " + ", ".join(category.first_cases) + (
+                    " …" if count > len(category.first_cases) else "")
             _out(line.rstrip())
-    if skipped:
+    if shown.skipped:
         _out()
-        _out(f"skipped: {', '.join(display_path(s.path) for s in skipped)}")
-    return EXIT_INPUT if any(g.report is None for g in gated) else EXIT_PASS
+        _out(f"skipped: {', '.join(shown.skipped)}")
+    return EXIT_INPUT if any(r.error is not None for r in shown.reports) else EXIT_PASS
+
+
+def _ids(ids: list[str], n: int, shown: int) -> str:
+    return ", ".join(ids[:shown]) + (f" (+{n - shown} more)" if n > shown else "")
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .core.compare.pairing import compare_runs
-    from .core.gate import load_run_or_raise
+    from .commands.runs import diff
 
-    choice, taxonomy = _taxonomy(args)
-    runs = [load_run_or_raise((Path(path).resolve(),), choice, _spec(args))
-            for path in (args.base, args.candidate)]
-    taxonomy = _first_taxonomy(runs[0], taxonomy)
-    comparison = compare_runs(runs[0], runs[1], taxonomy.category_names)
-    for index, report in enumerate(comparison.reports):
+    config = configure(args)
+    compared = diff(config, Path(args.base).resolve(), Path(args.candidate).resolve())
+    for index, report in enumerate(compared.reports):
         if index:
             _out()
         paired = f"{report.n_both} paired cases" if report.paired else "aggregate: counts only"
         _out(f"{report.name}  ({paired})")
-        for change in report.changes:
-            if not (change.delta or change.new or change.fixed):
-                continue
-            moved = f"  +{change.new_count} new, -{change.fixed_count} fixed" \
-                if report.paired else ""
-            _out(f"  {change.category}: {change.base_count} -> {change.count}{moved}")
-            for label, ids, n in (("new", change.new, change.new_count),
-                                  ("fixed", change.fixed, change.fixed_count)):
+        moved = [c for c in report.changes if c.count != c.base_count or c.new or c.fixed]
+        for change in moved:
+            counts = f"  +{change.n_new} new, -{change.n_fixed} fixed" if report.paired else ""
+            _out(f"  {change.category}: {change.base_count} -> {change.count}{counts}")
+            for label, ids, n in (("new", change.new, change.n_new),
+                                  ("fixed", change.fixed, change.n_fixed)):
                 if ids:
-                    more = f" (+{n - 10} more)" if n > 10 else ""
-                    _out(f"    {label}: {', '.join(ids[:10])}{more}")
-        if not any(c.delta or c.new or c.fixed for c in report.changes):
+                    _out(f"    {label}: {_ids(ids, n, SHOWN_IDS)}")
+        if not moved:
             _out("  no change")
-        for label, ids, n in (("only in base", report.only_base, report.only_base_count),
+        for label, ids, n in (("only in base", report.only_base, report.n_only_base),
                               ("only in candidate", report.only_candidate,
-                               report.only_candidate_count)):
+                               report.n_only_candidate)):
             if n:
                 _out(f"  {label}: {n} cases ({', '.join(ids[:5])}"
                      + (", …)" if n > 5 else ")"))
-    for label, names in (("reports only in base", comparison.only_base),
-                         ("reports only in candidate", comparison.only_candidate)):
+    for label, names in (("reports only in base", compared.only_base),
+                         ("reports only in candidate", compared.only_candidate)):
         if names:
             _out(f"{label}: {', '.join(names)}")
     return EXIT_PASS
 
 
 def cmd_guard(args: argparse.Namespace) -> int:
-    from .core.guard import guard
+    from .commands.runs import guard
 
-    result = guard(Path(args.ceilings).absolute(), args.base)
-    for line in result.lines():
+    config = configure(args)
+    result = guard(config, args.base)
+    for line in result.lines:
         _out(line)
     return EXIT_PASS if result.passed else EXIT_FAIL
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from .core.analyze import DEFAULT_SLICES, analysis_slicers, analyze_report
-    from .core.gate import load_run_or_raise
+    from .commands.runs import analyze
     from .output.text import analysis_lines
 
-    choice, taxonomy = _taxonomy(args)
-    fields = tuple(args.slice) or DEFAULT_SLICES
-    spec = replace(_spec(args), slicers=analysis_slicers(fields))
-    reports = load_run_or_raise(tuple(Path(p).resolve() for p in args.paths), choice, spec)
-    analyses = [analyze_report(r, r.taxonomy or taxonomy, fields) for r in reports]
+    config = configure(args)
+    analyses = analyze(config, args.slice).reports
     for index, analysis in enumerate(analyses):
         if index:
             _out()
@@ -246,30 +231,21 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_noise(args: argparse.Namespace) -> int:
-    from .core.compare.noise import noise_band_document
-    from .core.compare.repeats import noise_from_runs
-    from .core.gate import load_run_or_raise
+    from .commands.runs import noise
 
-    if len(args.runs) < 2:
-        raise FailgateError("a noise band needs at least two runs of one configuration")
-    choice, taxonomy = _taxonomy(args)
-    loaded = [load_run_or_raise((Path(run).resolve(),), choice, _spec(args)) for run in args.runs]
-    taxonomy = _first_taxonomy(loaded[0], taxonomy)
-    runs = [(Path(run).name, reports) for run, reports in zip(args.runs, loaded, strict=True)]
-    noise = noise_from_runs(runs, taxonomy)
-    text = json.dumps(noise_band_document(noise), indent=2, ensure_ascii=False) + "\n"
-    Path(args.out).write_text(text, encoding="utf-8")
-    _out(f"noise over {len(runs)} runs -> {args.out}")
-    width = max(len(name) for name in [*noise.bands, *noise.metric_bands])
-    for name, band in noise.bands.items():
+    config = configure(args)
+    measured = noise(config, [Path(run).resolve() for run in args.runs], Path(args.out))
+    _out(f"noise over {measured.n_runs} runs -> {args.out}")
+    width = max(len(name) for name in [*measured.bands, *measured.metric_bands])
+    for name, band in measured.bands.items():
         _out(f"  mode:{name:<{width}}  min {band.min:>7}  max {band.max:>7}  std {band.std:>8.3f}")
-    for name, metric in noise.metric_bands.items():
+    for name, metric in measured.metric_bands.items():
         _out(f"  {name:<{width + 5}}  min {float(metric.min):>7.4g}  max {float(metric.max):>7.4g}"
              f"  std {metric.std:>8.3f}")
-    if noise.unstable_cases:
-        shown = ", ".join(noise.unstable_cases[:10])
-        _out(f"  unstable cases: {len(noise.unstable_cases)} ({shown}"
-             + (", ...)" if len(noise.unstable_cases) > 10 else ")"))
+    unstable = measured.unstable_cases
+    if unstable:
+        _out(f"  unstable cases: {len(unstable)} ({', '.join(unstable[:10])}"
+             + (", ...)" if len(unstable) > 10 else ")"))
     return EXIT_PASS
 
 
@@ -277,30 +253,24 @@ SCHEMA = Path(__file__).parent / "schema" / "gate-result.schema.json"
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from .output.history import charted, history_svg, load_history
+    from .commands.runs import history
+    from .output.chart import HistoryPoint
+    from .output.history import history_svg
 
-    _choice, taxonomy = _taxonomy(args)
-    ceilings: dict[str, int] = {}
-    if Path(args.ceilings).exists() and not args.taxonomy:
-        from .core.ceilings.load import load_ceilings
-
-        model = load_ceilings(Path(args.ceilings).resolve(), _contributions(args).taxonomies
-                              ).model
-        ceilings = {n: c.max for n, c in model.ceilings.items() if c.max is not None}
-    points = load_history(Path(args.folder), taxonomy)
-    names = charted(points, taxonomy.category_names)
+    config = configure(args)
+    found = history(config, Path(args.folder).resolve())
+    names, points = found.charted, found.points
     width = max([len(p.label) for p in points] + [len("ceiling")])
-    header = [f"{'run':<{width}}", *(f"{n:>{max(len(n), 5)}}" for n in names)]
-    _out("  ".join(header))
+    _out("  ".join([f"{'run':<{width}}", *(f"{n:>{max(len(n), 5)}}" for n in names)]))
     for point in points:
-        cells = [f"{point.label:<{width}}",
-                 *(f"{point.counts.get(n, 0):>{max(len(n), 5)}}" for n in names)]
-        _out("  ".join(cells))
-    if any(n in ceilings for n in names):
+        _out("  ".join([f"{point.label:<{width}}",
+                        *(f"{point.counts.get(n, 0):>{max(len(n), 5)}}" for n in names)]))
+    if any(n in found.ceilings for n in names):
         _out("  ".join([f"{'ceiling':<{width}}",
-                        *(f"{ceilings.get(n, ''):>{max(len(n), 5)}}" for n in names)]))
+                        *(f"{found.ceilings.get(n, ''):>{max(len(n), 5)}}" for n in names)]))
     if args.svg:
-        Path(args.svg).write_text(history_svg(points, taxonomy.category_names, ceilings),
+        chart = [HistoryPoint(p.label, p.counts) for p in points]
+        Path(args.svg).write_text(history_svg(chart, found.categories, found.ceilings),
                                   encoding="utf-8")
         _out(f"chart: {args.svg}")
     return EXIT_PASS
@@ -311,11 +281,20 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def cmd_sql(args: argparse.Namespace) -> int:
+    from .commands.runs import sql
+
+    config = configure(args)
+    sample = Path(args.sample).resolve() if args.sample else None
+    sys.stdout.write(sql(config, args.dialect, args.table, sample).sql)
+    return EXIT_PASS
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="failgate",
         description="Gate LLM/RAG evaluation reports by failure category, outside pytest. "
-                    "Same core and numbers as `pytest --failgate`.",
+                    "Same core, configuration and numbers as `pytest --failgate`.",
     )
     parser.add_argument("--version", action="version", version=f"failgate {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -329,16 +308,16 @@ def _parser() -> argparse.ArgumentParser:
         )
         sub.set_defaults(run=run)
         for option in for_command(name):
-            if option.positional:
-                sub.add_argument(option.positional, nargs="+", metavar=option.metavar,
+            if option.positional:  # none given: the ini key's (``failgate``)
+                sub.add_argument(option.positional, nargs="*", metavar=option.metavar,
                                  help=option.help)
             elif option.kind == "flag":
                 sub.add_argument(option.cli_flag, action="store_true", help=option.help)
             elif option.kind in ("paths", "names"):
                 sub.add_argument(option.cli_flag, action="append", default=[],
                                  metavar=option.metavar, help=option.help)
-            else:
-                sub.add_argument(option.cli_flag, default=option.default, metavar=option.metavar,
+            else:  # None when not given: the ini key, else the default, decides
+                sub.add_argument(option.cli_flag, metavar=option.metavar,
                                  choices=option.choices, help=option.help)
         return sub
 
@@ -373,7 +352,7 @@ def _parser() -> argparse.ArgumentParser:
                               "query_type)")
     analyze.add_argument("--json", metavar="FILE", help="write the analysis as JSON")
 
-    command("mcp", "serve check, show, diff, explain and analyze to MCP clients over stdio "
+    command("mcp", "serve failgate's commands to MCP clients over stdio "
             '(needs pip install "pytest-failgate[mcp]")', "failgate mcp", cmd_mcp)
 
     noise = command("noise", "measure each category's noise band from repeated runs",
@@ -402,28 +381,20 @@ def _parser() -> argparse.ArgumentParser:
     sql.add_argument("--sample", metavar="FILE",
                      help="a Parquet or JSON Lines file whose column types the query uses "
                           "(default: the taxonomy's types:)")
-    sql.add_argument("--ceilings", default="ceilings.yaml", metavar="FILE",
-                     help="its taxonomy, slices, populations and metrics (if it exists)")
-    sql.add_argument("--taxonomy", metavar="NAME", help="a taxonomy instead of the ceilings'")
     return parser
 
 
-def cmd_sql(args: argparse.Namespace) -> int:
-    from .core.engines.sqltext import declared_schema, gate_sql, sample_schema
-    from .core.reports.read import ReadSpec
+def configure(args: argparse.Namespace) -> Config:
+    """The command's configuration: its arguments, the ini file pytest would use here, the
+    defaults; advice in the CLI's words."""
+    from dataclasses import replace
 
-    ceilings_path = Path(args.ceilings)
-    spec = ReadSpec()
-    taxonomy = _taxonomy(args)[1]
-    if args.taxonomy is None and ceilings_path.exists():
-        from .core.ceilings.load import load_ceilings
+    from .commands.config import load
 
-        ceilings = load_ceilings(ceilings_path.resolve(), _contributions(args).taxonomies)
-        spec = ReadSpec(ceilings.populations, ceilings.slicers, metrics=ceilings.metrics)
-    schema = (sample_schema(Path(args.sample).resolve()) if args.sample
-              else declared_schema(taxonomy, spec))
-    sys.stdout.write(gate_sql(taxonomy, spec, args.dialect, args.table, schema))
-    return EXIT_PASS
+    given: dict[str, Any] = {option.attribute: getattr(args, option.attribute, None)
+                             for option in OPTIONS}
+    config = load(given)
+    return replace(config, advice=command_advice(config))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

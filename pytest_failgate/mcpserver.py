@@ -1,12 +1,13 @@
-"""``failgate mcp``: the same core served to MCP clients over stdio (the ``mcp`` extra).
+"""``failgate mcp``: the same commands served to MCP clients over stdio (the ``mcp`` extra).
 
-Tools: ``check`` (the document ``failgate check --json`` writes), ``show`` (counts per
-category), ``diff`` (the cases that entered and left each category between two runs),
-``explain`` (the rule diagnostics of ``--explain``) and ``analyze`` (the single-run
-diagnosis). Each tool builds the arguments the CLI's parser would give and goes through
-the CLI's own resolution (``invocation``: ceilings file, taxonomy by format, plugins), so
-a client gets the CLI's numbers, not a re-implementation of them. A bad input is a tool
-error carrying failgate's one-line message.
+Each tool maps its arguments onto the run's configuration, resolved as the CLI and pytest
+resolve it (``commands.config``: the arguments, else the ini file pytest would use from
+the server's working directory, else the defaults), calls the command the CLI calls
+(``commands``), and returns its result model: a client gets the CLI's numbers, not a
+re-implementation of them. A bad input is a tool error carrying failgate's one-line
+message. Tools: ``check`` (the document ``failgate check --json`` writes, with its
+``verdict``), ``show``, ``diff``, ``explain`` (``check``'s rule diagnostics), ``analyze``,
+``init`` and ``ratchet`` (which write the ceilings file, as the commands do).
 
 Why no REST server: ``failgate check --json`` already gives any program the whole
 result as a documented JSON document (``failgate schema``), and MCP gives assistants a
@@ -16,105 +17,115 @@ process to keep running; an HTTP service would be a third copy of the same calls
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import invocation
 from .core.errors import FailgateError
 
-CEILINGS = "ceilings.yaml"  # the CLI's default, relative to the server's working directory
-
 if TYPE_CHECKING:
-    import argparse
-
     from mcp.server.mcpserver import MCPServer
 
-
-def _args(ceilings: str | None = None, **values: Any) -> argparse.Namespace:
-    """A command's arguments as the CLI's parser gives them; an option not named is not given."""
-    import argparse
-
-    return argparse.Namespace(ceilings=ceilings or CEILINGS, taxonomy=None, plugins=None,
-                              **values)
+    from .commands.config import Config
+    from .core.advice import Advice
 
 
-def check(paths: list[str], ceilings: str | None = None, baseline: list[str] | None = None,
-          noise: str | None = None, exclude_unstable: bool = False,
-          analyze: bool = False) -> dict[str, Any]:
-    """Gate reports like ``failgate check --json``: every row with its verdict."""
-    args = _args(ceilings, paths=paths, baseline=baseline or [], noise=noise,
-                 exclude_unstable=exclude_unstable, analyze=analyze)
-    _, result = invocation.gate(args, "gate")
-    document: dict[str, Any] = result.model_dump(mode="json")
+def tool_advice(config: Config) -> Advice:
+    """MCP's words for the actions the core suggests: the tool, with the arguments this
+    call was given that the tool takes (what the ini file sets, the tool reads again)."""
+    import json
+
+    from .core.advice import Advice
+
+    def call(tool: str) -> str:
+        arguments: dict[str, Any] = {
+            option.attribute: words if option.kind in ("paths", "names") else
+            words[0] if words else True for option, words in config.given_words(tool, False)}
+        shown = f" with `{json.dumps(arguments, ensure_ascii=False)}`" if arguments else ""
+        return f"the `{tool}` tool{shown}"
+
+    return Advice(init=call("init"), ratchet=call("ratchet"))
+
+
+def _config(**arguments: Any) -> Config:
+    """The configuration of one call: its arguments (paths relative to the server's working
+    directory), the ini file, the defaults; advice in MCP's words."""
+    from dataclasses import replace
+
+    from .commands.config import load
+
+    config = load(arguments)
+    return replace(config, advice=tool_advice(config))
+
+
+def check(paths: list[str] | None = None, ceilings: str | None = None,
+          baseline: list[str] | None = None, noise: str | None = None,
+          exclude_unstable: bool = False, analyze: bool = False,
+          strict: bool = False) -> dict[str, Any]:
+    """Gate reports like ``failgate check --json``: the run's ``verdict`` (pass, fail or
+    error) and every row with its own."""
+    from .commands.gating import check as run
+
+    config = _config(paths=paths, ceilings=ceilings, baseline=baseline, noise=noise,
+                     exclude_unstable=exclude_unstable, analyze=analyze, strict=strict)
+    document: dict[str, Any] = run(config).model_dump(mode="json")
     return document
 
 
-def explain(paths: list[str], ceilings: str | None = None) -> dict[str, Any]:
+def explain(paths: list[str] | None = None, ceilings: str | None = None) -> dict[str, Any]:
     """The rule diagnostics of ``failgate check --explain``, per report."""
-    _, result = invocation.gate(_args(ceilings, paths=paths, explain=True), "gate")
-    return {"reports": {report.name: report.explain for report in result.reports}}
+    from .commands.gating import check as run
+
+    result = run(_config(paths=paths, ceilings=ceilings, explain=True))
+    return {"verdict": result.verdict,
+            "reports": {report.name: report.explain for report in result.reports}}
 
 
-def show(paths: list[str], ceilings: str | None = None,
-         taxonomy: str | None = None) -> dict[str, Any]:
-    """Each report's cases, failures and count per category (``failgate show``)."""
-    from .core.gate import load_run
+def show(paths: list[str] | None = None, ceilings: str | None = None,
+         taxonomy: str | None = None, top: int = 3) -> dict[str, Any]:
+    """Each report's count per category with its first ``top`` case ids, and its ceiling
+    and headroom when the ceilings file exists (``failgate show``)."""
+    from .commands.gating import show as run
 
-    args = _args(ceilings, paths=paths)
-    args.taxonomy = taxonomy
-    choice, default = invocation.taxonomy(args)
-    gated, skipped = load_run(tuple(Path(p).resolve() for p in paths), choice,
-                              invocation.read_spec(args))
-    reports: list[dict[str, Any]] = []
-    for loaded in gated:
-        if loaded.report is None:
-            reports.append({"name": loaded.file.name, "error": str(loaded.error)})
-            continue
-        report = loaded.report
-        names = (report.taxonomy or default).category_names
-        reports.append({"name": report.name, "n_cases": report.n_cases,
-                        "failed": report.failed,
-                        "taxonomy": (report.taxonomy or default).name,
-                        "counts": {name: report.counts.get(name, 0) for name in names},
-                        "first_cases": {name: report.case_ids(name)[:5] for name in names}})
-    return {"reports": reports, "skipped": [str(s.path) for s in skipped]}
+    return run(_config(paths=paths, ceilings=ceilings, taxonomy=taxonomy), top).model_dump(
+        mode="json")
 
 
-def diff(base: str, candidate: str, taxonomy: str | None = None) -> dict[str, Any]:
-    """Per category, the cases that entered and left it between two runs."""
-    from .core.compare.pairing import compare_runs
-    from .core.gate import load_run_or_raise
+def diff(base: str, candidate: str, taxonomy: str | None = None,
+         ceilings: str | None = None) -> dict[str, Any]:
+    """Per report and category, the cases that entered and left it between two runs."""
+    from .commands.runs import diff as run
 
-    args = _args()
-    args.taxonomy = taxonomy
-    choice, default = invocation.taxonomy(args)
-    runs = [load_run_or_raise((Path(path).resolve(),), choice, invocation.read_spec(args))
-            for path in (base, candidate)]
-    names = invocation.first_taxonomy(runs[0], default).category_names
-    return dataclasses.asdict(compare_runs(runs[0], runs[1], names))
+    config = _config(taxonomy=taxonomy, ceilings=ceilings)
+    return run(config, Path(base).resolve(), Path(candidate).resolve()).model_dump(mode="json")
 
 
-def analyze(paths: list[str], taxonomy: str | None = None,
+def analyze(paths: list[str] | None = None, taxonomy: str | None = None,
             slices: list[str] | None = None) -> dict[str, Any]:
     """One run, no baseline: failures by stage, the weakest slices, what to look at first."""
-    from dataclasses import replace
+    from .commands.runs import analyze as run
 
-    from .core.analyze import DEFAULT_SLICES, analysis_slicers, analyze_report
-    from .core.gate import load_run_or_raise
-
-    args = _args(paths=paths)
-    args.taxonomy = taxonomy
-    choice, default = invocation.taxonomy(args)
-    fields = tuple(slices or ()) or DEFAULT_SLICES
-    spec = replace(invocation.read_spec(args), slicers=analysis_slicers(fields))
-    reports = load_run_or_raise(tuple(Path(p).resolve() for p in paths), choice, spec)
-    return {"reports": [analyze_report(r, r.taxonomy or default, fields).model_dump(mode="json")
-                        for r in reports]}
+    return run(_config(paths=paths, taxonomy=taxonomy), slices or ()).model_dump(mode="json")
 
 
-TOOLS = (check, show, diff, explain, analyze)
+def init(paths: list[str] | None = None, ceilings: str | None = None,
+         taxonomy: str | None = None) -> dict[str, Any]:
+    """Write a new ceilings file from the current counts (``failgate init``); never
+    overwrites one. Returns the gate's document and what was written."""
+    from .commands.gating import init as run
+
+    return run(_config(paths=paths, ceilings=ceilings, taxonomy=taxonomy)).model_dump(
+        mode="json")
+
+
+def ratchet(paths: list[str] | None = None, ceilings: str | None = None) -> dict[str, Any]:
+    """Lower every ceiling whose count fell (``failgate ratchet``); never raises one."""
+    from .commands.gating import ratchet as run
+
+    return run(_config(paths=paths, ceilings=ceilings)).model_dump(mode="json")
+
+
+TOOLS = (check, show, diff, explain, analyze, init, ratchet)
 
 
 def _guarded(function: Any) -> Any:
@@ -132,7 +143,7 @@ def _guarded(function: Any) -> Any:
 
 
 def server() -> MCPServer:
-    """The MCP server with failgate's five tools."""
+    """The MCP server with failgate's tools."""
     try:
         from mcp.server.mcpserver import MCPServer
     except ImportError:
@@ -142,8 +153,9 @@ def server() -> MCPServer:
 
     app = MCPServer("failgate", version=__version__, instructions=(
         "Gate LLM/RAG evaluation reports by failure category: check (ceilings and a baseline "
-        "comparison), show, diff, explain, analyze. Paths are relative to the server's "
-        "working directory."))
+        "comparison; its verdict), show, diff, explain, analyze, init and ratchet (which "
+        "write the ceilings file). Paths are relative to the server's working directory, "
+        "whose pytest ini file (failgate_ceilings, failgate, ...) applies as in pytest."))
     for function in TOOLS:
         app.tool(structured_output=True)(_guarded(function))
     return app

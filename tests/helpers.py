@@ -141,3 +141,29 @@ def run_cli(capsys: Any, *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def mcp_calls(cwd: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[Any]]:
+    """Start ``failgate mcp`` in ``cwd`` with the MCP SDK's own stdio client, list its tools,
+    make each call; (tool names, results)."""
+    import sys
+    import tempfile
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def run() -> tuple[list[str], list[Any]]:
+        params = StdioServerParameters(command=sys.executable,
+                                       args=["-m", "pytest_failgate.cli", "mcp"], cwd=str(cwd))
+        # the server's stderr goes to a real file: sys.stderr may be a capture with no fd
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                tools = [tool.name for tool in (await session.list_tools()).tools]
+                results = [await session.call_tool(name, arguments)
+                           for name, arguments in calls]
+                return tools, results
+
+    return anyio.run(run)

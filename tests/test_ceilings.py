@@ -37,7 +37,7 @@ def error_for(tmp_path: Path, text: str) -> str:
 
 def report(name: str, n_cases: int | None, **counts: int) -> Report:
     full = {category: counts.get(category, 0) for category in RAG.category_names}
-    return Report(name, Path(f"{name}.json"), "cases", full, n_cases)
+    return Report(name, Path(f"{name}.json"), "cases", full, n_cases, RAG)
 
 
 @pytest.mark.parametrize(

@@ -191,6 +191,7 @@ def hostile(mode: Literal["gate", "strict", "ratchet", "init"] = "strict") -> Ga
         lowerings=[LoweringResult(label="ceilings.retrieval_miss", start=10, end=11,
                                   new_text="2", governs=[(HOSTILE, "", "retrieval_miss")],
                                   description=f"ceilings.{HOSTILE} 4 -> 2 (line 7)")],
+        ratchet_advice="`failgate ratchet reports`",
     )
 
 
@@ -307,7 +308,9 @@ def test_every_feature_of_a_run_reaches_the_page() -> None:
         "FAIL", "FAIL · strict", "error", "pass", "pass", "FAIL", "pass"]
     assert [b[head.index("headroom")] for b in body] == ["-4", "+2", "", "0", "", "-2", "+1"]
     assert body[-1][0] == "query_type=<cmp>::retrieval_miss"  # a slice's row names it
-    assert "--failgate-strict" in doc.by_id("summary").find("p", "note").text()
+    note = doc.by_id("summary").find("p", "note")
+    assert "strict mode wants the gain committed: run failgate ratchet reports" in note.text()
+    assert note.find("code").text() == "failgate ratchet reports"
 
     # The failing sections: the error and the strict failure too, baselines listed.
     articles = doc.by_id("failures").find_all("article")

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from helpers import mcp_calls
 
 from pytest_failgate.cli import main
 
@@ -23,31 +20,21 @@ DATA = Path(__file__).resolve().parent / "data" / "rag-gate"
 CHECK = {"paths": ["topk1"], "baseline": ["baseline"], "noise": "baseline/noise_band.json"}
 
 
-def call_all(cwd: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[Any]]:
-    """Start ``failgate mcp`` in ``cwd``, list its tools, make each call, return the results."""
-    async def run() -> tuple[list[str], list[Any]]:
-        params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "pytest_failgate.cli", "mcp"], cwd=str(cwd))
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            tools = [tool.name for tool in (await session.list_tools()).tools]
-            results = [await session.call_tool(name, arguments) for name, arguments in calls]
-            return tools, results
-
-    return anyio.run(run)
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], list[Any]]:
     cwd = tmp_path_factory.mktemp("mcp")
     shutil.copytree(DATA, cwd, dirs_exist_ok=True)
-    tools, results = call_all(cwd, [
+    with pytest.MonkeyPatch.context() as patch:  # a ceilings file from the baseline's counts
+        patch.chdir(cwd)
+        assert main(["init", "baseline", "--ceilings", "gate.yaml"]) == 0
+    tools, results = mcp_calls(cwd, [
         ("check", CHECK),
         ("analyze", {"paths": ["baseline"]}),
         ("diff", {"base": "baseline", "candidate": "topk1"}),
         ("show", {"paths": ["topk1"]}),
         ("check", {"paths": ["no-such-run"], "baseline": ["baseline"]}),
         ("explain", {"paths": ["topk1"], "ceilings": "absent.yaml"}),
+        ("show", {"paths": ["topk1"], "ceilings": "gate.yaml"}),
     ])
     return cwd, tools, results
 
@@ -60,8 +47,8 @@ def cli_json(cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
     return json.loads((cwd / "cli.json").read_text(encoding="utf-8"))
 
 
-def test_the_server_offers_the_five_tools(served: tuple[Path, list[str], list[Any]]) -> None:
-    assert served[1] == ["check", "show", "diff", "explain", "analyze"]
+def test_the_server_offers_its_tools(served: tuple[Path, list[str], list[Any]]) -> None:
+    assert served[1] == ["check", "show", "diff", "explain", "analyze", "init", "ratchet"]
 
 
 def test_check_returns_the_cli_json_document(
@@ -72,9 +59,14 @@ def test_check_returns_the_cli_json_document(
     assert not check.is_error
     expected = cli_json(cwd, monkeypatch, capsys, "check", "topk1", "--baseline", "baseline",
                         "--noise", "baseline/noise_band.json")
-    assert check.structured_content == expected
+    document = dict(check.structured_content)
+    # the same gate; the advice in MCP's words, as the CLI's is in its own
+    assert document.pop("ratchet_advice") == 'the `ratchet` tool with `{"paths": ["topk1"]}`'
+    assert expected.pop("ratchet_advice") == "`failgate ratchet topk1`"
+    assert document == expected
     rows = {row["name"]: row for row in check.structured_content["reports"][0]["rows"]}
     assert rows["retrieval_miss"]["verdict"] == "fail"
+    assert check.structured_content["verdict"] == "fail"  # no need to scan the rows
     assert rows["retrieval_miss"]["baseline"]["n_new"] == 10
     assert check.structured_content["reports"][0]["config_changes"][0]["text"] == "top_k: 5 -> 1"
 
@@ -90,7 +82,29 @@ def test_analyze_and_diff_give_the_cli_numbers(
                   if c["category"] == "retrieval_miss")
     assert (change["base_count"], change["count"], len(change["new"]), len(change["fixed"])) \
         == (65, 73, 10, 2)
-    assert shown.structured_content["reports"][0]["counts"]["retrieval_miss"] == 73
+    categories = {c["name"]: c for c in shown.structured_content["reports"][0]["categories"]}
+    assert categories["retrieval_miss"]["count"] == 73
+    assert categories["retrieval_miss"]["ceiling"] is None  # no ceilings file: no gate
+
+
+def test_show_runs_the_gate_and_lists_as_many_cases_as_the_cli(
+        served: tuple[Path, list[str], list[Any]], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    cwd, _, results = served
+    shown = results[6].structured_content
+    assert shown["gated"] is True
+    report = shown["reports"][0]
+    monkeypatch.chdir(cwd)
+    assert main(["show", "topk1", "--ceilings", "gate.yaml"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for category in report["categories"]:
+        line = next(line for line in lines if line.startswith(f"  {category['name']} "))
+        assert f"ceiling {category['ceiling']:<8} headroom" in line
+        assert len(category["first_cases"]) == min(3, category["count"])
+        assert line.endswith(", ".join(category["first_cases"])
+                             + (" …" if category["count"] > 3 else ""))
+    over = [c for c in report["categories"] if c["headroom"] is not None and c["headroom"] < 0]
+    assert "retrieval_miss" in [c["name"] for c in over]  # what top_k 1 made worse
 
 
 def test_bad_input_is_a_tool_error_with_failgates_message(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     raise AssertionError("the CLI has no commands")
 
 
-def test_every_cli_command_takes_its_table_options_with_the_same_help_and_default() -> None:
+def test_every_cli_command_takes_its_table_options_with_the_same_help_and_no_default() -> None:
+    """A flag not given defaults to nothing: the ini key, else the table's default, decides
+    (``commands/config.py``), as under pytest."""
     commands = _subparsers(_parser())
     listed = {command for option in OPTIONS for command in option.commands}
     assert listed <= set(commands)
@@ -28,7 +31,7 @@ def test_every_cli_command_takes_its_table_options_with_the_same_help_and_defaul
             action = actions[option.attribute]
             assert action.help == option.help, (name, option.name)
             if option.kind in ("path", "text"):
-                assert action.default == option.default, (name, option.name)
+                assert action.default is None, (name, option.name)
 
 
 def test_every_pytest_option_and_ini_key_comes_from_the_table(
@@ -43,7 +46,11 @@ def test_every_pytest_option_and_ini_key_comes_from_the_table(
             continue
         expected: list[str] | None = [] if option.kind in ("paths", "names") else None
         assert config.getoption(option.dest) == expected, option.name
-        config.getini(option.dest)  # a ValueError here: the ini key is missing
+        if option.ini:
+            config.getini(option.dest)  # a ValueError here: the ini key is missing
+        else:  # an action (init, ratchet): a command-line flag, never an ini key
+            with pytest.raises(ValueError, match="unknown configuration value"):
+                config.getini(option.dest)
     text = pytester.runpytest("--help").stdout.str()
     for option in OPTIONS:
         assert (option.flag in text) is option.pytest, option.name
@@ -58,8 +65,12 @@ def test_an_ini_key_and_its_option_configure_the_gate_the_same_way(
     pytester.makeini("[pytest]\n")
     pytester.runpytest("--failgate=reports", "--failgate-json=gate/option.json").assert_outcomes(
         passed=24)
-    assert (project / "gate" / "ini.json").read_bytes() == (
-        project / "gate" / "option.json").read_bytes()
+    from_ini = json.loads((project / "gate" / "ini.json").read_text(encoding="utf-8"))
+    given = json.loads((project / "gate" / "option.json").read_text(encoding="utf-8"))
+    # the advice repeats what was given on the command line, and only that
+    assert from_ini.pop("ratchet_advice") == "`pytest --failgate-ratchet`"
+    assert given.pop("ratchet_advice") == "`pytest --failgate=reports --failgate-ratchet`"
+    assert from_ini == given
 
 
 def test_every_ini_key_is_a_plain_identifier() -> None:
@@ -76,4 +87,4 @@ def test_the_readme_lists_every_pytest_option_and_its_ini_key() -> None:
     for option in OPTIONS:
         if option.pytest:
             assert f"`{option.flag}" in section, option.flag
-            assert f"`{option.dest}`" in section, option.dest
+            assert (f"`{option.dest}`" in section) is option.ini, option.dest

@@ -249,8 +249,9 @@ def test_init_writes_a_file_that_then_gates_exactly(
 def test_init_refuses_to_overwrite(pytester: pytest.Pytester, project: Path) -> None:
     before = (project / "ceilings.yaml").read_text()
     result = pytester.runpytest("--failgate=reports", "--failgate-init")
-    result.stdout.fnmatch_lines(["*ceilings.yaml: already exists; --failgate-init only "
-                                 "creates a new file*"])
+    result.stdout.fnmatch_lines(["*ceilings.yaml: already exists; init only creates a new "
+                                 "ceilings file (lower the ceilings of an existing one with "
+                                 "`pytest --failgate=reports --failgate-ratchet`)"])
     assert result.ret != 0
     assert (project / "ceilings.yaml").read_text() == before
 
@@ -324,7 +325,7 @@ def test_missing_fields_are_reported_in_the_summary(pytester: pytest.Pytester) -
         ("ceilings-typo", "ceilings.yaml:8:3: 'verifier_false_negativ' is not a category*"
                           "did you mean 'verifier_false_negative'?"),
         ("no-ceilings", "*ceilings.yaml: not found; create it from the current counts with "
-                        "--failgate-init"),
+                        "`pytest --failgate=reports --failgate-init`"),
         ("no-reports", "*no report found under reports: a gate over nothing would pass*"),
         ("missing-path", "*nowhere: no such file or directory"),
         ("bad-json", "reports/eval_summary.json:1:*invalid JSON*"),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
+from .advice import Advice
 from .analyze import DEFAULT_SLICES, analysis_slicers
 from .ceilings.check import Check, consistency_differences, evaluate, unmeasurable
 from .ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
@@ -76,6 +77,7 @@ class GateConfig:
     analyze: bool = False  # add the single-run diagnosis (stages, slices, priorities)
     max_report_bytes: str | None = None  # refuse larger report files ("200MB"; untrusted input)
     engine: str = "python"  # where cases are classified: python, duckdb or spark
+    advice: Advice = field(default_factory=Advice)  # the front end's words for init, ratchet
 
 
 @dataclass(frozen=True)
@@ -117,10 +119,6 @@ class Gate:
     noise: NoiseRun | None = None  # where this run's noise is known from, and its budget
     family: Family | None = None  # the run's significance tests, decided together (Holm)
 
-    def taxonomy_of(self, report: Report) -> Taxonomy:
-        """The taxonomy that classified a report (aggregates: the run's default)."""
-        return report.taxonomy if report.taxonomy is not None else self.taxonomy
-
     def reference(self, taxonomy: Taxonomy) -> str:
         """How a new ceilings file names a taxonomy: by name if known, else by its file."""
         if self.known.get(taxonomy.name) is taxonomy or taxonomy.source is None:
@@ -152,10 +150,8 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         # init, or a comparison with the baseline alone (no ceilings: every count is free)
         if config.mode == "init" and config.ceilings_path.exists():
             raise FailgateError(
-                "already exists; --failgate-init only creates a new file "
-                "(use --failgate-ratchet to lower an existing one)",
-                config.ceilings_path,
-            )
+                "already exists; init only creates a new ceilings file (lower the ceilings of "
+                f"an existing one with {config.advice.ratchet})", config.ceilings_path)
         chosen = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
                   if config.init_taxonomy is not None else None)
         choice = TaxonomyChoice(chosen, {}, taxonomies)
@@ -163,9 +159,8 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     else:
         if not config.ceilings_path.exists():
             raise FailgateError(
-                "not found; create it from the current counts with --failgate-init",
-                config.ceilings_path,
-            )
+                f"not found; create it from the current counts with {config.advice.init}",
+                config.ceilings_path)
         ceilings = load_ceilings(config.ceilings_path, taxonomies)
         taxonomy = ceilings.taxonomy
         choice = TaxonomyChoice(taxonomy, ceilings.overrides, taxonomies)
@@ -178,7 +173,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     for report_gate in gated:
         if report_gate.report is not None:
             report = report_gate.report
-            _check(report_gate, report, report.taxonomy or taxonomy, ceilings, config.mode)
+            _check(report_gate, report, report.taxonomy, ceilings, config.mode)
     _refuse_nothing_gated(gated)
     source = noise_source(config, ceilings)
     noisy = None
@@ -189,7 +184,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     if config.baseline and any(g.report is not None for g in gated):
         # (a run none of whose reports loaded fails on those errors, not on the pairing)
         noise_path = source.path if source is not None else None
-        baseline = _baseline(config, taxonomy, choice, spec, ceilings, gated, noise_path)
+        baseline = _baseline(config, choice, spec, ceilings, gated, noise_path)
         warnings += baseline.notes()
     budget = (ceilings.model.significance if ceilings is not None
               and ceilings.model.significance is not None else DEFAULT_ALPHA)
@@ -218,12 +213,12 @@ def _most_used(reports: Sequence[Report], default: Taxonomy) -> Taxonomy:
     """The taxonomy most of the reports use (the first such on a tie)."""
     used: dict[str, tuple[int, Taxonomy]] = {}
     for report in reports:
-        taxonomy = report.taxonomy or default
+        taxonomy = report.taxonomy
         used[taxonomy.name] = (used.get(taxonomy.name, (0, taxonomy))[0] + 1, taxonomy)
     return max(used.values(), key=lambda pair: pair[0])[1] if used else default
 
 
-def _baseline(config: GateConfig, taxonomy: Taxonomy, choice: TaxonomyChoice, spec: ReadSpec,
+def _baseline(config: GateConfig, choice: TaxonomyChoice, spec: ReadSpec,
               ceilings: Ceilings | None, gated: list[ReportGate],
               noise_path: Path | None) -> BaselineRun:
     """Load the baseline run as this one was loaded, and pair the two."""
@@ -234,7 +229,7 @@ def _baseline(config: GateConfig, taxonomy: Taxonomy, choice: TaxonomyChoice, sp
     noise = load_noise_bands(noise_path) if noise_path is not None else NoiseDocument()
     alpha = ceilings.model.significance if ceilings is not None else None
     return compare_with_baseline(base, [g.report for g in gated if g.report is not None],
-                                 taxonomy, noise, alpha, config.exclude_unstable)
+                                 noise, alpha, config.exclude_unstable)
 
 
 def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
@@ -307,7 +302,7 @@ def _one_run_per_name(gated: list[ReportGate], skipped: list[SkippedFile]) -> li
                          for g in group[:2])
         raise FailgateError(
             f"two reports are both named '{name}': {display_path(first)} and "
-            f"{display_path(second)}; gate one run at a time (one --failgate path per "
+            f"{display_path(second)}; gate one run at a time (one report path per "
             "run's folder)")
     return [g for g in gated if g.report is None or id(g.report) not in left_out]
 

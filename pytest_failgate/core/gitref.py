@@ -2,30 +2,23 @@
 
 The guard compares what the gate would enforce now with what it enforced at a
 ref, so it must find the gate's files at the ref the way the gate finds them
-now: the ceilings file the ini configuration names (``failgate_ceilings`` in
-``pytest.ini``, ``pyproject.toml``, ``tox.ini`` or ``setup.cfg``, else
-``ceilings.yaml`` in the rootdir), symbolic links followed, and the taxonomy file
+now: the ceilings file the ini configuration names (found and read by ``inifile``,
+as the ``failgate`` command reads it), symbolic links followed, and the taxonomy file
 a ceilings file names. Both sides answer the same questions through ``Tree``.
 """
 
 from __future__ import annotations
 
-import configparser
+import os
 import posixpath
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import FailgateError
+from .inifile import configured_ceilings as configured
+from .inifile import locate
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - pytest depends on tomli where tomllib is missing
-    import tomli as tomllib
-
-INI_KEY = "failgate_ceilings"
-DEFAULT_CEILINGS = "ceilings.yaml"
 _SYMLINK_HOPS = 8
 
 
@@ -88,6 +81,11 @@ class Tree:
                 return None
         return self._read_at_ref(relative)
 
+    def read_path(self, path: Path) -> str | None:
+        """:meth:`read` for an absolute path; None outside the repository."""
+        relative = self.relative(path)
+        return None if relative is None else self.read(relative)
+
     def real(self, relative: str) -> str | None:
         """Where ``relative`` leads once symbolic links are followed (None: nowhere)."""
         if self.ref is None:
@@ -135,45 +133,12 @@ class Tree:
 def configured_ceilings(tree: Tree, start: str) -> str:
     """The ceilings file pytest would use from directory ``start`` (relative to the top).
 
-    Like pytest: walk up from ``start`` to the first ini file that configures pytest;
-    its ``failgate_ceilings`` is relative to it, else ``ceilings.yaml`` in its
-    directory (the rootdir). With no ini file, ``ceilings.yaml`` in ``start``.
+    The configuration is found and read as the ``failgate`` command finds it
+    (``inifile``): ``failgate_ceilings`` relative to the ini file, else
+    ``ceilings.yaml`` in the rootdir.
     """
-    directory = start
-    while True:
-        for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
-            relative = posixpath.normpath(posixpath.join(directory, name))
-            text = tree.read(relative)
-            if text is None:
-                continue
-            found, value = _ini_value(name, text)
-            if found:
-                chosen = value or DEFAULT_CEILINGS
-                return posixpath.normpath(posixpath.join(directory, chosen))
-        if directory in ("", "."):
-            break
-        directory = posixpath.dirname(directory)
-    return posixpath.normpath(posixpath.join(start, DEFAULT_CEILINGS))
-
-
-def _ini_value(name: str, text: str) -> tuple[bool, str | None]:
-    """(does this file configure pytest, its failgate_ceilings value)."""
-    if name == "pyproject.toml":
-        try:
-            table = tomllib.loads(text).get("tool", {}).get("pytest", {}).get("ini_options")
-        except tomllib.TOMLDecodeError:
-            return False, None
-        if not isinstance(table, dict):
-            return False, None
-        value = table.get(INI_KEY)
-        return True, value if isinstance(value, str) and value else None
-    parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read_string(text)
-    except configparser.Error:
-        return name in ("pytest.ini", ".pytest.ini"), None
-    section = "tool:pytest" if name == "setup.cfg" else "pytest"
-    if not parser.has_section(section):
-        return name in ("pytest.ini", ".pytest.ini"), None
-    value = parser.get(section, INI_KEY, fallback="").strip()
-    return True, value or None
+        found = configured(locate(tree.top / start, tree.read_path))
+    except FailgateError as exc:
+        raise FailgateError(f"{tree.label}: {exc}") from None
+    return tree.relative(found) or posixpath.normpath(os.path.relpath(found, tree.top))

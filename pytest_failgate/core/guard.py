@@ -145,12 +145,14 @@ def _taxonomy(value: str | dict[str, Any], tree: Tree, ceilings: str) -> str:
         return f"{value} (built-in)"
     if not (value.endswith((".yaml", ".yml")) or "/" in value):
         return f"{value} (contributed by a plugin)"
+    # by the file's place in the repository, not the text naming it: a ceilings file moved
+    # to another folder names the same taxonomy file with another relative path
     relative = posixpath.normpath(posixpath.join(posixpath.dirname(ceilings), value))
     text = tree.read(relative)
     if text is None:
-        return f"{value} (missing)"
+        return f"{relative} (missing)"
     try:
         digest = content_digest(load_yaml(tree.top / relative, text).data)
     except FailgateError:
         digest = content_digest(text)
-    return f"{value} (rules {digest})"
+    return f"{relative} (rules {digest})"

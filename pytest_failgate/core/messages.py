@@ -12,7 +12,6 @@ import json
 from typing import TYPE_CHECKING
 
 from .ceilings.check import rate_allowance
-from .errors import display_path
 from .formatting import format_number, plural, report_heading
 from .taxonomy.model import GROUP_PREFIX, TOTAL
 
@@ -113,12 +112,6 @@ def _ceiling_line(check: Check, source: str | None) -> str:
     return f"{', '.join(parts)} at {source} ({entry.label})"
 
 
-def ratchet_command(config: GateConfig) -> str:
-    """The command that ratchets this run's ceilings, as the messages suggest it."""
-    args = " ".join(f"--failgate={display_path(path)}" for path in config.paths)
-    return f"pytest {args} --failgate-ratchet"
-
-
 def check_message(
     check: Check,
     source: str | None,
@@ -151,11 +144,11 @@ def check_message(
         lowered = [low for low in plan if low.entry.loc == check.entry.loc]
         targets = "; ".join(f"{low.key} {low.new_text}" for low in lowered)
         return "\n".join([
-            f"{label}: the ceiling has slack (count {check.count}), and "
-            "--failgate-strict wants gains committed",
+            f"{label}: the ceiling has slack (count {check.count}), and strict mode "
+            "wants gains committed",
             f"  ceiling  {_ceiling_line(check, source)}; a ratchet lowers it to {targets}",
             f"  report   {_scope_line(check)}",
-            f"  fix      run `{ratchet_command(config)}` and commit {source.split(':')[0]}"
+            f"  fix      run {config.advice.ratchet} and commit {source.split(':')[0]}"
             if source else "",
         ]).rstrip()
     return ""

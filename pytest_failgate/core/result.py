@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-from .verdict import FAILING, BaselineVerdict, RowVerdict
+from .verdict import FAILING, BaselineVerdict, RowVerdict, RunVerdict
 
 RowKind = Literal["category", "total", "group", "contract", "metric", "consistency"]
 
@@ -278,6 +278,28 @@ class GateResult(_Model):
         "the run's noise source and false-alarm budget (None: exact counts, no noise)"))
     default_ceilings: dict[str, int] = Field(
         default={}, description="the counts under `ceilings:` (drawn on history charts)")
+    ratchet_advice: str = Field(default="a ratchet", description=(
+        "how to ratchet these ceilings, in the words of the front end that ran the gate"))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived(cls, data: Any) -> Any:
+        """``verdict`` is derived from the rest: a document read back recomputes it."""
+        if isinstance(data, dict) and "verdict" in data:
+            data = {key: value for key, value in data.items() if key != "verdict"}
+        return data
+
+    @computed_field(description=(  # type: ignore[prop-decorator]
+        "the run's verdict: error when a report did not load, fail when a check failed "
+        "(or the guard), else pass"))
+    @property
+    def verdict(self) -> RunVerdict:
+        if self.load_errors:
+            return "error"
+        if any(row.failing for row in self.rows) or (self.guard is not None
+                                                       and not self.guard.passed):
+            return "fail"
+        return "pass"
 
     @property
     def rows(self) -> list[Row]:

@@ -79,7 +79,7 @@ def build_result(gate: Gate) -> GateResult:
             name=gated.report.name, path=display_path(gated.report.path),
             kind=gated.report.kind, n_cases=gated.report.n_cases,
             failed=gated.report.failed, rows=rows,
-            taxonomy=gate.taxonomy_of(gated.report).name, format=gated.report.format,
+            taxonomy=gated.report.taxonomy.name, format=gated.report.format,
             warnings=messages.missing_field_warnings(gated.report),
             caveats=messages.caveat_counts(gated.report),
             explain=messages.explain_lines(gated.report),
@@ -110,15 +110,16 @@ def build_result(gate: Gate) -> GateResult:
         guard=None if gate.guard is None else GuardResultModel(
             ref=gate.guard.ref, passed=gate.guard.passed, lines=list(gate.guard.lines())),
         init_text=(
-            init_text(gate.taxonomy, [(r, gate.taxonomy_of(r)) for r in loaded], gate.reference,
+            init_text(gate.taxonomy, [(r, r.taxonomy) for r in loaded], gate.reference,
                       _init_noise(gate))
             if gate.config.mode == "init" and loaded else None
         ),
         noise=None if gate.noise is None else NoiseResult(
             source=gate.noise.source.label, budget=float(gate.noise.budget),
             items=gate.noise.items, text=gate.noise.describe()),
-        analysis=([analyze_report(r, gate.taxonomy_of(r)) for r in loaded]
+        analysis=([analyze_report(r, r.taxonomy) for r in loaded]
                   if gate.config.analyze else None),
+        ratchet_advice=gate.config.advice.ratchet,
     )
 
 def _init_noise(gate: Gate) -> InitNoise | None:
@@ -159,7 +160,7 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
         source = f"{display_path(ceilings.path)}:{check.entry.line}"
     kind: RowKind = ("total" if check.is_total else "group"
                      if check.name.startswith(GROUP_PREFIX) else "category")
-    taxonomy = gate.taxonomy_of(check.report)
+    taxonomy = check.report.taxonomy
     rule = messages.rule_text(check.name, taxonomy)
     first = first_cases(check.report, check.name, taxonomy, check.slice)
     examples = ([] if check.slice is not None
@@ -244,7 +245,7 @@ def _metric_baseline_row(gate: Gate, report: Report, change: MetricChange) -> Ro
         report=report.name, name=f"metric:{change.name}", kind="metric", count=None,
         allowed=None, ceiling="baseline", source=None, line=None,
         verdict="fail" if change.verdict == "fail" else "pass",
-        rule=next((m.description for m in gate.taxonomy.metrics if m.name == change.name),
+        rule=next((m.description for m in report.taxonomy.metrics if m.name == change.name),
                   change.name),
         message=text if change.verdict == "fail" else "",
         warnings=[text] if change.verdict == "warn" else [],

@@ -14,6 +14,7 @@ Verdict = Literal["pass", "warn", "fail", "error", "record"]
 CheckVerdict = Literal["pass", "fail", "error"]
 BaselineVerdict = Literal["pass", "warn", "fail"]
 RowVerdict = Literal["pass", "fail", "error", "record"]
+RunVerdict = Literal["pass", "fail", "error"]  # a whole run: error when input did not load
 
 # The verdicts that fail a run: a count over its ceiling, or a check that could not be made.
 FAILING: frozenset[Verdict] = frozenset({"fail", "error"})

@@ -39,8 +39,8 @@ class Outputs:
     github: bool = False
 
 
-def write_outputs(outputs: Outputs, result: GateResult, ratchet_command: str,
-                  taxonomy: Taxonomy | None, ceilings: dict[str, int]) -> Written:
+def write_outputs(outputs: Outputs, result: GateResult, taxonomy: Taxonomy | None,
+                  ceilings: dict[str, int]) -> Written:
     """Write what ``outputs`` asks for; a file that cannot be written fails the run."""
     from .markdown import render_markdown
 
@@ -64,7 +64,7 @@ def write_outputs(outputs: Outputs, result: GateResult, ratchet_command: str,
             chart = chart_path.name
     markdown = None
     if outputs.markdown is not None or outputs.github:
-        markdown = render_markdown(result, ratchet_command, table, chart)
+        markdown = render_markdown(result, table, chart)
     if outputs.markdown is not None and markdown is not None:
         _write(notes, outputs.markdown, markdown)
     if outputs.json is not None:

@@ -26,7 +26,7 @@ def error_annotations(result: GateResult) -> list[str]:
     """``::error`` workflow commands, one per failing check."""
     lines = []
     for row in result.rows:
-        if row.verdict not in ("fail", "error"):
+        if not row.failing:
             continue
         place = f"file={_property(result.ceilings_path)}"
         if row.line is not None:

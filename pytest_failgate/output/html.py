@@ -58,8 +58,8 @@ _VERDICT_TITLE = {
     "error": "the check could not be made",
     "record": "recorded as a new ceiling",
 }
-_STRICT_TITLE = ("within its ceiling, but the ceiling has slack and --failgate-strict "
-                 "wants gains committed: run a ratchet")
+_STRICT_TITLE = ("within its ceiling, but the ceiling has slack and strict mode wants gains "
+                 "committed: run a ratchet")
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; " \
        "form-action 'none'"
@@ -121,6 +121,12 @@ def render_html(result: GateResult, history_svg: str | None = None,
 
 def _clean(text: str) -> str:
     return _NOT_HTML.sub("\ufffd", text)
+
+
+def _inline(text: str) -> str:
+    """Inline text with its `code` spans as ``<code>`` (an action's advice)."""
+    parts = _esc(text).split("`")
+    return "".join(f"<code>{part}</code>" if i % 2 else part for i, part in enumerate(parts))
 
 
 def _esc(text: object) -> str:
@@ -316,8 +322,8 @@ def _summary(result: GateResult) -> list[str]:
         n_before += len(report.rows)
         if any(row.slack for row in report.rows):
             out.append('<p class="note"><span class="badge b-strict">FAIL · strict</span> '
-                       "the count is within its ceiling, but the ceiling has slack and "
-                       "<code>--failgate-strict</code> wants the gain committed: run a ratchet "
+                       "the count is within its ceiling, but the ceiling has slack and strict "
+                       f"mode wants the gain committed: run {_inline(result.ratchet_advice)} "
                        "and commit the ceilings file.</p>")
         out.append("</div>")
     out.append("</section>")
@@ -494,7 +500,7 @@ def _baseline(baseline: BaselineResult) -> list[str]:
 
 def _passing_examples(checks: Sequence[tuple[str, Row]]) -> list[str]:
     shown = [(anchor, row) for anchor, row in checks
-             if row.verdict not in ("fail", "error") and row.examples]
+             if not row.failing and row.examples]
     if not shown:
         return []
     out = ['<section id="passing">', "<h2>Cases in passing categories</h2>"]
@@ -536,7 +542,7 @@ def _notes(result: GateResult) -> list[str]:
         out.append("</ul>")
     if lowerings:
         out += [f"<h4>a ratchet would lower {plural(len(lowerings), 'ceiling')}</h4>",
-                f'<p class="muted">Run with <code>--failgate-ratchet</code>, then commit '
+                f'<p class="muted">Run {_inline(result.ratchet_advice)}, then commit '
                 f"<code>{_esc(result.ceilings_path)}</code>.</p>", "<ul>"]
         out += [f"<li><code>{_esc(low.description)}</code></li>" for low in lowerings]
         out.append("</ul>")

@@ -34,7 +34,7 @@ def _row_line(row: Row, with_baseline: bool, noisy: bool = False) -> str:
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
-def render_markdown(result: GateResult, ratchet_command: str | None = None,
+def render_markdown(result: GateResult,
                     history: Sequence[str] | None = None, chart: str | None = None) -> str:
     """The comment: headline, failing checks, the rest folded, cases, what to run next."""
     rows = result.rows
@@ -110,8 +110,8 @@ def render_markdown(result: GateResult, ratchet_command: str | None = None,
         if chart is not None:
             lines += [f"![failure categories over time]({chart})", ""]
         lines += ["</details>", ""]
-    if result.lowerings and ratchet_command and result.mode in ("gate", "strict"):
+    if result.lowerings and result.mode in ("gate", "strict"):
         lines.append(f"{plural(len(result.lowerings), 'ceiling')} can be lowered: "
-                     f"`{ratchet_command}`, then commit `{result.ceilings_path}`.")
+                     f"{result.ratchet_advice}, then commit `{result.ceilings_path}`.")
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"

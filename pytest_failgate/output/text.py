@@ -31,7 +31,7 @@ def catches_text(row: Row) -> str:
     return f"+{row.detectable}" + (" blind" if row.blind else "")
 
 
-def ratchet_status(result: GateResult, command: str) -> str | None:
+def ratchet_status(result: GateResult) -> str | None:
     """The closing line of a gate run about ratcheting, or ``None`` when it has none.
 
     Nothing is claimed while a report did not load (its counts are unknown), nor
@@ -44,8 +44,8 @@ def ratchet_status(result: GateResult, command: str) -> str | None:
                 "did not load")
     if result.lowerings:
         return (f"ratchet: {plural(len(result.lowerings), 'ceiling')} can be lowered; "
-                f"run `{command}` and commit {result.ceilings_path}")
-    over = [row for row in result.rows if row.verdict in ("fail", "error") and not row.slack]
+                f"run {result.ratchet_advice} and commit {result.ceilings_path}")
+    over = [row for row in result.rows if row.failing and not row.slack]
     if over:  # a count above its ceiling is not "at its count"
         return None
     if result.noise is not None:

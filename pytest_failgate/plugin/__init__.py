@@ -1,29 +1,31 @@
 """The ``pytest11`` entry point: options, ini keys, the marker, and switching the gate on.
 
 This module is imported by every pytest run in an environment where failgate is
-installed, so it imports nothing beyond pytest and the option table (``options.py``,
-standard library only), from which every option and ini key is generated. The gate
-itself (``session``, the core, pydantic, YAML) is imported only when ``--failgate``
-(or the ``failgate`` ini key) is given.
+installed, so it imports nothing beyond pytest, the option table and the configuration
+resolver (``options.py``, ``commands/config.py``: standard library only), from which every
+option and ini key is generated. The gate itself (``session``, the core, pydantic, YAML)
+is imported only when ``--failgate`` (or the ``failgate`` ini key) is given.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..options import OPTIONS, Option, resolve
+from ..commands.config import Config, resolve
+from ..options import OPTIONS, Option
 from .keys import SESSION
 
 if TYPE_CHECKING:
-    from ..core.gate import GateConfig, Mode
-    from ..output.files import Outputs
+    from ..core.gate import Mode
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from . import hookspecs
+    """failgate's hooks, so that a ``conftest.py`` defining them is valid under pytest (the
+    gate calls them through its own plugin manager, ``commands/plugins.py``)."""
+    from ..commands import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -44,6 +46,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         else:
             group.addoption(option.flag, metavar=option.metavar, dest=option.dest,
                             choices=option.choices, help=option.help)
+        if not option.ini:
+            continue  # an action: asked for on the command line, never by the ini file
         ini_type = {"flag": "bool", "paths": "paths", "names": "args"}.get(option.kind, "string")
         parser.addini(option.dest, option.help, type=ini_type,  # type: ignore[arg-type]
                       default=False if option.kind == "flag"
@@ -64,42 +68,34 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(session, GateSession.NAME)
 
 
-def _settings(config: pytest.Config) -> tuple[GateConfig, Outputs] | None:
-    """The gate's configuration from the options, else the ini keys; None when failgate is off.
+def resolved_config(config: pytest.Config) -> Config:
+    """The run's configuration, resolved as every front end resolves it
+    (``commands/config.py``): the command line (relative to the invocation directory),
+    else the ini key as pytest reads it (relative to the ini file's folder), else the
+    default (``ceilings.yaml`` in the rootdir)."""
+    def ini(option: Option) -> Any:
+        return config.getini(option.dest)
 
-    Command-line paths are relative to the invocation directory, ini paths to the ini
-    file's directory, and a path option's default to the rootdir.
-    """
-    invocation = config.invocation_params.dir
-    ini_dir = config.inipath.parent if config.inipath else config.rootpath
+    given = {option.attribute: config.getoption(option.dest) for option in OPTIONS
+             if option.pytest and not option.action}
+    return resolve(given, base=config.invocation_params.dir, ini=ini,
+                   folder=config.inipath.parent if config.inipath else config.rootpath,
+                   rootdir=config.rootpath, inipath=config.inipath)
 
-    def value(option: Option) -> Any:
-        given = config.getoption(option.dest)
-        if option.kind == "paths":
-            if given:
-                return [(invocation / p).resolve() for p in given]
-            return [Path(p).resolve() for p in config.getini(option.dest)]
-        if option.kind == "flag":
-            return bool(config.getini(option.dest)) if given is None else bool(given)
-        if option.kind == "path":
-            if given:
-                return (invocation / given).resolve()
-            ini = str(config.getini(option.dest))
-            if ini:
-                return (ini_dir / ini).resolve()
-            return (config.rootpath / option.default).resolve() if option.default else None
-        return given or str(config.getini(option.dest)) or option.default
 
-    values = resolve(value)
-    if not values["failgate"]:
+def _settings(config: pytest.Config) -> tuple[Config, Mode] | None:
+    """The run's configuration and the gate's mode; None when failgate is off."""
+    resolved = resolved_config(config)
+    if not resolved.paths:
         return None
-    from ..options import build
-
-    if values["init"] and values["ratchet"]:
+    given = {name: config.getoption(f"failgate_{name}") for name in ("init", "ratchet")}
+    if given["init"] and given["ratchet"]:
         raise pytest.UsageError(
             "--failgate-init writes a new ceilings file and --failgate-ratchet lowers an "
             "existing one; use one of them"
         )
-    mode: Mode = "init" if values["init"] else "ratchet" if values["ratchet"] else (
-        "strict" if values["strict"] else "gate")
-    return build(values, mode)
+    from .advice import pytest_advice
+
+    mode: Mode = "init" if given.get("init") else "ratchet" if given.get("ratchet") else (
+        "strict" if resolved.strict else "gate")
+    return replace(resolved, advice=pytest_advice(resolved)), mode

@@ -26,10 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from ..core.gate import Gate, GateConfig
-    from ..core.reports.readers import ReportReader
-    from ..core.taxonomy import Taxonomy
-    from ..output.files import Outputs
+    from ..commands.config import Config
+    from ..core.gate import Gate, Mode
 
 # The keys of the controller's result (or error) in a worker's ``workerinput``.
 _RESULT_KEY, _ERROR_KEY = "failgate_result", "failgate_error"
@@ -43,10 +41,17 @@ class GateSession:
 
     NAME = "failgate-session"
 
-    def __init__(self, config: pytest.Config, gate_config: GateConfig, outputs: Outputs) -> None:
-        self.config = gate_config
-        self.outputs = outputs
+    def __init__(self, config: pytest.Config, settings: Config, mode: Mode) -> None:
+        from ..commands.app import Failgate
+        from ..commands.plugins import pytest_hook_plugins
+
+        self.settings = settings
+        self.config = settings.gate(mode)
         self.pytest_config = config
+        # failgate's plugins: those of every front end, then the conftest.py files and
+        # pytest plugins that define a failgate hook (read when the gate runs)
+        self.app = Failgate(settings, lambda: pytest_hook_plugins(
+            config.pluginmanager.list_name_plugin()))
         self._gate: Gate | None = None
         self._error: FailgateError | None = None
         self.result: GateResult | None = None
@@ -74,36 +79,13 @@ class GateSession:
             if _RESULT_KEY in workerinput:
                 self.result = GateResult.model_validate_json(workerinput[_RESULT_KEY])
                 return self.result
-            from ..core.gate import run_gate  # here: an xdist worker never runs the gate
-
-            try:
-                self._gate = run_gate(self.config, *self._contributions())
+            try:  # here: an xdist worker never runs the gate
+                self._gate = self.app.gate(self.config.mode)
             except FailgateError as exc:
                 self._error = exc
                 raise
             self.result = self._gate.result()
         return self.result
-
-    def _contributions(self) -> tuple[dict[str, Taxonomy], list[ReportReader]]:
-        """Built-in taxonomies plus those plugins contribute; plugins' readers.
-
-        The ``failgate`` entry points and ``failgate_plugins`` modules join the
-        pytest plugins (once each), so the CLI, which loads the same modules, sees
-        the same readers.
-        """
-        from ..plugins import INI_KEY, collect, plugin_modules
-
-        config = self.pytest_config
-        base = config.inipath.parent if config.inipath else config.rootpath
-        manager = config.pluginmanager
-        given = [str((config.invocation_params.dir / spec).resolve())
-                 if spec.endswith(".py") else spec for spec in config.getoption(INI_KEY) or []]
-        for module in plugin_modules([*config.getini(INI_KEY), *given], base):
-            if not manager.is_registered(module):
-                manager.register(module)
-        found = collect(config.hook.pytest_failgate_taxonomies(config=config),
-                        config.hook.pytest_failgate_readers(config=config))
-        return found.taxonomies, found.readers
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -222,30 +204,15 @@ class GateSession:
 
     def _write_outputs(self, result: GateResult) -> bool:
         """Write the requested reports; True when one could not be written."""
-        from ..core.messages import ratchet_command
-        from ..output.files import write_outputs
+        from ..commands.gating import write_reports
 
         try:
-            taxonomy = self._taxonomy() if self.outputs.history is not None else None
-            written = write_outputs(self.outputs, result, ratchet_command(self.config),
-                                    taxonomy, result.default_ceilings)
+            written = write_reports(self.app, result, self._gate)
         except FailgateError as exc:  # the history folder
             self._notes.append(f"history: {exc}")
             return False
         self._notes.extend(written.lines)
         return written.failed
-
-    def _taxonomy(self) -> Taxonomy:
-        """The gate's taxonomy, in the process that writes reports (an xdist controller too)."""
-        from ..core.ceilings.load import load_ceilings
-
-        if self._gate is not None:
-            return self._gate.taxonomy
-        taxonomies, _ = self._contributions()
-        if self.config.mode == "init":
-            name = self.result.taxonomy if self.result is not None else "rag"
-            return taxonomies.get(name, taxonomies["rag"])
-        return load_ceilings(self.config.ceilings_path, taxonomies).taxonomy
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -260,7 +227,6 @@ class GateSession:
             terminalreporter.write_line(line)
 
     def _closing_lines(self, result: GateResult) -> Iterator[str]:
-        from ..core.messages import ratchet_command
         from ..output.text import ratchet_status
 
         yield ""
@@ -268,7 +234,7 @@ class GateSession:
         if self._notes:
             yield from self._notes
             return
-        status = ratchet_status(result, ratchet_command(self.config))
+        status = ratchet_status(result)
         if status is not None:
             yield status
 

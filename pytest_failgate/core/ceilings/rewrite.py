@@ -243,7 +243,7 @@ def write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
             elif exclusive:
                 os.link(temp, path)
         except FileExistsError:
-            raise FailgateError("already exists; --failgate-init never overwrites",
+            raise FailgateError("already exists; init never overwrites a ceilings file",
                                 path) from None
         if not exclusive:
             os.replace(temp, path)

@@ -17,7 +17,6 @@ from ..errors import FailgateError
 from ..formatting import plural
 from ..reports.jsonfile import load_json
 from ..result import BaselineResult, ConfigChangeResult
-from ..taxonomy.model import TOTAL
 from .binomial import paired_increase
 from .config import ConfigChange, diff_config, hint_line
 from .metrics import MetricChange, compare_metric
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..reports.model import Report
-    from ..taxonomy import Taxonomy
     from .binomial import TailProbability
 
 DEFAULT_ALPHA = Fraction(1, 20)
@@ -44,7 +42,6 @@ class BaselineRun:
     comparison: RunComparison
     noise: NoiseDocument
     alpha: Fraction
-    taxonomy: Taxonomy
     base: dict[str, Report] = field(default_factory=dict)
     candidate: dict[str, Report] = field(default_factory=dict)
     excluded: tuple[str, ...] = ()  # unstable cases left out of every paired test
@@ -80,7 +77,7 @@ class BaselineRun:
         tail = paired_increase(new, fixed)
         decided = self.decided.get((report, name))
         verdict = regression_verdict(new, fixed, band, self.alpha, decided)
-        rule = self.taxonomy.category(name)
+        rule = self.candidate[report].taxonomy.category(name)
         hint = None
         if verdict != "pass" and rule is not None:
             hint = hint_line(name, self.config_changes(report), rule.settings)
@@ -120,11 +117,12 @@ class BaselineRun:
                                candidate.case_metrics.get(metric.name, {}),
                                self.noise.metric_bands.get(metric.name), self.alpha,
                                self.excluded, self.decided.get((report, f"metric:{metric.name}")))
-                for metric in self.taxonomy.metrics
+                for metric in candidate.taxonomy.metrics
                 if metric.name in base.case_metrics or metric.name in candidate.case_metrics]
 
     def metric_hint(self, report: str, change: MetricChange) -> str | None:
-        metric = next((m for m in self.taxonomy.metrics if m.name == change.name), None)
+        metrics = self.candidate[report].taxonomy.metrics
+        metric = next((m for m in metrics if m.name == change.name), None)
         if metric is None or change.verdict in (None, "pass"):
             return None
         return hint_line(change.name, self.config_changes(report), metric.settings)
@@ -170,14 +168,13 @@ def load_noise_bands(path: Path) -> NoiseDocument:
 
 
 def compare_with_baseline(base: Sequence[Report], candidate: Sequence[Report],
-                          taxonomy: Taxonomy, noise: NoiseDocument,
-                          alpha: Fraction | None, exclude_unstable: bool = False) -> BaselineRun:
-    names = [*taxonomy.category_names, TOTAL]
+                          noise: NoiseDocument, alpha: Fraction | None,
+                          exclude_unstable: bool = False) -> BaselineRun:
+    """Pair the runs report by report, each under the taxonomy that classified it."""
     excluded = noise.unstable_cases if exclude_unstable else ()
-    comparison = compare_runs(base, candidate, names, taxonomy.members, excluded)
+    comparison = compare_runs(base, candidate, with_total=True, exclude=excluded)
     return BaselineRun(comparison, noise, alpha if alpha is not None else DEFAULT_ALPHA,
-                       taxonomy, {r.name: r for r in base}, {r.name: r for r in candidate},
-                       excluded)
+                       {r.name: r for r in base}, {r.name: r for r in candidate}, excluded)
 
 
 def baseline_message(name: str, result: BaselineResult, alpha: Fraction, family: str = "") -> str:

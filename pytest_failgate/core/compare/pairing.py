@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import FailgateError
+from ..taxonomy.model import TOTAL
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
@@ -131,15 +132,30 @@ def compare_report(base: Report, candidate: Report, categories: Sequence[str],
     )
 
 
-def compare_runs(base: Sequence[Report], candidate: Sequence[Report],
-                 categories: Sequence[str],
-                 members: Callable[[str], Sequence[str]] | None = None,
+def compare_runs(base: Sequence[Report], candidate: Sequence[Report], with_total: bool = False,
                  exclude: Collection[str] = ()) -> RunComparison:
-    """Pair reports by name; each pair compared case by case."""
+    """Pair reports by name; each pair compared case by case, category by category of the
+    taxonomy that classified the report (``total`` and the groups too, ``with_total``).
+
+    A run may mix formats, each classified by its own taxonomy: every pair is compared
+    under its own. A report classified by another taxonomy in each run (its format, or
+    the ceilings' ``taxonomies:``, changed) is an error: its counts cannot be compared.
+    """
     base_by_name = {r.name: r for r in base}
     candidate_names = {r.name for r in candidate}
-    reports = [compare_report(base_by_name[r.name], r, categories, members, exclude)
-               for r in candidate if r.name in base_by_name]
+    reports = []
+    for report in candidate:
+        before = base_by_name.get(report.name)
+        if before is None:
+            continue
+        taxonomy = report.taxonomy
+        if before.taxonomy.name != taxonomy.name:
+            raise FailgateError(
+                f"report '{report.name}' is classified by taxonomy '{taxonomy.name}' here and "
+                f"by '{before.taxonomy.name}' in the baseline; counts of different "
+                "categories cannot be compared", report.path)
+        names = [*taxonomy.category_names, TOTAL] if with_total else taxonomy.category_names
+        reports.append(compare_report(before, report, names, taxonomy.members, exclude))
     if not reports:
         raise FailgateError(
             "no report of the candidate run has a counterpart (same name) in the baseline: "

@@ -28,17 +28,16 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..reports.model import Report
-    from ..taxonomy import Taxonomy
 
 _NOT_METRICS = {"num_predictions", "answerable_total", "retrieval_miss_count", "n_cases"}
 
 
-def _outcomes(reports: Sequence[Report], taxonomy: Taxonomy) -> dict[str, str]:
+def _outcomes(reports: Sequence[Report]) -> dict[str, str]:
     """Each case's category (``correct`` when it passed), ids prefixed when several reports."""
     outcomes: dict[str, str] = {}
     for report in reports:
         prefix = f"{report.name}::" if len(reports) > 1 else ""
-        failed = {case: name for name in taxonomy.category_names
+        failed = {case: name for name in report.taxonomy.category_names
                   for case in report.case_ids(name)}
         for case in report.all_case_ids():
             outcomes[prefix + case] = failed.get(case, PASSED_MODE)
@@ -68,12 +67,17 @@ def _run_id(reports: Sequence[Report], fallback: str) -> str:
     return run_id if isinstance(run_id, str) and run_id else fallback
 
 
-def noise_from_runs(runs: Sequence[tuple[str, Sequence[Report]]], taxonomy: Taxonomy
-                    ) -> NoiseDocument:
-    """The noise band of repeated runs, each ``(label, its reports)``; two runs at least."""
+def noise_from_runs(runs: Sequence[tuple[str, Sequence[Report]]]) -> NoiseDocument:
+    """The noise band of repeated runs, each ``(label, its reports)``; two runs at least.
+
+    Each report counts under the taxonomy that classified it; a run mixing formats adds
+    up each category its reports' taxonomies name (in the order they first name them).
+    """
+    names = dict.fromkeys(name for _, reports in runs for report in reports
+                          for name in report.taxonomy.category_names)
     counts: list[dict[str, int]] = []
     for _, reports in runs:
-        totals = {name: 0 for name in (*taxonomy.category_names, PASSED_MODE)}
+        totals = {name: 0 for name in (*names, PASSED_MODE)}
         for report in reports:
             if report.failed is None:  # counts no category (an Inspect log without samples)
                 continue
@@ -81,8 +85,8 @@ def noise_from_runs(runs: Sequence[tuple[str, Sequence[Report]]], taxonomy: Taxo
                 totals[name] += count
             totals[PASSED_MODE] += (report.n_cases or 0) - report.failed
         counts.append(totals)
-    outcomes = [_outcomes(reports, taxonomy) for _, reports in runs]
-    moves = movement_counts(outcomes, [*taxonomy.category_names, PASSED_MODE])
+    outcomes = [_outcomes(reports) for _, reports in runs]
+    moves = movement_counts(outcomes, [*names, PASSED_MODE])
     bands = {name: replace(band, moved=moves[name][0], discordant=moves[name][1])
              if name in moves else band for name, band in measure_noise(counts).items()}
     metric_bands = measure_metrics([_metrics(reports) for _, reports in runs])

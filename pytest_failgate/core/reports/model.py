@@ -62,13 +62,13 @@ class Report:
     kind: ReportKind
     counts: dict[str, int]
     n_cases: int | None
+    taxonomy: Taxonomy  # what classified it (an aggregate: what its counts were checked by)
     tally: Tally | None = None
     recorded: dict[str, Any] = field(default_factory=dict)
     # every case's id, as the canonical JSON string it was compared by (cases reports)
     id_keys: list[bytes] = field(default_factory=list, repr=False)
     # cases whose fields contradict what the file records of them (a reader's finding)
     contradictions: list[str] | None = None
-    taxonomy: Taxonomy | None = None  # what classified it (None: a hand-built report)
     format: str = OWN_FORMAT  # the reader that recognised it
     # the run's configuration as the report records it (what a comparison diffs)
     config: dict[str, Any] | None = None

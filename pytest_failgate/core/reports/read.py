@@ -328,5 +328,6 @@ def _aggregate(
         kind="aggregate",
         counts={name: counts[name] for name in taxonomy.category_names},
         n_cases=n,
+        taxonomy=taxonomy,
         recorded=recorded,
     )

@@ -1,0 +1,112 @@
+"""``Failgate``: one configured run of failgate, as every command and front end sees it.
+
+As coverage.py's ``Coverage`` object is to its ``cmdline.py``: built from a ``Config``
+(and, under pytest, the ``conftest.py`` plugins pytest loaded), it loads the plugins once,
+decides which taxonomy classifies each report, and reads and gates runs the same way for
+``check``, ``show``, ``diff``, ``noise``, ... in pytest, the CLI and MCP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from ..core.errors import FailgateError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from pathlib import Path
+
+    from ..core.gate import Gate, Mode, ReportGate
+    from ..core.reports.model import Report, SkippedFile
+    from ..core.reports.read import ReadSpec
+    from ..core.reports.readers import TaxonomyChoice
+    from ..core.taxonomy import Taxonomy
+    from ..core.taxonomy.expr import Compiled
+    from .config import Config
+    from .plugins import Contributions
+
+
+@dataclass
+class Failgate:
+    """The run's configuration, its plugins, and how it reads and gates reports."""
+
+    config: Config
+    # under pytest: the conftest.py files and plugins defining a hook, asked for when the
+    # plugins load (pytest loads conftest.py files as it collects)
+    pytest_plugins: Callable[[], Iterable[tuple[str, object]]] = field(
+        default=lambda: (), repr=False)
+
+    @classmethod
+    def of(cls, config: Config | Failgate) -> Failgate:
+        """A command's argument: the configuration, or a ``Failgate`` already built on it."""
+        return config if isinstance(config, Failgate) else cls(config)
+
+    @cached_property
+    def plugins(self) -> Contributions:
+        """Every plugin's taxonomies and readers (``plugins.load_plugins``), loaded once."""
+        from .plugins import load_plugins
+
+        return load_plugins(self.config, self.pytest_plugins())
+
+    def gate(self, mode: Mode) -> Gate:
+        """The gate over the configured reports in ``mode`` (``check`` runs ``gate`` or
+        ``strict``; pytest and the ``init`` and ``ratchet`` commands their own)."""
+        from ..core.gate import run_gate
+
+        if not self.config.paths:
+            raise FailgateError("no report to gate: give the reports' paths, or set the ini "
+                                "key failgate")
+        return run_gate(self.config.gate(mode), self.plugins.taxonomies, self.plugins.readers)
+
+    @property
+    def uses_ceilings(self) -> bool:
+        """Whether the ceilings file chooses the taxonomies (it exists; none was given)."""
+        return self.config.taxonomy is None and self.config.ceilings.exists()
+
+    def choice(self) -> TaxonomyChoice:
+        """Which taxonomy classifies each report: the one given (a name or a file), else
+        the ceilings file's (``taxonomy:`` and ``taxonomies:``), else each format's own
+        (``rag`` for failgate's own shapes)."""
+        from ..core.ceilings.load import load_ceilings
+        from ..core.reports.readers import TaxonomyChoice
+        from ..core.taxonomy.files import taxonomy_by_name_or_path
+
+        known = self.plugins.taxonomies
+        if self.config.taxonomy:
+            return TaxonomyChoice(taxonomy_by_name_or_path(self.config.taxonomy, known), {},
+                                  known)
+        if self.uses_ceilings:
+            ceilings = load_ceilings(self.config.ceilings, known)
+            return TaxonomyChoice(ceilings.taxonomy, ceilings.overrides, known)
+        return TaxonomyChoice(None, {}, known)
+
+    def read_spec(self, slicers: Mapping[str, Compiled] | None = None) -> ReadSpec:
+        """Reading as a gate reads: the plugins' readers, then the built-in formats."""
+        from ..core.gate import byte_limit
+        from ..core.reports.builtin import builtin_readers
+        from ..core.reports.read import ReadSpec
+
+        return ReadSpec(slicers=dict(slicers or {}),
+                        readers=(*self.plugins.readers, *builtin_readers()),
+                        max_bytes=byte_limit(self.config.max_report_bytes))
+
+    def load(self, paths: tuple[Path, ...], spec: ReadSpec | None = None
+             ) -> tuple[list[ReportGate], list[SkippedFile]]:
+        """One run's reports, each with its load error if it had one."""
+        from ..core.gate import load_run
+
+        return load_run(paths, self.choice(), spec or self.read_spec(), self.config.engine)
+
+    def load_all(self, paths: tuple[Path, ...], spec: ReadSpec | None = None) -> list[Report]:
+        """One run whose every report must load (a baseline, a diff, a history entry)."""
+        from ..core.gate import load_run_or_raise
+
+        return load_run_or_raise(paths, self.choice(), spec or self.read_spec(),
+                                 self.config.engine)
+
+    def default_taxonomy(self) -> Taxonomy:
+        """The taxonomy a listing of no report falls back on: the chosen one, else rag."""
+        chosen = self.choice().default
+        return chosen if chosen is not None else self.plugins.taxonomies["rag"]

@@ -1,0 +1,182 @@
+"""One run's configuration, resolved alike by pytest, the ``failgate`` command and MCP.
+
+Each setting of the option table (``options.py``) is, in order: the value the front end
+was given (a pytest option, a command-line flag, an MCP tool argument), else the ini
+key ``failgate_NAME`` of the configuration pytest would use, else the default. Paths
+given are relative to where the front end runs; ini paths to the ini file's folder; the
+ceilings file's default is ``ceilings.yaml`` in the rootdir. Plugins add up: the ini
+key's modules, then those given.
+
+pytest reads its own configuration (``config.getini``); the ``failgate`` command and the
+MCP server read the same file with ``core.inifile``, which finds and parses it as pytest
+does, so ``failgate_ceilings`` (or any other key) means the same file in every front end.
+
+This module is imported by every pytest run where failgate is installed: it imports
+nothing beyond the standard library and the option table at module level.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core.advice import Advice
+from ..options import OPTIONS, Option
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable, Mapping
+
+    from ..core.gate import GateConfig, Mode
+    from ..output.files import Outputs
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every setting of a run, resolved; one field per setting of the option table.
+
+    ``given`` names the settings the front end was given explicitly (what its advice
+    repeats); ``advice`` words the actions the core's messages suggest.
+    """
+
+    ceilings: Path
+    rootdir: Path
+    inipath: Path | None = None
+    paths: tuple[Path, ...] = ()
+    strict: bool = False
+    explain: bool = False
+    md: Path | None = None
+    json: Path | None = None
+    html: Path | None = None
+    history: Path | None = None
+    github: bool = False
+    guard: str | None = None
+    baseline: tuple[Path, ...] = ()
+    noise: Path | None = None
+    analyze: bool = False
+    exclude_unstable: bool = False
+    max_report_bytes: str | None = None
+    engine: str = "python"
+    taxonomy: str | None = None
+    plugins: tuple[str, ...] = ()
+    given: frozenset[str] = frozenset()
+    advice: Advice = field(default_factory=Advice)
+
+    def gate(self, mode: Mode) -> GateConfig:
+        """The core's configuration of one gate run in ``mode``."""
+        from ..core.gate import GateConfig
+
+        return GateConfig(
+            paths=self.paths, ceilings_path=self.ceilings, mode=mode,
+            init_taxonomy=self.taxonomy, guard_ref=self.guard, explain=self.explain,
+            baseline=self.baseline, noise=self.noise, exclude_unstable=self.exclude_unstable,
+            analyze=self.analyze, max_report_bytes=self.max_report_bytes, engine=self.engine,
+            advice=self.advice)
+
+    @property
+    def outputs(self) -> Outputs:
+        """The reports to write at the end of a run."""
+        from ..output.files import Outputs
+
+        return Outputs(markdown=self.md, json=self.json, html=self.html, history=self.history,
+                       github=self.github)
+
+    def given_words(self, command: str, quote: bool = True) -> list[tuple[Option, list[str]]]:
+        """The settings given explicitly that ``command`` takes, each with its values as a
+        user types them (paths relative to the working directory, quoted for a shell
+        unless ``quote`` is false; a flag has none), in table order: what a suggestion to
+        run ``command`` repeats."""
+        from ..core.errors import display_path
+
+        def word(value: Any) -> str:
+            if isinstance(value, str) and value.endswith(".py"):  # a plugin file
+                value = Path(value)
+            text = display_path(value) if isinstance(value, Path) else str(value)
+            return shlex.quote(text) if quote else text
+
+        found = []
+        for option in OPTIONS:
+            if option.name not in self.given or command not in option.commands:
+                continue
+            value = getattr(self, option.attribute)
+            values = [] if option.kind == "flag" else list(value) if option.kind in (
+                "paths", "names") else [value]
+            found.append((option, [word(v) for v in values]))
+        return found
+
+
+def _absolute(base: Path, path: str | os.PathLike[str]) -> Path:
+    """``path`` from ``base``, symbolic links followed (a ratchet rewrites the file a link
+    points to; the guard compares what the link pointed to at the ref as well)."""
+    return (base / path).resolve()
+
+
+def _present(value: Any) -> bool:
+    return value is not None and value is not False and value != "" and value != [] \
+        and value != ()
+
+
+def _plugin(spec: str, base: Path) -> str:
+    """A module name as it is; a ``.py`` file as an absolute path."""
+    return str(_absolute(base, spec)) if spec.endswith(".py") else spec
+
+
+def resolve(given: Mapping[str, Any], *, base: Path, ini: Callable[[Option], Any],
+            folder: Path, rootdir: Path, inipath: Path | None = None) -> Config:
+    """The configuration from the values a front end was given and the ini file's.
+
+    ``given`` maps an option's ``attribute`` to its value as given (paths relative to
+    ``base``; an absent, empty or false value is not given). ``ini`` returns an
+    option's ini value as pytest's ``getini`` does (``paths`` absolute, ``path`` and
+    ``names`` as written, relative to ``folder``), or an empty value when unset.
+    """
+    values: dict[str, Any] = {}
+    explicit: set[str] = set()
+    for option in OPTIONS:
+        if option.action:
+            continue
+        name = option.attribute
+        raw = given.get(name)
+        written = ini(option) if option.ini else None
+        if option.kind == "names":
+            found = [_plugin(str(s), folder) for s in written or ()]
+            found += [_plugin(str(s), base) for s in raw or ()]
+            values[name] = tuple(dict.fromkeys(found))
+            if raw:
+                explicit.add(option.name)
+            continue
+        if _present(raw):
+            explicit.add(option.name)
+            values[name] = _value(option, raw, base)
+        elif _present(written):
+            values[name] = _value(option, written, folder)
+        elif option.default is not None:
+            values[name] = _value(option, option.default, rootdir)
+    if "ceilings" not in values:  # pragma: no cover - the table gives it a default
+        values["ceilings"] = rootdir / "ceilings.yaml"
+    return Config(rootdir=rootdir, inipath=inipath, given=frozenset(explicit), **values)
+
+
+def _value(option: Option, value: Any, base: Path) -> Any:
+    if option.kind == "paths":
+        return tuple(_absolute(base, p) for p in value)
+    if option.kind == "path":
+        return _absolute(base, value)
+    if option.kind == "flag":
+        return bool(value)
+    return str(value)
+
+
+def load(given: Mapping[str, Any], cwd: Path | None = None) -> Config:
+    """The configuration of the ``failgate`` command or an MCP call made in ``cwd``.
+
+    The ini file is the one pytest would use there (``core.inifile``).
+    """
+    from ..core.inifile import locate
+
+    cwd = Path.cwd() if cwd is None else cwd
+    found = locate(cwd)
+    return resolve(given, base=cwd, ini=lambda option: found.get(option.dest, option.kind),
+                   folder=found.folder, rootdir=found.rootdir, inipath=found.path)

@@ -1,0 +1,105 @@
+"""The commands that run the gate: ``check``, ``init``, ``ratchet``, ``show``; and the reports.
+
+Each takes the run's ``Config`` and returns a result model; none prints. The CLI and the
+MCP server call them; the pytest plugin runs the same gate through ``Failgate.gate`` and
+writes the same reports with :func:`write_reports`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .app import Failgate
+from .results import InitResult, RatchetResult, ShownCategory, ShownReport, ShowResult
+
+if TYPE_CHECKING:
+    from ..core.gate import Gate
+    from ..core.result import GateResult, Row
+    from ..core.taxonomy import Taxonomy
+    from ..output.files import Written
+    from .config import Config
+
+SHOWN_IDS = 3  # case ids listed per category by ``show``, in every front end
+
+
+def check(config: Config | Failgate) -> GateResult:
+    """Every count against its ceiling (strict when the config says so), with its verdict."""
+    app = Failgate.of(config)
+    return app.gate("strict" if app.config.strict else "gate").result()
+
+
+def init(config: Config | Failgate) -> InitResult:
+    """Write a new ceilings file from the current counts; never over an existing one."""
+    from ..core.ceilings import writeback
+
+    app = Failgate.of(config)
+    result = app.gate("init").result()
+    lines = writeback.init(app.config.ceilings, result)
+    written = not result.load_errors and lines[0].startswith("init: wrote")
+    return InitResult(result=result, lines=lines, written=written)
+
+
+def ratchet(config: Config | Failgate) -> RatchetResult:
+    """Lower every ceiling whose count fell (every check ran); never raise one."""
+    from ..core.ceilings import writeback
+
+    app = Failgate.of(config)
+    result = app.gate("ratchet").result()
+    lines = writeback.ratchet(app.config.ceilings, result,
+                              writeback.outcomes_from_verdicts(result))
+    return RatchetResult(result=result, lines=lines)
+
+
+def show(config: Config | Failgate, top: int = SHOWN_IDS) -> ShowResult:
+    """Each report's count per category, with ceilings and headroom when the ceilings file
+    exists (its gate runs, as ``check`` would run it) and the first ``top`` case ids."""
+    app = Failgate.of(config)
+    rows: dict[str, dict[str, Row]] = {}
+    if app.uses_ceilings:
+        gate = app.gate("gate")
+        gated, skipped = gate.reports, gate.skipped
+        rows = {r.name: {row.name: row for row in r.rows if row.slice is None}
+                for r in gate.result().reports}
+    else:
+        gated, skipped = app.load(app.config.paths)
+    reports = []
+    for loaded in gated:
+        if loaded.report is None:
+            reports.append(ShownReport(name=loaded.file.name, error=str(loaded.error)))
+            continue
+        report = loaded.report
+        categories = []
+        for name in report.taxonomy.category_names:
+            row = rows.get(report.name, {}).get(name)
+            categories.append(ShownCategory(
+                name=name, count=report.counts[name], first_cases=report.case_ids(name)[:top],
+                ceiling=row.ceiling if row is not None else None,
+                headroom=row.headroom if row is not None else None))
+        reports.append(ShownReport(name=report.name, kind=report.kind, n_cases=report.n_cases,
+                                   failed=report.failed, taxonomy=report.taxonomy.name,
+                                   categories=categories))
+    from ..core.errors import display_path
+
+    return ShowResult(reports=reports, skipped=[display_path(s.path) for s in skipped],
+                      gated=bool(rows))
+
+
+def write_reports(app: Failgate, result: GateResult, gate: Gate | None = None) -> Written:
+    """The reports the config asks for (Markdown, JSON, HTML, history, GitHub), written from
+    the result. The history chart lists the gate's taxonomy's categories (``gate``'s, else
+    found again: an xdist controller has the result only)."""
+    from ..output.files import write_outputs
+
+    taxonomy = None
+    if app.config.history is not None:
+        taxonomy = gate.taxonomy if gate is not None else _taxonomy(app, result)
+    return write_outputs(app.config.outputs, result, taxonomy, result.default_ceilings)
+
+
+def _taxonomy(app: Failgate, result: GateResult) -> Taxonomy:
+    from ..core.ceilings.load import load_ceilings
+
+    known = app.plugins.taxonomies
+    if result.ceilings_sha256 is not None:
+        return load_ceilings(app.config.ceilings, known).taxonomy
+    return known.get(result.taxonomy, known["rag"])

@@ -1,0 +1,236 @@
+"""Every plugin, from every source, through one ``pluggy.PluginManager("failgate")``.
+
+A plugin is a module (or any object) defining the hooks of ``hookspecs``:
+``pytest_failgate_taxonomies(config)`` and ``pytest_failgate_readers(config)``. They are
+registered, and their readers tried, in this order, the same in every front end:
+
+1. installed packages' ``failgate`` entry points, by entry point name::
+
+       [project.entry-points.failgate]
+       my_format = "my_package.failgate_readers"
+
+2. the modules the ini key ``failgate_plugins`` names (a module name, or a ``.py`` file
+   relative to the ini file), in the order written::
+
+       [tool.pytest.ini_options]
+       failgate_plugins = ["tools/failgate_readers.py"]
+
+3. those given for one run (``failgate --plugins``, ``--failgate-plugins``, the MCP
+   tools' ``plugins``);
+4. under pytest only: ``conftest.py`` files and pytest plugins defining the hooks, in
+   the order pytest loaded them.
+
+A module met twice is registered once. **Conflicts**: two plugins that contribute one
+taxonomy name (or two readers of one format name) are an error naming both; a plugin's
+taxonomy may replace a built-in one of the same name. ``config`` is the run's
+``Config`` in every front end. This module imports nothing of pytest.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, cast
+
+import pluggy
+
+from ..core.errors import FailgateError, display_path
+from ..core.taxonomy import Taxonomy, builtin_taxonomies
+from . import hookspecs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from ..core.reports.readers import ReportReader
+    from .config import Config
+
+ENTRY_POINT_GROUP = "failgate"
+INI_KEY = "failgate_plugins"
+TAXONOMY_HOOK = "pytest_failgate_taxonomies"
+READER_HOOK = "pytest_failgate_readers"
+HOOKS = (TAXONOMY_HOOK, READER_HOOK)
+
+
+@dataclass
+class Contributions:
+    """The taxonomies (built-in ones included) and readers plugins contribute."""
+
+    taxonomies: dict[str, Taxonomy] = field(default_factory=lambda: dict(builtin_taxonomies()))
+    readers: list[ReportReader] = field(default_factory=list)
+
+
+class PluginManager(pluggy.PluginManager):
+    """failgate's plugin manager: a plain function named like a hook implements it, as
+    pytest takes unmarked ``pytest_*`` functions (a ``conftest.py`` needs no decorator)."""
+
+    def __init__(self) -> None:
+        super().__init__(hookspecs.PROJECT)
+        self.add_hookspecs(hookspecs)
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None and name in HOOKS and callable(getattr(plugin, name, None)):
+            return cast("pluggy.HookimplOpts", {})
+        return opts
+
+    def add(self, plugin: object, label: str) -> None:
+        """Register ``plugin`` under ``label`` (what errors call it), once."""
+        if self.is_registered(plugin) or self.has_plugin(label):
+            return
+        try:
+            self.register(plugin, label)
+        except pluggy.PluginValidationError as exc:
+            raise FailgateError(f"plugin {label}: {exc}") from None
+
+
+def load_plugins(config: Config, pytest_plugins: Iterable[tuple[str, object]] = ()
+                 ) -> Contributions:
+    """The taxonomies and readers of every plugin, in the documented order.
+
+    ``pytest_plugins``: under pytest, the ``conftest.py`` files and plugins that define
+    a hook, as ``(label, plugin)`` in pytest's order.
+    """
+    manager = PluginManager()
+    for label, plugin in entry_point_plugins():
+        manager.add(plugin, label)
+    for spec in config.plugins:
+        manager.add(import_plugin(spec), f"{INI_KEY} {spec_label(spec)}")
+    for label, plugin in pytest_plugins:
+        manager.add(plugin, label)
+    return contributions(manager, config)
+
+
+def entry_point_plugins() -> list[tuple[str, object]]:
+    """The ``failgate`` entry points' objects, by entry point name."""
+    found = []
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        try:
+            loaded = point.load()
+        except Exception as exc:  # a broken plugin must not become a traceback
+            raise FailgateError(f"failgate plugin '{point.name}' ({point.value}) cannot be "
+                                f"loaded: {type(exc).__name__}: {exc}") from None
+        found.append((f"entry point {point.name} ({point.value})", loaded))
+    return found
+
+
+def spec_label(spec: str) -> str:
+    """A plugin as its user wrote it: a module name, or a file relative to here."""
+    from pathlib import Path
+
+    return display_path(Path(spec)) if spec.endswith(".py") else spec
+
+
+def import_plugin(spec: str) -> object:
+    """A module by name, or a ``.py`` file by its (absolute) path."""
+    try:
+        if spec.endswith(".py"):
+            return _import_file(spec)
+        return importlib.import_module(spec)
+    except FailgateError:
+        raise
+    except Exception as exc:
+        raise FailgateError(f"{INI_KEY}: '{spec_label(spec)}' cannot be imported: "
+                            f"{type(exc).__name__}: {exc}") from None
+
+
+def _import_file(spec: str) -> object:
+    from pathlib import Path
+
+    path = Path(spec)
+    if not path.is_file():
+        raise FailgateError(f"{INI_KEY}: no such file: {display_path(path)}")
+    name = "failgate_plugin_" + "".join(c if c.isalnum() else "_" for c in str(path))
+    if name in sys.modules:
+        return sys.modules[name]
+    found = importlib.util.spec_from_file_location(name, path)
+    assert found is not None
+    assert found.loader is not None
+    module = importlib.util.module_from_spec(found)
+    sys.modules[name] = module
+    try:
+        found.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _calls(manager: PluginManager, hook: str, config: Config) -> list[tuple[str, Any]]:
+    """Each implementation's (plugin label, non-empty result), in registration order."""
+    results = []
+    for impl in getattr(manager.hook, hook).get_hookimpls():
+        try:
+            result = impl.function(**{name: config for name in impl.argnames})
+        except FailgateError:
+            raise
+        except Exception as exc:
+            raise FailgateError(f"plugin {impl.plugin_name}: {hook} raised "
+                                f"{type(exc).__name__}: {exc}") from None
+        if result:
+            results.append((impl.plugin_name, result))
+    return results
+
+
+def contributions(manager: PluginManager, config: Config) -> Contributions:
+    """What the registered plugins' hooks return, checked; conflicts are errors."""
+    found = Contributions()
+    owner: dict[str, str] = {}
+    for label, batch in _calls(manager, TAXONOMY_HOOK, config):
+        if not hasattr(batch, "items"):
+            raise FailgateError(f"plugin {label}: {TAXONOMY_HOOK} returned "
+                                f"{type(batch).__name__}, not a mapping of names to taxonomies")
+        for name, taxonomy in dict(batch).items():
+            if not isinstance(taxonomy, Taxonomy):
+                raise FailgateError(f"plugin {label}: {TAXONOMY_HOOK} returned {name!r}: "
+                                    f"{type(taxonomy).__name__}, not a Taxonomy")
+            _claim(owner, f"taxonomy '{name}'", label)
+            found.taxonomies[name] = taxonomy
+    for label, batch in _calls(manager, READER_HOOK, config):
+        for reader in _readers(label, batch):
+            _claim(owner, f"reader '{reader.name}'", label)
+            found.readers.append(reader)
+    return found
+
+
+def _claim(owner: dict[str, str], what: str, label: str) -> None:
+    other = owner.setdefault(what, label)
+    if other != label:
+        raise FailgateError(f"two plugins define the {what}: {other} and {label}; rename one "
+                            "or drop one of the plugins")
+
+
+def _readers(label: str, batch: Any) -> Sequence[ReportReader]:
+    try:
+        readers: list[ReportReader] = [] if isinstance(batch, str | bytes) else list(batch)
+    except TypeError:
+        readers = []
+    if not readers:
+        raise FailgateError(f"plugin {label}: {READER_HOOK} returned {batch!r}, not a list of "
+                            "readers")
+    for reader in readers:
+        if (not callable(getattr(reader, "read", None)) or not hasattr(reader, "suffixes")
+                or not isinstance(getattr(reader, "name", None), str)):
+            raise FailgateError(f"plugin {label}: {READER_HOOK} returned {reader!r}, which has "
+                                "no name, suffixes or read()")
+    return readers
+
+
+def pytest_hook_plugins(registered: Iterable[tuple[str | None, object]]
+                        ) -> list[tuple[str, object]]:
+    """Of pytest's plugins ``(name, plugin)`` in its order, those defining a failgate hook,
+    labelled for errors (a ``conftest.py`` by its path)."""
+    from pathlib import Path
+
+    found = []
+    for name, plugin in registered:
+        if plugin is None or not any(callable(getattr(plugin, hook, None)) for hook in HOOKS):
+            continue
+        path = getattr(plugin, "__file__", None)
+        if isinstance(path, str) and Path(path).name == "conftest.py":
+            found.append((f"conftest {display_path(Path(path))}", plugin))
+        else:
+            found.append((f"pytest plugin {name}", plugin))
+    return found

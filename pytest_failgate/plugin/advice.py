@@ -1,0 +1,27 @@
+"""The pytest front end's words for the actions the core suggests (``core/advice.py``).
+
+``pytest --failgate=reports --failgate-ceilings=c2.yaml --failgate-ratchet``: the
+failgate options this run was given on the command line that the action needs (what
+the ini file sets, pytest reads again), then the action's flag.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core.advice import Advice
+
+if TYPE_CHECKING:
+    from ..commands.config import Config
+
+
+def command(config: Config, action: str) -> str:
+    """The pytest command line that runs ``action`` (``init``, ``ratchet``) on this gate."""
+    parts = ["pytest"]
+    for option, words in config.given_words(action):
+        parts += [f"{option.flag}={word}" for word in words] if words else [option.flag]
+    return " ".join([*parts, f"--failgate-{action}"])
+
+
+def pytest_advice(config: Config) -> Advice:
+    return Advice(init=f"`{command(config, 'init')}`", ratchet=f"`{command(config, 'ratchet')}`")
