@@ -7,25 +7,33 @@ query type and answer length; ``attempt_latency`` and ``claim_citation_alignment
 (metrics added later) are present in half the cases; Korean text is escaped as
 ``json.dump`` writes it by default. The shapes:
 
-- ``real100k`` / ``real20k``: 100,000 / 20,000 such cases.
+- ``real100k`` / ``real10k`` / ``real1k``: 100,000 / 10,000 / 1,000 such cases (5.5 KB
+  each), and ``jsonl100k``: the 100,000 as JSON Lines.
+- ``korean100k``: the same with the Korean written as it is (``ensure_ascii=False``).
 - ``ascii100k``: the same with every string English text of the same length.
+- ``compact100k``: 100,000 short cases (about 730 B): English text, answers cut short.
 - ``trailing``: 50,000 cases of 20 unique string fields with an optional trailing key on
   half of them (the shape that made the old layout-learning scanner backtrack).
 - ``layouts``: 50,000 cases in 1,000 distinct layouts (key sets and key orders).
 
-Each command runs in a fresh interpreter; rounds are interleaved (json.load, the gate
-with the default install, the gate with the ``fast`` extra). Two ratios are printed per
-command: of CPU time (user + system, the child's own: what a busy machine cannot
-inflate) and of wall time, each as median over median, with min over min beside it.
-"default" runs the gate with msgspec made unimportable, which is what an install
-without the ``fast`` extra does. The gate's time includes starting pytest and loading
-the plugin and its taxonomies; json.load's includes starting Python. pytest loads only
-failgate (``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 -p pytest_failgate.plugin``): the bench's
-environment has the test extra installed, whose plugins (hypothesis's above all) would
-otherwise add about a second of start-up that is not failgate's.
+The commands, each in a fresh interpreter, in interleaved rounds after one warm-up:
+
+- the floors, which decode the same file and free it: ``json.load`` (the reference; a
+  streaming ``json.loads`` per line for JSON Lines), "by hand" (``json.load`` and the
+  rag rules written in Python, what a user would write), and "msgspec" (msgspec
+  decoding a struct of only the fields the rules read: what the machine can do);
+- the gate under pytest (``pytest --failgate``, failgate as pytest's only plugin:
+  ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 -p pytest_failgate.plugin``) and ``failgate
+  check``, each with the default install ("default": msgspec made unimportable) and
+  with the ``fast`` extra.
+
+Two ratios per command: of CPU time (user + system of the child: what a busy machine
+inflates least) and of wall time, each as median over median, with min over min
+beside it. The gate's time includes starting pytest, loading the plugin and the
+taxonomy; the floors' include starting Python.
 
     python bench/gate_speed.py                        # every shape, 3 rounds
-    python bench/gate_speed.py --shapes real20k --rounds 5
+    python bench/gate_speed.py --shapes real100k,jsonl100k --rounds 5
     python bench/gate_speed.py --memory               # peak memory: 1 GB .json, 1M-line JSONL
 """
 
@@ -90,14 +98,22 @@ def real_case(source: dict[str, Any], i: int, rng: random.Random) -> dict[str, A
     return case
 
 
-def real_report(n: int, ascii_text: bool = False, seed: int = 2026) -> dict[str, Any]:
+def real_report(n: int, ascii_text: bool = False, seed: int = 2026,
+                short: bool = False) -> dict[str, Any]:
     source = json.loads(SOURCE.read_text(encoding="utf-8"))
     rng = random.Random(seed)
     cases = source["case_results"]
     if ascii_text:
         cases = [{k: v if k in RULE_FREE else english(v, rng) for k, v in c.items()}
                  for c in cases]
+    if short:  # the long texts cut: about 730 bytes a case
+        cases = [{k: v[:40] if isinstance(v, str) else v for k, v in c.items()
+                  if k not in ("format_checks", "claim_targets", "expected_claim_targets")}
+                 for c in cases]
     out = [real_case(rng.choice(cases), i, rng) for i in range(n)]
+    if short:
+        for case in out:
+            case["answer"] = case["answer"][:60]
     document = {k: v for k, v in source.items() if k != "case_results"}
     document["num_predictions"] = n
     document["case_results"] = out
@@ -139,23 +155,112 @@ def layouts_report(n: int, seed: int = 11) -> dict[str, Any]:
     return {"case_results": cases}
 
 
-SHAPES: dict[str, tuple[Callable[[], dict[str, Any]], str]] = {
-    "real100k": (lambda: real_report(100_000), "100,000 real-shaped cases, Korean escaped"),
-    "real20k": (lambda: real_report(20_000), "20,000 real-shaped cases, Korean escaped"),
+# name -> (build, description, suffix, json.dumps keyword arguments)
+SHAPES: dict[str, tuple[Callable[[], dict[str, Any]], str, str, dict[str, Any]]] = {
+    "real100k": (lambda: real_report(100_000), "100,000 real-shaped cases, Korean escaped",
+                 ".json", {"indent": 2}),
+    "jsonl100k": (lambda: real_report(100_000), "the same 100,000 cases as JSON Lines",
+                  ".jsonl", {}),
+    "real10k": (lambda: real_report(10_000), "10,000 real-shaped cases", ".json",
+                {"indent": 2}),
+    "real1k": (lambda: real_report(1_000), "1,000 real-shaped cases", ".json", {"indent": 2}),
+    "korean100k": (lambda: real_report(100_000), "100,000 real-shaped cases, Korean as "
+                   "it is", ".json", {"indent": 2, "ensure_ascii": False}),
     "ascii100k": (lambda: real_report(100_000, ascii_text=True),
-                  "100,000 real-shaped cases, English text"),
+                  "100,000 real-shaped cases, English text", ".json", {"indent": 2}),
+    "compact100k": (lambda: real_report(100_000, ascii_text=True, short=True),
+                    "100,000 short cases, English text", ".json", {}),
     "trailing": (lambda: trailing_report(50_000),
-                 "50,000 cases, 20 unique string fields, optional trailing key"),
-    "layouts": (lambda: layouts_report(50_000), "50,000 cases in 1,000 layouts"),
+                 "50,000 cases, 20 unique string fields, optional trailing key", ".json",
+                 {"indent": 2}),
+    "layouts": (lambda: layouts_report(50_000), "50,000 cases in 1,000 layouts", ".json",
+                {"indent": 2}),
 }
 BLOCK_FAST = "import sys; sys.modules['msgspec'] = None; "
 
+# The floors: each reads the file given as its argument (``.json`` or JSON Lines).
+JSON_LOAD = """import json, sys
+path = sys.argv[1]
+if path.endswith(".jsonl"):
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            json.loads(line)
+else:
+    with open(path, encoding="utf-8") as handle:
+        json.load(handle)
+"""
+# What a user would write: json.load, then ADR 0059's rules by hand, first match wins.
+BY_HAND = """import json, sys
+from collections import Counter
+path = sys.argv[1]
+if path.endswith(".jsonl"):
+    with open(path, encoding="utf-8") as lines:
+        cases = [json.loads(line) for line in lines]
+else:
+    with open(path, encoding="utf-8") as handle:
+        cases = json.load(handle)["case_results"]
+counts = Counter()
+for case in cases:
+    answerable = case.get("answerable", True)
+    abstained = case.get("abstained")
+    if answerable:
+        failed = case.get("accuracy") != 1.0
+    else:
+        failed = not (abstained and not case.get("evidence_doc_ids"))
+    if not failed:
+        continue
+    expected = set(case.get("expected_doc_ids") or [])
+    alignment = case.get("claim_citation_alignment")
+    if not answerable and not abstained:
+        counts["verifier_false_negative"] += 1
+    elif answerable and abstained and case.get("term_match"):
+        counts["verifier_false_positive"] += 1
+    elif answerable and expected and not expected & set(case.get("evidence_doc_ids") or []):
+        counts["retrieval_miss"] += 1
+    elif (case.get("query_type") in ("comparison", "multi_hop")
+          and len(case.get("attempt_latency") or []) <= 1):
+        counts["planner_under_decomposition"] += 1
+    elif isinstance(alignment, (int, float)) and not isinstance(alignment, bool) \
+            and alignment < 0.5:
+        counts["generator_hallucination"] += 1
+    else:
+        counts["unknown"] += 1
+del cases
+"""
+# What the machine can do: msgspec decoding only the fields the rules read, into structs.
+MSGSPEC = """import sys
+from typing import Any
+import msgspec
+fields = ["id", "answerable", "abstained", "accuracy", "term_match", "expected_doc_ids",
+          "evidence_doc_ids", "query_type", "attempt_latency", "claim_citation_alignment"]
+Case = msgspec.defstruct("Case", [(f, Any, msgspec.UNSET) for f in fields], gc=False)
+Top = msgspec.defstruct("Top", [("case_results", list[Case], msgspec.UNSET)])
+path = sys.argv[1]
+if path.endswith(".jsonl"):
+    decode = msgspec.json.Decoder(Case).decode
+    with open(path, "rb") as lines:
+        for line in lines:
+            decode(line)
+else:
+    with open(path, "rb") as handle:
+        found = msgspec.json.Decoder(Top).decode(handle.read())
+    del found
+"""
+
+
+def gate_command(report: Path, default: bool, cli: bool) -> list[str]:
+    """``pytest --failgate`` (failgate pytest's only plugin) or ``failgate check``."""
+    block = BLOCK_FAST if default else ""
+    if cli:
+        run = "import sys; from pytest_failgate.cli import main; sys.exit(main(sys.argv[1:]))"
+        return [sys.executable, "-c", block + run, "check", str(report)]
+    run = "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))"
+    return [sys.executable, "-c", block + run, "-q", "-p", "pytest_failgate.plugin", "-p",
+            "no:cacheprovider", f"--failgate={report}", "ceilings.yaml"]
+
 
 def pytest_command(report: Path, default: bool) -> list[str]:
-    run = "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))"
-    return [sys.executable, "-c", (BLOCK_FAST if default else "") + run, "-q", "-p",
-            "pytest_failgate.plugin", "-p", "no:cacheprovider", f"--failgate={report}",
-            "ceilings.yaml"]
+    return gate_command(report, default, cli=False)
 
 
 def timed(command: list[str], cwd: Path) -> tuple[float, float]:
@@ -172,14 +277,26 @@ def timed(command: list[str], cwd: Path) -> tuple[float, float]:
     return cpu, wall
 
 
-def measure(report: Path, work: Path, rounds: int) -> dict[str, list[tuple[float, float]]]:
+COMMANDS = ("json.load", "by hand", "msgspec", "pytest default", "pytest fast",
+            "cli default", "cli fast")
+
+
+def commands_for(report: Path, names: list[str]) -> dict[str, list[str]]:
+    floors = {"json.load": JSON_LOAD, "by hand": BY_HAND, "msgspec": MSGSPEC}
+    found = {}
+    for name in names:
+        if name in floors:
+            found[name] = [sys.executable, "-c", floors[name], str(report)]
+        else:
+            where, install = name.split()
+            found[name] = gate_command(report, install == "default", where == "cli")
+    return found
+
+
+def measure(report: Path, work: Path, rounds: int, names: list[str]
+            ) -> dict[str, list[tuple[float, float]]]:
     """Interleaved rounds after one warm-up of each command (fresh interpreters)."""
-    commands = {
-        "json.load": [sys.executable, "-c", "import json, sys; json.load(open(sys.argv[1]))",
-                      str(report)],
-        "default": pytest_command(report, default=True),
-        "fast": pytest_command(report, default=False),
-    }
+    commands = commands_for(report, names)
     for command in commands.values():
         timed(command, work)
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
@@ -198,19 +315,31 @@ def init_ceilings(report: Path, work: Path) -> None:
         sys.exit("could not write the benchmark's ceilings file")
 
 
-def speed(shapes: list[str], rounds: int) -> None:
+def write_report(path: Path, document: dict[str, Any], options: dict[str, Any]) -> None:
+    if path.suffix == ".jsonl":
+        with path.open("w", encoding="utf-8") as out:
+            for case in document["case_results"]:
+                out.write(json.dumps(case, **options) + "\n")
+    else:
+        path.write_text(json.dumps(document, **options), encoding="utf-8")
+
+
+def speed(shapes: list[str], rounds: int, names: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="failgate-bench-") as tmp:
         work = Path(tmp)
         (work / "pytest.ini").write_text("[pytest]\n")
+        load = os.getloadavg()
+        print(f"load average {load[0]:.1f}, {load[1]:.1f}, {load[2]:.1f} on "
+              f"{os.cpu_count()} CPUs; {rounds} rounds", flush=True)
         for shape in shapes:
-            build, label = SHAPES[shape]
-            report = work / f"{shape}.json"
-            report.write_text(json.dumps(build(), indent=2), encoding="utf-8")
+            build, label, suffix, options = SHAPES[shape]
+            report = work / f"{shape}{suffix}"
+            write_report(report, build(), options)
             init_ceilings(report, work)
-            samples = measure(report, work, rounds)
-            print(f"{shape}: {label}, {report.stat().st_size / 1e6:.0f} MB, {rounds} rounds")
+            samples = measure(report, work, rounds, names)
+            print(f"{shape}: {label}, {report.stat().st_size / 1e6:.0f} MB")
             for name, runs in samples.items():
-                line = f"  {name:10}"
+                line = f"  {name:15}"
                 for what, index in (("cpu", 0), ("wall", 1)):
                     values = [run[index] for run in runs]
                     reference = [run[index] for run in samples["json.load"]]
@@ -220,6 +349,8 @@ def speed(shapes: list[str], rounds: int) -> None:
                              f"(min/min {low:4.2f})")
                 print(line, flush=True)
             report.unlink()
+        load = os.getloadavg()
+        print(f"load average at the end {load[0]:.1f}, {load[1]:.1f}, {load[2]:.1f}")
 
 
 def peak_rss_mb(command: list[str], cwd: Path) -> float:
@@ -259,10 +390,8 @@ def memory() -> None:
             init_ceilings(report, work)
             size = report.stat().st_size / 1e6
             print(f"{report.name}: {label}, {size:.0f} MB")
-            load = [sys.executable, "-c", "import json, sys; json.load(open(sys.argv[1]))",
-                    str(report)]
-            if report.suffix == ".json":
-                print(f"  json.load       peak {peak_rss_mb(load, work):7.0f} MB")
+            for name, command in commands_for(report, ["json.load", "msgspec"]).items():
+                print(f"  {name:15} peak {peak_rss_mb(command, work):7.0f} MB")
             for name, default in (("default", True), ("fast", False)):
                 peak = peak_rss_mb(pytest_command(report, default), work)
                 print(f"  {name:15} peak {peak:7.0f} MB")
@@ -274,13 +403,16 @@ def main() -> None:
     parser.add_argument("--shapes", default=",".join(SHAPES),
                         help="comma-separated: " + ", ".join(SHAPES))
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--commands", default=",".join(COMMANDS),
+                        help="comma-separated: " + ", ".join(COMMANDS) + " (json.load always)")
     parser.add_argument("--memory", action="store_true",
                         help="measure peak memory on a 1 GB .json and a 1M-line JSONL instead")
     args = parser.parse_args()
     if args.memory:
         memory()
     else:
-        speed([s for s in args.shapes.split(",") if s], args.rounds)
+        names = ["json.load", *(c for c in args.commands.split(",") if c and c != "json.load")]
+        speed([s for s in args.shapes.split(",") if s], args.rounds, names)
 
 
 if __name__ == "__main__":

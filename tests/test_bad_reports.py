@@ -14,6 +14,7 @@ import os
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import product
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,7 +23,7 @@ from helpers import PASSED_CASE, RAG, write_ceilings
 
 from pytest_failgate.cli import main
 from pytest_failgate.core.errors import FailgateError
-from pytest_failgate.core.reports import jsondecode, read
+from pytest_failgate.core.reports import jsondecode, read, sink
 from pytest_failgate.core.reports.model import Report, ReportFile
 
 
@@ -165,8 +166,10 @@ def test_a_bad_report_is_one_message_with_its_file_and_place(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     path = _write(tmp_path, bad, suffix)
-    for name, decoder in DECODERS.items():
+    # each decoder, with cases taken one at a time and by the generated loop
+    for (name, decoder), scan_after in product(DECODERS.items(), (10**9, 0)):
         monkeypatch.setattr(read, "decoder", lambda decoder=decoder: decoder)
+        monkeypatch.setattr(sink, "SCAN_AFTER", scan_after)
         if bad.fast_reads and name == "fast":
             loaded = read.load_report(ReportFile(path, bad.name), RAG)
             assert isinstance(loaded, Report)

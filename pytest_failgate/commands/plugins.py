@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, Any, cast
 import pluggy
 
 from ..core.errors import FailgateError, display_path
-from ..core.taxonomy import Taxonomy, builtin_taxonomies
+from ..core.taxonomy import Taxonomies, Taxonomy, builtin_taxonomies
 from . import hookspecs
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, MutableMapping, Sequence
 
     from ..core.reports.readers import ReportReader
     from .config import Config
@@ -58,7 +58,9 @@ HOOKS = (TAXONOMY_HOOK, READER_HOOK)
 class Contributions:
     """The taxonomies (built-in ones included) and readers plugins contribute."""
 
-    taxonomies: dict[str, Taxonomy] = field(default_factory=lambda: dict(builtin_taxonomies()))
+    # the built-in ones beneath what plugins add; a built-in is compiled when first used
+    taxonomies: MutableMapping[str, Taxonomy] = field(
+        default_factory=lambda: Taxonomies(builtin_taxonomies()))
     readers: list[ReportReader] = field(default_factory=list)
 
 

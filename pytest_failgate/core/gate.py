@@ -15,7 +15,6 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
 from .advice import Advice
-from .analyze import DEFAULT_SLICES, analysis_slicers
 from .ceilings.check import Check, consistency_differences, evaluate, unmeasurable
 from .ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
 from .ceilings.metrics import MetricCheck, evaluate_metric
@@ -35,7 +34,6 @@ from .engines.load import (
 )
 from .errors import FailgateError, display_path
 from .family import Family, decide
-from .guard import GuardResult, guard
 from .noisy import NoiseRun, measure_noise, noise_source
 from .reports.builtin import builtin_readers
 from .reports.discover import REPORT_SUFFIXES, discover
@@ -53,6 +51,7 @@ if TYPE_CHECKING:
     from fractions import Fraction
     from pathlib import Path
 
+    from .guard import GuardResult
     from .reports.readers import ReportReader
     from .result import GateResult
 
@@ -191,7 +190,11 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     baseline, family = decide(gated, baseline, budget)
     checks = [check for g in gated for check in g.checks]
     plan = plan_ratchet(checks, noisy is not None) if ceilings is not None else []
-    loosened = guard(config.ceilings_path, config.guard_ref) if config.guard_ref else None
+    loosened = None
+    if config.guard_ref:  # the guard, git and the comparison of versions: imported if asked
+        from .guard import guard
+
+        loosened = guard(config.ceilings_path, config.guard_ref)
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
                 taxonomies, noisy, family)
 
@@ -337,7 +340,11 @@ def run_counts(reports: Sequence[Report], taxonomy: Taxonomy) -> dict[str, int]:
 def _read_spec(ceilings: Ceilings | None, taxonomy: Taxonomy, config: GateConfig,
                readers: tuple[ReportReader, ...]) -> ReadSpec:
     """What reading must measure for these ceilings: populations, slices, recorded keys."""
-    extra = analysis_slicers(DEFAULT_SLICES) if config.analyze else {}
+    extra = {}
+    if config.analyze:
+        from .analyze import DEFAULT_SLICES, analysis_slicers
+
+        extra = analysis_slicers(DEFAULT_SLICES)
     limit = byte_limit(config.max_report_bytes)
     if ceilings is None:
         return ReadSpec(slicers=extra, explain=config.explain, readers=readers, max_bytes=limit)

@@ -18,7 +18,9 @@ RowKind = Literal["category", "total", "group", "contract", "metric", "consisten
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # A model's validator is built when it is first used, not at import: a run that
+    # never compares with a baseline or analyses never builds those models' parts.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class BaselineResult(_Model):

@@ -11,7 +11,6 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from . import messages
-from .analyze import analyze_report
 from .ceilings.metrics import metric_message
 from .ceilings.rewrite import InitNoise, init_text
 from .compare.allowance import detectable
@@ -27,6 +26,7 @@ from .result import (
     LoweringResult,
     MetricBaselineResult,
     NoiseResult,
+    ReportAnalysis,
     ReportResult,
     Row,
     RowKind,
@@ -117,10 +117,16 @@ def build_result(gate: Gate) -> GateResult:
         noise=None if gate.noise is None else NoiseResult(
             source=gate.noise.source.label, budget=float(gate.noise.budget),
             items=gate.noise.items, text=gate.noise.describe()),
-        analysis=([analyze_report(r, r.taxonomy) for r in loaded]
-                  if gate.config.analyze else None),
+        analysis=_analysis(loaded) if gate.config.analyze else None,
         ratchet_advice=gate.config.advice.ratchet,
     )
+
+
+def _analysis(loaded: list[Report]) -> list[ReportAnalysis]:
+    from .analyze import analyze_report  # only for an analysis: imported then
+
+    return [analyze_report(r, r.taxonomy) for r in loaded]
+
 
 def _init_noise(gate: Gate) -> InitNoise | None:
     """The allowances a noise-aware init writes (None: exact counts)."""

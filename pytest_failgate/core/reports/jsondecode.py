@@ -25,11 +25,15 @@ import codecs
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
 from ..taxonomy import kind_of
+from .scan import MISSING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _WHITESPACE = b" \t\n\r"
 _JIT_ERROR = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$", re.DOTALL)
@@ -59,17 +63,29 @@ class ShapeError(ValueError):
         self.message = message
 
 
+@dataclass(frozen=True)
+class Form:
+    """How a decoder hands over cases: dicts, or instances of ``struct`` (attributes
+    ``f0``, ``f1``, ... for the asked-for fields, ``missing`` where absent) that
+    ``to_mapping`` turns into dicts. A decoder may fall back to dicts for some cases."""
+
+    struct: type | None = None
+    missing: Any = MISSING
+    to_mapping: Callable[[Any], Any] | None = None
+
+
 @dataclass
 class Document:
     """A decoded report: its top-level kind, the chosen top-level keys and the cases.
 
     ``cases`` is ``None`` for an object without ``case_results``; each case holds
-    only the asked-for fields it has.
+    only the asked-for fields it has, in ``form``.
     """
 
     kind: str  # "object", "array" or the kind of a scalar ("a string", ...)
     top: dict[str, Any] = field(default_factory=dict)
-    cases: list[dict[str, Any]] | None = None
+    cases: list[Any] | None = None
+    form: Form = field(default_factory=Form)
 
 
 def start_of(data: bytes) -> int:
@@ -153,11 +169,24 @@ class _Default:
             raise from_json_error(data, exc) from None
 
     def case(self, data: bytes, case_fields: tuple[str, ...]) -> dict[str, Any]:
-        try:
-            found: dict[str, Any] = _validators(case_fields, ())[2].validate_json(data)
-            return found
-        except ValidationError as exc:
-            raise _syntax_error(data, exc) from None
+        found: dict[str, Any] = self.case_decoder(case_fields)(data)
+        return found
+
+    def case_decoder(self, case_fields: tuple[str, ...]) -> Callable[[bytes], Any]:
+        """A function decoding one case (a JSON Lines line) to a dict of these fields."""
+        validate = _validators(case_fields, ())[2].validate_json
+
+        def decode(data: bytes) -> Any:
+            try:
+                return validate(data)
+            except ValidationError as exc:
+                raise _syntax_error(data, exc) from None
+
+        return decode
+
+    def form(self, case_fields: tuple[str, ...]) -> Form:
+        """How ``case`` hands over cases: dicts."""
+        return Form()
 
 
 def from_json_error(data: bytes, exc: ValueError) -> JsonSyntaxError:
@@ -174,7 +203,8 @@ def from_json_error(data: bytes, exc: ValueError) -> JsonSyntaxError:
 
 
 class _Fast:
-    """msgspec (the ``fast`` extra): typed structs of the wanted fields only.
+    """msgspec (the ``fast`` extra): structs of the wanted fields only, handed over as
+    they are (``Form``): the sink's generated loop reads their attributes.
 
     It skips what no rule reads without checking that text is UTF-8, so the bytes
     are checked first (ASCII, the usual ``json.dump`` output, is one quick test).
@@ -186,47 +216,70 @@ class _Fast:
 
     @lru_cache(maxsize=32)  # noqa: B019 - one decoder object per process
     def _decoders(self, case_fields: tuple[str, ...], top_fields: tuple[str, ...]
-                  ) -> tuple[Any, Any, Any]:
-        """(object document, array document, one case) decoders for these fields."""
+                  ) -> tuple[Any, Any, Any, Form]:
+        """(object document, array document, one case) decoders for these fields, and
+        the form of their cases."""
         ms, unset = self.msgspec, self.msgspec.UNSET
         # Attribute names are made up (keys need not be identifiers); ``rename`` maps them.
+        # No reference cycle can form among decoded values: the garbage collector may
+        # ignore the cases (gc=False), which spares it a pass over every one.
         case = ms.defstruct("Case", [(f"f{i}", Any, unset) for i in range(len(case_fields))],
-                            rename={f"f{i}": name for i, name in enumerate(case_fields)})
+                            rename={f"f{i}": name for i, name in enumerate(case_fields)},
+                            gc=False)
         tops = [(f"t{i}", Any, unset) for i in range(len(top_fields))]
         top = ms.defstruct("Top", [*tops, ("cases", list[case], unset)],  # type: ignore[valid-type]
                            rename={**{f"t{i}": n for i, n in enumerate(top_fields)},
                                    "cases": "case_results"})
-        return (ms.json.Decoder(top), ms.json.Decoder(list[case]),  # type: ignore[valid-type]
-                ms.json.Decoder(case))
+        to_builtins = ms.to_builtins
 
-    def _as_dicts(self, structs: Any) -> list[dict[str, Any]]:
-        """Structs as dicts of the fields present (``to_builtins`` drops unset ones)."""
-        found: list[dict[str, Any]] = self.msgspec.to_builtins(structs)
-        return found
+        def to_mapping(found: Any) -> Any:
+            return to_builtins(found) if type(found) is case else found
+
+        return (ms.json.Decoder(top), ms.json.Decoder(list[case]),  # type: ignore[valid-type]
+                ms.json.Decoder(case), Form(case, unset, to_mapping))
 
     def document(self, data: bytes, case_fields: tuple[str, ...],
                  top_fields: tuple[str, ...]) -> Document:
         first = data[start_of(data):start_of(data) + 1]
         if first in (b"{", b"[") and _utf8(data):
-            top, array, _ = self._decoders(case_fields, top_fields)
+            top, array, _, form = self._decoders(case_fields, top_fields)
             try:
                 if first == b"[":
-                    return Document("array", {}, self._as_dicts(array.decode(data)))
-                found: dict[str, Any] = self.msgspec.to_builtins(top.decode(data))
+                    return Document("array", {}, array.decode(data), form)
+                found = top.decode(data)
             except (self.msgspec.DecodeError, RecursionError):
                 pass  # let the exact decoder decide and word the error
             else:
-                return Document("object", found, found.pop("case_results", None))
+                unset = self.msgspec.UNSET
+                values = {name: getattr(found, f"t{i}") for i, name in enumerate(top_fields)}
+                cases = found.cases
+                return Document("object", {k: v for k, v in values.items() if v is not unset},
+                                None if cases is unset else cases, form)
         return self.exact.document(data, case_fields, top_fields)
 
-    def case(self, data: bytes, case_fields: tuple[str, ...]) -> dict[str, Any]:
-        if _utf8(data):
-            one = self._decoders(case_fields, ())[2]
-            try:
-                return self._as_dicts([one.decode(data)])[0]
-            except (self.msgspec.DecodeError, RecursionError):
-                pass
-        return self.exact.case(data, case_fields)
+    def case(self, data: bytes, case_fields: tuple[str, ...]) -> Any:
+        """One case: a struct of ``form``, or a dict where msgspec refused the line."""
+        return self.case_decoder(case_fields)(data)
+
+    def case_decoder(self, case_fields: tuple[str, ...]) -> Callable[[bytes], Any]:
+        """A function decoding one case (a JSON Lines line): a struct of ``form``, or a
+        dict where msgspec refused it (the exact decoder decides, and words the error)."""
+        decode_struct = self._decoders(case_fields, ())[2].decode
+        exact = self.exact.case_decoder(case_fields)
+        refused = (self.msgspec.DecodeError, RecursionError)
+
+        def decode(data: bytes) -> Any:
+            if data.isascii() or _utf8(data):
+                try:
+                    return decode_struct(data)
+                except refused:
+                    pass
+            return exact(data)
+
+        return decode
+
+    def form(self, case_fields: tuple[str, ...]) -> Form:
+        return self._decoders(case_fields, ())[3]
 
 
 def _utf8(data: bytes) -> bool:

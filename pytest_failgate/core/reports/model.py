@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -16,11 +15,6 @@ if TYPE_CHECKING:
 
 ReportKind = Literal["cases", "aggregate"]
 OWN_FORMAT = "failgate"  # failgate's own JSON shapes (eval_summary, aggregates, arrays, JSONL)
-
-
-def case_id(key: bytes) -> str:
-    """A case id from the canonical JSON string it is compared by."""
-    return key[1:-1].decode("utf-8", "surrogatepass") if b"\\" not in key else str(json.loads(key))
 
 
 @dataclass(frozen=True)
@@ -65,8 +59,8 @@ class Report:
     taxonomy: Taxonomy  # what classified it (an aggregate: what its counts were checked by)
     tally: Tally | None = None
     recorded: dict[str, Any] = field(default_factory=dict)
-    # every case's id, as the canonical JSON string it was compared by (cases reports)
-    id_keys: list[bytes] = field(default_factory=list, repr=False)
+    # every case's id in report order, as it was compared by (cases reports)
+    id_keys: list[str] = field(default_factory=list, repr=False)
     # cases whose fields contradict what the file records of them (a reader's finding)
     contradictions: list[str] | None = None
     format: str = OWN_FORMAT  # the reader that recognised it
@@ -95,8 +89,8 @@ class Report:
         return self.tally.ids[category] if self.tally is not None else []
 
     def all_case_ids(self) -> list[str]:
-        """Every case's id in report order, passed cases included (decoded on demand)."""
-        return [case_id(key) for key in self.id_keys]
+        """Every case's id in report order, passed cases included."""
+        return list(self.id_keys)
 
     @property
     def recorded_counts(self) -> dict[str, int] | None:

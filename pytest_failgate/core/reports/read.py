@@ -31,7 +31,7 @@ from .readers import (
 from .sink import CaseProblem, CaseSink
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from ..taxonomy.expr import Compiled
 
@@ -146,8 +146,7 @@ def _read_records(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Rep
                             "list of cases", report.path, *place(data, taxonomy.records))
     sink = CaseSink(report, taxonomy, spec)
     try:
-        for case in value:
-            sink.add(case)
+        sink.add_all(value)
     except CaseProblem as exc:
         loc: tuple[str | int, ...] = (*taxonomy.records, exc.position - 1,
                                       *([exc.field] if exc.field else []))
@@ -211,13 +210,14 @@ def _read_json(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report
             return _aggregate(report, taxonomy, document.top, where)
         return SkippedFile(report.path, "JSON without case_results or failure_category_counts")
     array: tuple[str | int, ...] = ("case_results",) if document.kind == "object" else ()
-    add = sink.add
+    cases, document.cases = document.cases, None
+    form = document.form
     try:
-        for case in document.cases:
-            add(case)
+        sink.add_all(cases, form.struct, form.missing, form.to_mapping)
     except CaseProblem as exc:
         loc = (*array, exc.position - 1, *([exc.field] if exc.field else []))
         raise FailgateError(str(exc), report.path, *_place(report, spec, loc)) from None
+    del cases  # the decoded cases need not outlive classifying
     result = sink.finish()
     result.recorded = _check_recorded(report, document.top, where, taxonomy, strict=False)
     config = result.recorded.pop("config", None)  # an eval_summary's run configuration
@@ -227,24 +227,37 @@ def _read_json(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report
 
 def _read_jsonl(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report:
     sink = CaseSink(report, taxonomy, spec)
-    decode = decoder().case
+    found = decoder()
+    decode = found.case_decoder(sink.fields)
+    numbers, lines_read = [0], [b""]  # the line being read, and its bytes
+
+    def cases(lines: Iterable[bytes]) -> Iterator[Any]:
+        number = 0
+        for line in lines:
+            number += 1
+            if line[:1] != b"{":  # a byte-order mark, blanks, or not an object
+                if number == 1:
+                    line = _without_bom(line)
+                if start_of(line) == len(line):
+                    continue
+            numbers[0], lines_read[0] = number, line
+            yield decode(line)
+
+    def place() -> tuple[int, int]:
+        return numbers[0], start_of(lines_read[0]) + 1
+
+    form = found.form(sink.fields)
     with open_regular(report.path, spec.max_bytes) as handle:
-        for number, line in enumerate(handle, start=1):
-            if number == 1:
-                line = _without_bom(line)
-            start = start_of(line)
-            if start == len(line):
-                continue
-            try:
-                sink.add(decode(line, sink.fields))
-            except JsonSyntaxError as exc:
-                raise FailgateError(f"invalid JSON: {exc.message}", report.path, number,
-                                    exc.col) from None
-            except ShapeError as exc:
-                raise FailgateError(f"case #{sink.n_cases + 1} {exc.message}", report.path,
-                                    number, start + 1) from None
-            except CaseProblem as exc:
-                raise FailgateError(str(exc), report.path, number, start + 1) from None
+        try:
+            sink.add_all(cases(handle), form.struct, form.missing, form.to_mapping)
+        except JsonSyntaxError as exc:
+            raise FailgateError(f"invalid JSON: {exc.message}", report.path, place()[0],
+                                exc.col) from None
+        except ShapeError as exc:
+            raise FailgateError(f"case #{sink.n_cases + 1} {exc.message}", report.path,
+                                *place()) from None
+        except CaseProblem as exc:
+            raise FailgateError(str(exc), report.path, *place()) from None
     return sink.finish()
 
 

@@ -157,8 +157,7 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
         return _uncounted(file, taxonomy, output, format_name)
     sink = CaseSink(file, taxonomy, spec)
     try:
-        for case in output.cases:
-            sink.add(case)
+        sink.add_all(output.cases)
     except CaseProblem as exc:
         raise FailgateError(str(exc), file.path) from None
     report = sink.finish(output.recorded, output.contradictions, format_name, format_default,

@@ -1,16 +1,18 @@
 """Where every reader's cases go: checked, given a unique id, classified and counted.
 
 A reader (failgate's own JSON and JSONL, karenina, any plugin's) decodes cases
-into mappings and hands them to a ``CaseSink`` one at a time, so every format
-gets the same checks (field kinds, unique ids) and the same classification, and
-no report needs to be held in memory as a whole.
+into mappings and hands them to a ``CaseSink`` (``add_all``), so every format gets
+the same checks (field kinds, unique ids) and the same classification, and no
+report needs to be held in memory as a whole. ``add`` is the reference, one case at
+a time; ``add_all`` runs the taxonomy's generated loop (``scan``), which hands
+``add`` every case it does not take plainly.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from json.encoder import encode_basestring  # the C encoder: canonical, ensure_ascii=False
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError
@@ -18,16 +20,23 @@ from ..taxonomy import kind_of
 from ..taxonomy.expr import ExprRuntimeError
 from ..taxonomy.model import COMPOSITE
 from ..taxonomy.tally import RuleError, nested_absent
-from .model import OWN_FORMAT, Report, case_id
+from .model import OWN_FORMAT, Report
+from .scan import MISSING, Scan, build_scan, fine_types
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
     from ..taxonomy import Taxonomy
-    from ..taxonomy.model import CaseMetric, Field
+    from ..taxonomy.model import CaseMetric
     from .model import ReportFile
     from .read import ReadSpec
 
 
 SAMPLE = 64  # cases kept to see which fields ``failed`` reads (``undecided_fields``)
+
+# Cases taken one at a time by ``add`` before the generated loop is built (and used for
+# the rest): a report this small is done before the loop would be.
+SCAN_AFTER = 1000
 
 
 class CaseProblem(Exception):
@@ -51,24 +60,6 @@ def path_value(case: Mapping[str, Any], path: str) -> Any:
     return value
 
 
-_TYPES: dict[str, tuple[type, ...]] = {
-    "bool": (bool,), "number": (int, float), "string": (str,), "null": (type(None),),
-    "object": (dict,), "array": (list, tuple)}
-
-
-def _surely_fine(field: Field) -> tuple[frozenset[type], frozenset[type] | None]:
-    """Python types whose every value ``field.problem`` accepts, and for a list field with
-    item kinds the item types it accepts (``None``: no list passes unchecked); a shortcut
-    for the hot loop, the checks themselves stay in ``problem``."""
-    kinds = field.kinds if field.kinds is not None else frozenset(_TYPES)
-    items = None
-    if field.item_kinds is not None and "array" in kinds:
-        kinds = kinds - {"array"}
-        items = frozenset(t for kind in field.item_kinds for t in _TYPES[kind]
-                          if t not in (list, tuple))
-    return frozenset(t for kind in kinds for t in _TYPES[kind]), items
-
-
 class CaseSink:
     """Takes decoded cases one at a time and turns them into a ``Report``."""
 
@@ -78,8 +69,9 @@ class CaseSink:
         self.tallier = spec.tallier(taxonomy)
         self._lacks = taxonomy.lacks if taxonomy.required else None
         self._id_fields = taxonomy.id_fields
-        self._checks = [(f.name, self.tallier.bit(f.name), *_surely_fine(f), f.problem)
+        self._checks = [(f.name, self.tallier.bit(f.name), *fine_types(f)[:2], f.problem)
                         for f in taxonomy.fields]
+        self._spec = spec
         self._nested = [(path, self.tallier.bit(path)) for path in taxonomy.nested_paths
                         if path not in taxonomy.field_index]
         # The top-level keys a JSON reader must decode: what rules, measures and ids read.
@@ -87,7 +79,7 @@ class CaseSink:
         names += [part.split(".")[0] for name in taxonomy.id_fields
                   for part in name.split(COMPOSITE)]
         self.fields = tuple(dict.fromkeys(names))
-        self._seen: dict[bytes, int] = {}
+        self._seen: dict[str, int] = {}  # case id -> its position
         self._metrics = taxonomy.metrics
         self._sample: list[Mapping[str, Any]] = []  # the first cases, for ``check_fit``
         self.case_metrics: dict[str, dict[str, float]] = {m.name: {} for m in taxonomy.metrics}
@@ -125,21 +117,90 @@ class CaseSink:
         key = self._key(view, position)
         first = self._seen.setdefault(key, position)
         if first != position:
-            raise CaseProblem(position, f"duplicate case id '{case_id(key)}' (also case #{first})")
+            raise CaseProblem(position, f"duplicate case id '{key}' (also case #{first})")
         try:
             decision = self.tallier.decide(view)
         except RuleError as exc:
             raise CaseProblem(position, str(exc)) from None
-        self.tallier.record(case_id(key) if decision[0] else "", decision, absent, view)
+        self.tallier.record(key if decision[0] else "", decision, absent, view)
         if len(self._sample) < SAMPLE:
             self._sample.append(view)
         for metric in self._metrics:
             value = _metric_value(metric, view, position)
             if value is not None:
-                self.case_metrics[metric.name][case_id(key)] = value
+                self.case_metrics[metric.name][key] = value
 
-    def _key(self, case: Mapping[str, Any], position: int) -> bytes:
-        """The case's id as the canonical JSON string it is compared by."""
+    def add_all(self, cases: Iterable[Any], struct: type | None = None, missing: Any = MISSING,
+                to_mapping: Callable[[Any], Any] | None = None) -> None:
+        """``add`` every case, through the taxonomy's generated loop where it has one.
+
+        Cases are dicts, or instances of a decoder's ``struct`` (attributes ``f0``, ...
+        for ``fields``, ``missing`` where absent) that ``to_mapping`` turns into dicts
+        for ``add``. The loop hands ``add`` every case it does not take plainly.
+        """
+        convert = to_mapping or (lambda case: case)
+        rest: Iterator[Any] = iter(cases)
+        scan = None
+        if not isinstance(cases, list) or len(cases) > SCAN_AFTER:
+            # the first cases one by one: building the loop costs about as much
+            for case in islice(rest, SCAN_AFTER):
+                self.add(convert(case))
+            following = next(rest, MISSING)
+            if following is not MISSING:
+                rest = chain((following,), rest)
+                scan = _scan(self, struct, missing)
+        if scan is None:
+            for case in rest:
+                self.add(convert(case))
+            return
+        tallier = self.tallier
+
+        def slow(case: Any, n_cases: int) -> int:
+            tallier.n_cases = n_cases
+            self.add(convert(case))
+            return tallier.n_cases
+
+        def count(n_cases: int) -> None:
+            tallier.n_cases = n_cases
+
+        scan.function(rest, self._state(scan), slow, count)
+
+    def _state(self, scan: Scan) -> tuple[Any, ...]:
+        """What the generated loop updates, and the sink's own code it calls where a case
+        needs it (views of a case for examples, metrics and dotted ids)."""
+        tallier = self.tallier
+        names = scan.view_names
+        bits = [1 << i for i in range(len(names))]
+
+        def view(mask: int, values: tuple[Any, ...]) -> dict[str, Any]:
+            return {name: value for name, value, bit in zip(names, values, bits, strict=True)
+                    if not mask & bit}
+
+        def record_slices(key: str, decided: int, sliced: tuple[str, ...]) -> None:
+            tallier._record_slices(key, decided, tallier._category_at[decided], sliced)
+
+        def count_observed(observed: tuple[tuple[Any, bool], ...]) -> None:
+            for values, observation in zip(tallier._metric_values, observed, strict=True):
+                values[observation] += 1
+
+        def metrics(case: Mapping[str, Any], position: int) -> list[tuple[str, float]]:
+            found = [(m.name, _metric_value(m, case, position)) for m in self._metrics]
+            return [(name, value) for name, value in found if value is not None]
+
+        def store_metrics(key: str, values: list[tuple[str, float]]) -> None:
+            for name, value in values:
+                self.case_metrics[name][key] = value
+
+        ids_at = [[], *(tallier._ids[name] for name in tallier._category_at[1:])]
+        examples_at = [[], *(tallier._examples[name] for name in tallier._category_at[1:])]
+        return (self._seen, tallier._reach, tallier._flagged, ids_at, examples_at,
+                tallier.n_cases, view, self._key, record_slices, tallier._observe,
+                count_observed, metrics, store_metrics, self._sample,
+                max(0, SAMPLE - len(self._sample)))
+
+    def _key(self, case: Mapping[str, Any], position: int) -> str:
+        """The case's id as the string it is compared by (an integer id as its digits, so
+        ``5`` and ``"5"`` are one id; ``#<position>`` for a case without one)."""
         for name in self._id_fields:
             if COMPOSITE in name:  # provider.id+testIdx: every part, joined with "/"
                 parts = [path_value(case, part) for part in name.split(COMPOSITE)]
@@ -149,18 +210,17 @@ class CaseSink:
                     if type(value) is not int and not isinstance(value, str):
                         raise CaseProblem(position, f"the case id part '{part}' is "
                                           f"{kind_of(value)}; it must be a string or an integer")
-                joined = "/".join(str(part) for part in parts)
-                return encode_basestring(joined).encode("utf-8", "surrogatepass")
+                return "/".join(str(part) for part in parts)
             value = case.get(name) if "." not in name else path_value(case, name)
             if value is None:
                 continue
             if isinstance(value, str):
-                return encode_basestring(value).encode("utf-8", "surrogatepass")
+                return value if type(value) is str else str.__str__(value)
             if type(value) is int:
-                return b'"%d"' % value
+                return str(value)
             raise CaseProblem(position, f"the case id '{name}' is {kind_of(value)}; it must be "
                               "a string or an integer")
-        return b'"#%d"' % position
+        return f"#{position}"
 
     def finish(self, recorded: dict[str, Any] | None = None,
                contradictions: list[str] | None = None, format_name: str = OWN_FORMAT,
@@ -284,3 +344,19 @@ class _Reads(dict[str, Any]):
         if isinstance(key, str):
             self.reads.add(key)
         return super().__contains__(key)
+
+
+_SCANS: dict[tuple[Any, ...], tuple[Taxonomy, ReadSpec, Scan | None]] = {}
+
+
+def _scan(sink: CaseSink, struct: type | None, missing: Any) -> Scan | None:
+    """The generated loop for this sink's taxonomy, spec and fields (built once each)."""
+    key = (id(sink.taxonomy), id(sink._spec), sink.fields, struct, id(missing))
+    found = _SCANS.get(key)
+    if found is None or found[0] is not sink.taxonomy or found[1] is not sink._spec:
+        if len(_SCANS) >= 64:
+            _SCANS.clear()
+        built = build_scan(sink.taxonomy, sink._spec, sink.fields, sink.tallier.flag_names,
+                           struct, missing)
+        found = _SCANS[key] = (sink.taxonomy, sink._spec, built)
+    return found[2]

@@ -83,9 +83,17 @@ class Compiled:
     text: str
     reads: tuple[str, ...]
     function: Callable[[Mapping[str, Any]], Any]
-    python: str = field(default="", compare=False, repr=False)
     # nested field paths read (``metadata.failure.category``), to report their absence
     paths: tuple[str, ...] = field(default=(), compare=False)
+    # the checked tree of ``lambda case: ...`` and the names only it binds (``_member_0``):
+    # what ``reports.scan`` inlines into one classifying loop
+    tree: ast.Lambda | None = field(default=None, compare=False, repr=False)
+    scope: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def python(self) -> str:
+        """The generated lambda as Python source (debugging and tests; built on demand)."""
+        return ast.unparse(self.tree) if self.tree is not None else ""
 
     def holds(self, case: Mapping[str, Any]) -> bool:
         """Whether the expression is true (Python truthiness) for ``case``."""
@@ -132,7 +140,7 @@ def compile_expr(text: str, defaults: Mapping[str, Any] | None = None) -> Compil
         raise ExprError(f"the expression is too deeply nested ({error})", 1) from None
     lambda_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     function = types.FunctionType(lambda_code, namespace, "failgate_expression")
-    return Compiled(text, builder.reads(), function, ast.unparse(lam), builder.paths())
+    return Compiled(text, builder.reads(), function, builder.paths(), lam, builder.globals)
 
 
 # --------------------------------------------------------------------------- positions
