@@ -159,6 +159,7 @@ def outcome(taxonomy: Taxonomy, spec: ReadSpec, cases: list[dict[str, Any]], how
                                 for case_id, view in examples]
                      for category, examples in tally.examples.items()},
         "id_keys": list(target._seen), "case_metrics": target.case_metrics,
+        "sample": [{f: view.get(f) for f in shown} for view in target._sample],
     }
 
 
