@@ -48,9 +48,9 @@ def test_plugins_taxonomies_sit_over_the_built_in_ones_without_compiling_them() 
     assert list(shelf._loaded) == ["rag"]
 
 
-def test_a_plain_check_imports_no_comparison_guard_or_analysis() -> None:
-    """``failgate check`` with a ceilings file and nothing else asked: the baseline
-    comparison, the loosening guard (git), the analysis and the SQL engines stay unloaded."""
+def test_a_plain_check_imports_no_guard_analysis_or_engine() -> None:
+    """``failgate check`` with a ceilings file and nothing else asked: the loosening guard
+    (git), the analysis and the SQL engines stay unloaded."""
     script = (
         "import sys\n"
         "from pytest_failgate.cli import main\n"
@@ -63,7 +63,7 @@ def test_a_plain_check_imports_no_comparison_guard_or_analysis() -> None:
     lines = done.stdout.split("\n")
     assert "0" in lines  # the gate ran and passed
     assert "pytest_failgate.core.gate" in lines
-    unused = ("pytest_failgate.core.compare.baseline", "pytest_failgate.core.guard",
+    unused = ("pytest_failgate.core.guard",
               "pytest_failgate.core.gitref", "pytest_failgate.core.analyze",
               "pytest_failgate.core.engines.duckdb_engine")
     assert [m for m in unused if m in lines] == []
