@@ -22,13 +22,13 @@ from .ceilings.model import SLICE_SEPARATOR
 from .ceilings.rewrite import Lowering, plan_ratchet
 from .compare.baseline import DEFAULT_ALPHA, BaselineRun, compare_with_baseline, load_noise_bands
 from .compare.noise import NoiseDocument
+from .engines import is_glob
 from .engines.load import (
     TABLE_SUFFIXES,
     check_engine,
     datasets,
     glob_name,
     is_dataset,
-    is_glob,
     load_table,
     runs_in_engine,
 )

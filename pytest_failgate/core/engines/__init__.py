@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..errors import FailgateError
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from types import ModuleType
 
 ENGINES = ("python", "duckdb", "spark")
@@ -33,3 +34,9 @@ def optional(module: str, needed_for: str, extra: str) -> ModuleType:
     except ImportError:
         raise FailgateError(f"{needed_for} needs {module.partition('.')[0]}: "
                             f"pip install 'pytest-failgate[{extra}]'") from None
+
+
+def is_glob(path: Path) -> bool:
+    """A pattern the user wrote (``runs/*.parquet``), not a real file's name: a path naming
+    an existing file is that file, whatever characters it holds (``p[1].parquet``)."""
+    return any(ch in str(path) for ch in "*?[") and not path.exists()

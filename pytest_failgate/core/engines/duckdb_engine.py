@@ -20,14 +20,16 @@ from typing import TYPE_CHECKING, Any
 from ..errors import FailgateError
 from ..reports.model import OWN_FORMAT, Report
 from ..reports.sink import SAMPLE, check_fit
-from . import FIRST_IDS, optional
+from . import FIRST_IDS, is_glob, optional
 from .dialects import DUCKDB
+from .jsonlines import check_lines, check_values, fresh, nested_case
 from .pairing import Classified
 from .sqlquery import RuleNotExpressible, compile_gate, decode
 from .sqltypes import SqlType, duckdb_type
 from .sqlvalue import SqlUnsupported
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from pathlib import Path
 
     from ..reports.model import ReportFile
@@ -38,17 +40,26 @@ def _connect() -> Any:
     return optional("duckdb", "the DuckDB engine", "duckdb").connect()
 
 
+def literal(path: Path) -> str:
+    """A real file's path as DuckDB reads exactly that file: DuckDB expands ``*``, ``?`` and
+    ``[`` in every path it is given, so ``p[1].parquet`` would read ``p1.parquet``; each is
+    written as a one-character class (``[[]``), which matches only itself. The path is
+    absolute, so no ``~`` or URL scheme applies either."""
+    text = str(path.absolute())
+    return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in text)
+
+
 def _files(path: Path) -> list[str]:
-    """The files of a report: one file, a glob, or every Parquet file under a folder."""
-    text = str(path)
-    if any(ch in text for ch in "*?["):
-        return [text]
+    """The files of a report: one file, a glob, or every Parquet file under a folder.
+    Only a path that names no file is a glob pattern (``is_glob``)."""
+    if is_glob(path):
+        return [str(path)]
     if path.is_dir():
-        found = sorted(str(p) for p in path.rglob("*.parquet"))
+        found = sorted(literal(p) for p in path.rglob("*.parquet"))
         if not found:
             raise FailgateError("no .parquet file in this folder", path)
         return found
-    return [text]
+    return [literal(path)]
 
 
 def run_sql(sql: str) -> list[tuple[Any, ...]]:
@@ -68,14 +79,16 @@ def _describe(con: Any, relation: str, path: Path) -> dict[str, SqlType]:
     try:
         rows = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
     except Exception as exc:  # duckdb's errors share no public base we may import eagerly
-        raise FailgateError(f"DuckDB cannot read it: {_first_line(exc)}", path) from None
+        raise nested_case(str(exc), path) or FailgateError(
+            f"DuckDB cannot read it: {_first_line(exc)}", path) from None
     return {name: duckdb_type(kind) for name, kind, *_ in rows}
 
 
-def _sample(con: Any, source: str, raw: str | None) -> list[dict[str, Any]]:
+def _sample(con: Any, source: str, raw: str | None, position: str) -> list[dict[str, Any]]:
     """The first cases as Python reads them (JSON Lines) or as rows (Parquet)."""
     if raw is not None:
-        rows = con.execute(f"SELECT {raw} FROM {source} ORDER BY _pos LIMIT {SAMPLE}").fetchall()
+        rows = con.execute(f"SELECT {raw} FROM {source} ORDER BY {position} "
+                           f"LIMIT {SAMPLE}").fetchall()
         return [case for (text,) in rows
                 if isinstance(case := json.loads(text), dict)]
     cursor = con.execute(f"SELECT * FROM {source} LIMIT {SAMPLE}")
@@ -97,28 +110,49 @@ def _structure(t: SqlType) -> Any:
             "null": "JSON"}.get(t.kind, "JSON")
 
 
-def source_of(con: Any, path: Path) -> tuple[str, dict[str, SqlType], str, str | None]:
+def source_of(con: Any, path: Path, reads: Collection[str] | None = None
+              ) -> tuple[str, dict[str, SqlType], str, str | None]:
     """(the FROM clause, the schema, the position expression, the raw JSON column or
-    None) for a report path."""
+    None) for a report path. ``reads``: the top-level fields the gate reads, whose JSON
+    is checked against Python's reading (``jsonlines``); ``None`` reads the schema only.
+
+    The internal columns (raw object, position, file name) get names no column of the
+    data has, so a key such as ``_json`` cannot stand in for them."""
     files = _files(path)
     if path.suffix == ".jsonl" or path.suffix == ".ndjson":
+        raw = f"read_ndjson_objects({_sql_list(files)})"
+        long_digits = check_lines(con, raw, path, reads) if reads is not None else False
         typed = f"read_json({_sql_list(files)}, format='newline_delimited', sample_size=-1)"
         schema = _describe(con, typed, path)
+        if reads is not None:
+            check_values(con, raw, path, schema, reads, long_digits)
         structure = DUCKDB.string(json.dumps({n: _structure(t) for n, t in schema.items()}))
-        raw = f"read_ndjson_objects({_sql_list(files)})"
+        whole, pos = fresh("_json", schema), fresh("_pos", schema)
         columns = [f"struct_extract(_r, {DUCKDB.string(n)}) AS {DUCKDB.ident(n)}" for n in schema]
-        source = (f"(SELECT {', '.join([*columns, '_json', '_pos'])} FROM (SELECT "
-                  f"json_transform(json, {structure}) AS _r, json AS _json, "
-                  f"row_number() OVER () AS _pos FROM {raw}))")
-        return source, schema, "_pos", "_json"
-    relation = (f"read_parquet({_sql_list(files)}, filename=true, file_row_number=true, "
-                "union_by_name=true)")
+        source = (f"(SELECT {', '.join([*columns, whole, pos])} FROM (SELECT "
+                  f"json_transform(json, {structure}) AS _r, json AS {whole}, "
+                  f"row_number() OVER () AS {pos} FROM {raw}))")
+        return source, schema, pos, whole
     schema = _describe(con, f"read_parquet({_sql_list(files)}, union_by_name=true)", path)
-    if len(files) == 1 and "*" not in files[0]:
+    if any(name.lower() == "file_row_number" for name in schema):
+        raise FailgateError("the column 'file_row_number' has the name DuckDB gives the row "
+                            "position, which failgate reads: rename it to gate this file in "
+                            "DuckDB", path)
+    filename, pos = fresh("_file", schema), fresh("_pos", schema)
+    relation = (f"read_parquet({_sql_list(files)}, filename={DUCKDB.string(filename)}, "
+                "file_row_number=true, union_by_name=true)")
+    if len(files) == 1 and not is_glob(path):
         return relation, schema, "(file_row_number + 1)", None
-    ordered = f"(SELECT *, row_number() OVER (ORDER BY filename, file_row_number) AS _pos " \
-              f"FROM {relation})"
-    return ordered, schema, "_pos", None
+    ordered = (f"(SELECT *, row_number() OVER (ORDER BY {filename}, file_row_number) AS {pos} "
+               f"FROM {relation})")
+    return ordered, schema, pos, None
+
+
+def read_roots(taxonomy: Taxonomy, spec: ReadSpec) -> set[str]:
+    """The top-level fields the gate query reads: the taxonomy's, the ids', the run's."""
+    paths = [*(f.name for f in taxonomy.fields), *taxonomy.id_fields, *spec.reads(),
+             *taxonomy.required]
+    return {p.split(".", 1)[0] for p in paths}
 
 
 def load_duckdb(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
@@ -126,7 +160,7 @@ def load_duckdb(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
     """Classify one report inside DuckDB."""
     con = _connect()
     try:
-        source, schema, position, raw = source_of(con, report.path)
+        source, schema, position, raw = source_of(con, report.path, read_roots(taxonomy, spec))
         try:
             query = compile_gate(taxonomy, schema, source, spec, DUCKDB, position, raw)
         except RuleNotExpressible as exc:
@@ -143,7 +177,7 @@ def load_duckdb(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
                 raise FailgateError("the report has no cases; a gate over zero cases would "
                                     "pass vacuously", report.path)
             n_cases = counted.tally.n_cases  # the columns the source lacks are absent
-            sample = (_sample(con, source, raw)
+            sample = (_sample(con, source, raw, position)
                       if set(taxonomy.failed.reads) & set(query.absent) else [])
             check_fit(report, taxonomy, dict.fromkeys(query.absent, n_cases), n_cases, sample,
                       OWN_FORMAT, None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import FailgateError, did_you_mean
-from . import ENGINES
+from . import ENGINES, is_glob
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,10 +29,6 @@ def check_engine(engine: str) -> str:
         raise FailgateError(f"unknown engine '{engine}'" + did_you_mean(engine, ENGINES)
                             + f"; the engines are {', '.join(ENGINES)}")
     return engine
-
-
-def is_glob(path: Path) -> bool:
-    return any(ch in str(path) for ch in "*?[") and not path.exists()
 
 
 def is_dataset(path: Path) -> bool:

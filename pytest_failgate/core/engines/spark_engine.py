@@ -5,6 +5,11 @@ glob of Parquet files, or ORC. JSON is refused here: Spark's JSON reader turns a
 field holding both numbers and strings into strings, which would change what
 rules compare without a word (DuckDB's engine reads JSON Lines exactly).
 ``pyspark`` is imported only here, when a run asks for Spark.
+
+Spark would read ``${env:HOME}`` in a query as the environment's value (its
+variable substitution), and a path with ``[`` or ``*`` as a glob: every query here
+runs with substitution off (``_sql``), and a real file's path is escaped so that it
+names that file only (``literal``).
 """
 
 from __future__ import annotations
@@ -14,13 +19,15 @@ from typing import TYPE_CHECKING, Any
 from ..errors import FailgateError
 from ..reports.model import OWN_FORMAT, Report
 from ..reports.sink import SAMPLE, check_fit
-from . import FIRST_IDS, optional
+from . import FIRST_IDS, is_glob, optional
 from .dialects import SPARK
 from .pairing import Classified
 from .sqlquery import RuleNotExpressible, compile_gate, decode
 from .sqltypes import spark_type
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..reports.model import ReportFile
     from ..reports.read import ReadSpec
     from ..taxonomy import Taxonomy
@@ -36,8 +43,29 @@ def session() -> Any:
             .config("spark.sql.shuffle.partitions", "4").getOrCreate())
 
 
+_SUBSTITUTE = "spark.sql.variable.substitute"
+
+
+def _sql(spark: Any, text: str) -> Any:
+    """``spark.sql(text)`` with variable substitution off while it is parsed: a rule, a
+    slice or a path is text, never a reference to the environment or the configuration.
+    The session's own setting is restored after (it may be the caller's session)."""
+    before = spark.conf.get(_SUBSTITUTE, "true")
+    spark.conf.set(_SUBSTITUTE, "false")
+    try:
+        return spark.sql(text)
+    finally:
+        spark.conf.set(_SUBSTITUTE, before)
+
+
+def literal(path: Path) -> str:
+    """A real file's or folder's path as Spark reads exactly it: Hadoop expands ``*?[]{}``
+    in a path, so each (and the escape ``\\`` itself) is escaped."""
+    return "".join(f"\\{ch}" if ch in "\\{}[]*?" else ch for ch in str(path.absolute()))
+
+
 def run_sql(sql: str) -> list[tuple[Any, ...]]:
-    return [tuple(row) for row in session().sql(sql).collect()]
+    return [tuple(row) for row in _sql(session(), sql).collect()]
 
 
 def _source(spark: Any, report: ReportFile) -> tuple[str, Any]:
@@ -48,9 +76,10 @@ def _source(spark: Any, report: ReportFile) -> tuple[str, Any]:
                             "--engine duckdb, which keeps absent keys and mixed types apart",
                             report.path)
     kind = "orc" if suffix == ".orc" else "parquet"
-    source = f"{kind}.{SPARK.ident(str(report.path))}"
+    where = str(report.path) if is_glob(report.path) else literal(report.path)
+    source = f"{kind}.{SPARK.ident(where)}"
     try:
-        return source, spark.sql(f"SELECT * FROM {source}").schema
+        return source, _sql(spark, f"SELECT * FROM {source}").schema
     except Exception as exc:  # pyspark's errors are only importable with pyspark
         raise FailgateError(f"Spark cannot read it: {_first_line(exc)}", report.path) from None
 
@@ -71,7 +100,7 @@ def load_spark(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
     except RuleNotExpressible as exc:
         raise FailgateError(exc.message, report.path) from None
     try:
-        counted = decode(query, taxonomy, [tuple(r) for r in spark.sql(query.sql).collect()])
+        counted = decode(query, taxonomy, [tuple(r) for r in _sql(spark, query.sql).collect()])
         if counted.violations:
             message, n = counted.violations[0]
             raise FailgateError(f"{n} case(s): {message}", report.path)
@@ -80,18 +109,20 @@ def load_spark(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
                                 "pass vacuously", report.path)
         n_cases = counted.tally.n_cases  # the columns the source lacks are absent
         sample = ([row.asDict(recursive=True)
-                   for row in spark.sql(f"SELECT * FROM {table} LIMIT {SAMPLE}").collect()]
+                   for row in _sql(spark, f"SELECT * FROM {table} LIMIT {SAMPLE}").collect()]
                   if set(taxonomy.failed.reads) & set(query.absent) else [])
         check_fit(report, taxonomy, dict.fromkeys(query.absent, n_cases), n_cases, sample,
                   OWN_FORMAT, None)
-        ids = spark.sql(
+        ids = _sql(
+            spark,
             f"SELECT _decided, _id FROM (SELECT _decided, _id, row_number() OVER "
             f"(PARTITION BY _decided ORDER BY _id) AS _n FROM (SELECT {query.decided_sql} "
             f"AS _decided, {query.id_sql} AS _id FROM {table}) WHERE _decided > 0) "
             f"WHERE _n <= {first_ids} ORDER BY _decided, _id").collect()
         for decided, case_id in ids:
             counted.tally.ids[query.categories[decided - 1]].append(case_id)
-        duplicate = spark.sql(
+        duplicate = _sql(
+            spark,
             f"SELECT _id, count(*) FROM (SELECT {query.id_sql} AS _id FROM {table}) "
             f"WHERE _id IS NOT NULL GROUP BY _id HAVING count(*) > 1 LIMIT 1").collect()
     except FailgateError:

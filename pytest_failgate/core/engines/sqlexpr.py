@@ -95,7 +95,7 @@ class SqlExpr:
 
     def var(self) -> str:
         self._vars += 1
-        return f"_e{self._vars}"
+        return f"_e{self._vars}"  # rules cannot name a field starting with '_'
 
     def const(self, value: Any) -> V:
         d = self.d
@@ -522,18 +522,19 @@ class SqlExpr:
         if item.kind == "other":
             item = left.type.item or NULL
         result = SqlType("set", item)
+        empty = V("NULL", result, never_null=True, constant=())
         if isinstance(op, ast.BitOr):
-            if left.type.kind == "null":
-                return V(right.sql, result, right.raises)
-            if right.type.kind == "null":
-                return V(left.sql, result, left.raises)
+            if _nothing(left):
+                return V(right.sql, result, right.raises, right.never_null, right.constant)
+            if _nothing(right):
+                return V(left.sql, result, left.raises, left.never_null, left.constant)
             if unify([left.type.item or NULL, right.type.item or NULL]).kind == "other":
                 raise SqlUnsupported("'|' of sets of different kinds has no SQL form")
             return V(self.d.concat(left.sql, right.sql), result, left.raises or right.raises)
-        if left.type.kind == "null" or left.constant is None:
-            return V("NULL", result, never_null=True)
-        if right.type.kind == "null" or right.constant is None:
-            return left if isinstance(op, ast.Sub) else V("NULL", result, never_null=True)
+        if _nothing(left):
+            return empty
+        if _nothing(right):
+            return left if isinstance(op, ast.Sub) else empty
         var, other = self.var(), self.var()
         found = self.d.exists(right.sql, other, self.eq(V(other, right.type.item or NULL),
                                                          V(var, left.type.item or NULL)))
@@ -556,6 +557,12 @@ class SqlExpr:
         if handler is None:
             raise SqlUnsupported(f"{name}() has no SQL form")
         return handler(self, *[self.val(a) for a in node.args])
+
+def _nothing(v: V) -> bool:
+    """A null or a constant empty list or set: an empty set to a set operation, with no
+    SQL value to hand to a list function (Spark refuses an untyped ``NULL`` there)."""
+    return v.type.kind == "null" or v.constant is None or v.constant == ()
+
 
 def _json_key(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -125,7 +125,7 @@ def fn_len(ex: SqlExpr, x: V) -> V:
 
 def fn_set(ex: SqlExpr, x: V) -> V:
     if x.type.kind == "null" or x.constant is None or x.constant == ():
-        return V("NULL", SqlType("set", NULL), never_null=True)
+        return V("NULL", SqlType("set", NULL), never_null=True, constant=())
     if x.type.kind in ("list", "set"):
         item = x.type.item
         if item is not None and not item.scalar:
@@ -137,7 +137,10 @@ def fn_empty(ex: SqlExpr, x: V) -> V:
     kind = x.type.kind
     if kind in ("str", "list", "set", "map", "struct", "null"):
         return V(f"(NOT {ex.truth_of(x)})", BOOL, x.raises, never_null=True)
-    return V(ex.is_null(x), BOOL, x.raises, never_null=True)
+    if kind in ("bool", "int", "float"):  # a scalar is empty only when null
+        return V(ex.is_null(x), BOOL, x.raises, never_null=True)
+    # a column of mixed kinds ("" and [] are empty, 0 is not): no one SQL test
+    raise SqlUnsupported(f"empty() of a {x.type.describe()} has no exact SQL form")
 
 def _text(ex: SqlExpr, x: V, what: str) -> V | None:
     if x.type.kind == "null" or x.constant is None:
