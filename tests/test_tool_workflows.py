@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -310,3 +311,74 @@ def test_ceilings_naming_another_task_warn_when_one_task_is_gated(
     code, out = run(capsys, "check", "logs")
     assert code == 2
     assert "'unitz@mockllm/model' matches no report; did you mean 'units@mockllm/model'?" in out
+
+
+# ------------------------------------------------- DeepEval's tests in the gate's session
+
+
+@pytest.fixture
+def deepeval_project(pytester: pytest.Pytester) -> Path:
+    """The project of `scripts/fixtures/deepeval_folder.py` after one `deepeval test run`
+    (its real `.deepeval/`, written before this session), with ceilings from it. Its test
+    module imports DeepEval's `assert_test`; DeepEval is not a test dependency, so a
+    stand-in package of that name provides it (the run with the real DeepEval is the
+    script's `--check`)."""
+    shutil.copytree(DEEPEVAL / "folder" / ".deepeval", pytester.path / ".deepeval")
+    old = time.time() - 600
+    for path in (pytester.path / ".deepeval").iterdir():
+        os.utime(path, (old, old))
+    pytester.mkpydir("deepeval").joinpath("__init__.py").write_text(
+        "def assert_test(test_case, metrics):\n    pass\n", encoding="utf-8")
+    pytester.makepyfile(
+        test_policy="from deepeval import assert_test\n\n\ndef test_refund():\n"
+                    "    assert_test(None, [])\n",
+        test_other="def test_plain():\n    pass\n")
+    pytester.makeini("[pytest]\n")
+    assert main(["init", str(pytester.path / ".deepeval"),
+                 "--ceilings", str(pytester.path / "ceilings.yaml")]) == 0
+    return pytester.path
+
+
+EARLIER = ("*.deepeval/.latest_test_run.json: this session runs DeepEval's test cases "
+           "(test_policy.py::test_refund), and pytest alone never writes DeepEval's results: "
+           "this file is an earlier run's (written 10 min before this session started)*")
+
+
+@pytest.mark.parametrize("workers", [None, "2"])
+def test_pytest_running_deepevals_tests_refuses_the_earlier_runs_files(
+        pytester: pytest.Pytester, deepeval_project: Path, workers: str | None) -> None:
+    args = ["test_policy.py", "--failgate=.deepeval", "-p", "no:cacheprovider"]
+    result = pytester.runpytest(*args, *(["-n", workers] if workers else []))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([EARLIER])
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] == 1  # DeepEval's own test; every gate item failed
+    assert outcomes["failed"] == len(TAXONOMIES["deepeval"].category_names) + 2
+    assert "Run them with `deepeval test run`, then gate in a step of its own" in \
+        result.stdout.str()
+
+
+def test_the_gate_alone_or_beside_other_tests_reads_deepevals_files(
+        pytester: pytest.Pytester, deepeval_project: Path) -> None:
+    for args in (["ceilings.yaml"], ["test_other.py"]):
+        result = pytester.runpytest("--failgate=.deepeval", *args, "-p", "no:cacheprovider")
+        assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+        assert "earlier run" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("mode", ["--failgate-init", "--failgate-ratchet"])
+def test_init_and_ratchet_write_nothing_from_an_earlier_deepeval_run(
+        pytester: pytest.Pytester, deepeval_project: Path, mode: str) -> None:
+    ceilings = deepeval_project / "ceilings.yaml"
+    if mode == "--failgate-init":
+        ceilings.unlink()
+    else:  # a ceiling the earlier run's counts would lower
+        ceilings.write_text(ceilings.read_text().replace("  total: 3", "  total: 5"))
+    before = ceilings.read_bytes() if ceilings.exists() else None
+    result = pytester.runpytest("test_policy.py", "--failgate=.deepeval", mode,
+                                "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"{mode.removeprefix('--failgate-')}: ceilings.yaml not "
+                                 "written: .deepeval/.latest_test_run.json is an earlier "
+                                 "run's (see the failing items)"])
+    assert (ceilings.read_bytes() if ceilings.exists() else None) == before

@@ -12,6 +12,7 @@ depends on which worker ran what.
 from __future__ import annotations
 
 import re
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from ..commands.config import Config
     from ..core.gate import Gate, Mode
 
+# The item property that marks a report as an earlier run's (``tools``): never written from.
+_EARLIER_KEY = "failgate_earlier_run"
 # The keys of the controller's result (or error) in a worker's ``workerinput``.
 _RESULT_KEY, _ERROR_KEY = "failgate_result", "failgate_error"
 # What only the reports show, left out of the copy a worker builds its items from.
@@ -61,6 +64,8 @@ class GateSession:
         self._outcomes: dict[tuple[str, str, str], str] = {}
         self._notes: list[str] = []
         self._payload: dict[str, str] | None = None  # what the xdist controller hands on
+        self._started = time.time()  # to date the reports read against (``tools``)
+        self._earlier: dict[str, str] = {}  # an earlier run's report -> its first item
 
     # -- the gate itself -------------------------------------------------------
 
@@ -146,12 +151,34 @@ class GateSession:
         if pair is not None:
             self._selection.collected, self._selection.selected = pair
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> None:
+        """A gate item of a report that this session's own tests would write only after it
+        (DeepEval's) fails with the step to take, instead of gating an earlier run."""
+        if not is_gate_item(item):
+            return
+        from .tools import deepeval_tests, earlier_run, report_of
+
+        report = report_of(item)
+        problem = (earlier_run(report, deepeval_tests(item.session), self._started)
+                   if report is not None else None)
+        if report is None or problem is None:
+            return
+        item.user_properties.append((_EARLIER_KEY, report.path))  # no init, no ratchet
+        first = self._earlier.setdefault(report.path, item.nodeid)
+        if first != item.nodeid:
+            problem = f"{report.path}: not gated, an earlier run's (see {first})"
+        raise FailgateError(problem)
+
     # -- outcomes (recorded wherever reports arrive: a plain run or the controller) --
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if MARKER in report.keywords and (report.when == "call" or report.outcome != "passed"):
             self._selection.ran.add(report.nodeid)
+        for name, value in report.user_properties:
+            if name == _EARLIER_KEY:
+                self._earlier.setdefault(str(value), report.nodeid)
         key = _gate_key(report.user_properties)
         if key is None:
             return
@@ -177,7 +204,12 @@ class GateSession:
         from ..core.ceilings import writeback
 
         try:
-            if self.config.mode == "ratchet":
+            if self._earlier and self.config.mode in ("ratchet", "init"):
+                self._notes.append(
+                    f"{self.config.mode}: {self.result.ceilings_path} not written: "
+                    f"{', '.join(self._earlier)} is an earlier run's (see the failing items)")
+                _fail(session)
+            elif self.config.mode == "ratchet":
                 self._notes.extend(
                     writeback.ratchet(self.config.ceilings_path, self.result, self._outcomes))
             elif self.config.mode == "init":
