@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..core.errors import FailgateError
+from ..core.errors import FailgateError, display_path
 from ..core.result import GateResult
 from .items import MARKER, GateFile, is_gate_item
 from .selection import SELECTION_KEY as _SELECTION_KEY
@@ -160,7 +160,8 @@ class GateSession:
         from .tools import deepeval_tests, earlier_run, report_of
 
         report = report_of(item)
-        problem = (earlier_run(report, deepeval_tests(item.session), self._started)
+        problem = (earlier_run(report, deepeval_tests(item.session), self._started,
+                               display_path(self.config.ceilings_path))
                    if report is not None else None)
         if report is None or problem is None:
             return

@@ -73,7 +73,8 @@ def report_of(item: pytest.Item) -> ReportResult | None:
     return None
 
 
-def earlier_run(report: ReportResult, tests: Sequence[str], started: float) -> str | None:
+def earlier_run(report: ReportResult, tests: Sequence[str], started: float, ceilings: str
+                ) -> str | None:
     """Why a DeepEval report cannot be this session's run (``None`` for other formats, or a
     session without DeepEval's tests)."""
     if report.format != "deepeval" or not tests:
@@ -90,7 +91,7 @@ def earlier_run(report: ReportResult, tests: Sequence[str], started: float) -> s
             f"alone never writes DeepEval's results: this file is an earlier run's{when}. "
             "Run them with `deepeval test run`, then gate in a step of its own: "
             "`failgate check .deepeval/`, or pytest with the gate alone "
-            "(`pytest --failgate=.deepeval/ ceilings.yaml`)")
+            f"(`pytest --failgate=.deepeval/ {ceilings}`)")
 
 
 def _ago(seconds: float) -> str:
