@@ -2,9 +2,12 @@
 
 The commands themselves are in ``commands/`` (the same functions the MCP server calls,
 over the configuration pytest resolves); this module only turns arguments into a
-``Config`` and results into text and exit codes: 0 the gate passed, 1 it failed, 2 a
-usage or input error. ``failgate --help`` builds the parser only: the core and the
-renderers are imported inside the command that needs them, so asking for help stays cheap.
+``Config`` and results into text and exit codes: 0 the gate passed, 1 it failed (a
+regression), 2 a usage or input error, 3 inconclusive (a report cannot be judged: its
+failures outside the system under test, a run that did not finish, a changed measuring
+instrument; init and ratchet recorded nothing from it). ``failgate --help`` builds the
+parser only: the core and the renderers are imported inside the command that needs them,
+so asking for help stays cheap.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ if TYPE_CHECKING:
     from .core.advice import Advice
     from .core.result import GateResult
 
-EXIT_PASS, EXIT_FAIL, EXIT_INPUT = 0, 1, 2
-EXIT = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "error": EXIT_INPUT}
+EXIT_PASS, EXIT_FAIL, EXIT_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+EXIT = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "error": EXIT_INPUT,
+        "inconclusive": EXIT_INCONCLUSIVE}
 BAR_WIDTH = 30
 SHOWN_IDS = 10  # case ids per line in `diff`
 
@@ -104,7 +108,9 @@ def cmd_init(args: argparse.Namespace) -> int:
         _out(line)
     for line in ["", *done.lines]:
         _out(line)
-    return EXIT_INPUT if done.result.load_errors or not done.written else EXIT_PASS
+    if done.result.load_errors or (not done.written and not done.result.inconclusive):
+        return EXIT_INPUT
+    return EXIT_INCONCLUSIVE if done.result.inconclusive else EXIT_PASS
 
 
 def cmd_ratchet(args: argparse.Namespace) -> int:

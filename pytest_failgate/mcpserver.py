@@ -62,8 +62,8 @@ def check(paths: list[str] | None = None, ceilings: str | None = None,
           baseline: list[str] | None = None, noise: str | None = None,
           exclude_unstable: bool = False, analyze: bool = False,
           strict: bool = False) -> dict[str, Any]:
-    """Gate reports like ``failgate check --json``: the run's ``verdict`` (pass, fail or
-    error) and every row with its own."""
+    """Gate reports like ``failgate check --json``: the run's ``verdict`` (pass, fail, error,
+    or inconclusive when a report cannot be judged) and every row with its own."""
     from .commands.gating import check as run
 
     config = _config(paths=paths, ceilings=ceilings, baseline=baseline, noise=noise,

@@ -38,7 +38,8 @@ def test_readme_taxonomy_example_loads(tmp_path: Path) -> None:
     path.write_text(_block("### Writing a taxonomy", "yaml"), encoding="utf-8")
     taxonomy = load_taxonomy_file(path)
     assert [rule.name for rule in taxonomy.categories] == [
-        "wrong_language", "no_docs", "stale_kb"]
+        "wrong_language", "no_docs", "stale_kb", "provider_down"]
+    assert taxonomy.outside == ("provider_down",)
     assert taxonomy.fallback == "other"
     assert [rule.name for rule in taxonomy.caveats] == ["slow"]
 

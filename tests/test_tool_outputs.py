@@ -77,6 +77,11 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return code, out + err
 
 
+# reports whose cases failed outside the system under test beyond the default quarter:
+# inconclusive, so init leaves them out and check says so (cvebench's one sample errored)
+INCONCLUSIVE = {"inspect_ai/shared": ["cvebench@anthropic/claude-opus-4-6"]}
+
+
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_init_then_check_where_the_tool_writes_gives_its_own_counts(
         folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -84,13 +89,16 @@ def test_init_then_check_where_the_tool_writes_gives_its_own_counts(
     shutil.copytree(DATA / folder, tmp_path / "out")
     monkeypatch.chdir(tmp_path / "out")
     code, out = run(capsys, "init", ".")
-    assert code == 0, out
+    unjudged = INCONCLUSIVE.get(folder, [])
+    assert code == (3 if unjudged else 0), out
+    assert ("init: not recorded" in out) == bool(unjudged)
     code, out = run(capsys, "check", ".", "--json", "../result.json")
-    assert code == 0, out
+    assert code == (3 if unjudged else 0), out
     result = GateResult.model_validate_json((tmp_path / "result.json").read_text())
     counts = {r.name: (r.n_cases, r.failed) for r in result.reports if r.error is None}
     assert counts == FOLDERS[folder]
     assert [r.error for r in result.reports if r.error is not None] == []
+    assert [r.name for r in result.reports if r.inconclusive] == unjudged
 
 
 # The suite turns warnings into errors; the run under test must see them as users do.

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .ceilings.model import SLICE_SEPARATOR, Ceiling, CeilingsModel, Contract, MetricFloor
 from .formatting import format_number
+from .inconclusive import DEFAULT_SHARE
 from .taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:
@@ -249,6 +250,11 @@ def _file_changes(old: Version, new: Version, reason: str | None) -> list[Change
     if now is not None and (was is None or now < was):
         changes.append(Change("significance", show_alpha(was), show_alpha(now),
                               new.line(("significance",)), reason))
+    shares = [DEFAULT_SHARE if v is None else v
+              for v in (old.model.inconclusive, new.model.inconclusive)]
+    if shares[1] > shares[0]:  # more failures outside the system judged as a pass
+        changes.append(Change("inconclusive", shares[0], shares[1],
+                              new.line(("inconclusive",)), reason))
     for field in old.model.slices:
         if field not in new.model.slices:
             changes.append(Change(f"slices.{field}", "items per value", "removed",

@@ -1,6 +1,7 @@
 """One false-alarm budget for every test a run makes: Holm over the run's items.
 
-Where significance decides (a count over a ``max_rate`` with a significance level, each
+Reports that cannot be judged (``core.inconclusive``) take no part. Where significance
+decides (a count over a ``max_rate`` with a significance level, each
 category and metric against a baseline run), the run's tests are decided together:
 Holm's procedure (:mod:`.compare.holm`) at the run's budget, the ceilings file's
 ``significance`` (default 0.05), so that an unchanged system raises a false alarm in
@@ -51,9 +52,11 @@ def decide(gated: Sequence[ReportGate], baseline: BaselineRun | None, budget: Fr
 
     Returns the baseline with its tests decided, and the family (None: no test).
     """
-    rates = [(report_gate, index) for report_gate in gated
+    rates = [(report_gate, index) for report_gate in gated if report_gate.inconclusive is None
              for index, check in enumerate(report_gate.checks) if check.test is not None]
-    paired = baseline.tests() if baseline is not None else []
+    unjudged = {g.report.name for g in gated if g.inconclusive is not None and g.report}
+    paired = [(key, tail) for key, tail in (baseline.tests() if baseline is not None else [])
+              if key[0] not in unjudged]
     tests = [report_gate.checks[index].test for report_gate, index in rates]
     tests += [tail for _, tail in paired]
     if not tests:

@@ -34,6 +34,8 @@ from .engines.load import (
 )
 from .errors import FailgateError, display_path
 from .family import Family, decide
+from .inconclusive import Inconclusive
+from .inconclusive import judge as judge_inconclusive
 from .noisy import NoiseRun, measure_noise, noise_source
 from .reports.builtin import builtin_readers
 from .reports.discover import REPORT_SUFFIXES, discover
@@ -101,6 +103,7 @@ class ReportGate:
     differences: list[str] | None = None  # consistency; None when nothing to cross-check
     contracts: list[ContractResult] = field(default_factory=list)
     metrics: list[MetricCheck] = field(default_factory=list)
+    inconclusive: Inconclusive | None = None  # why it cannot be judged (None: it can)
 
 
 @dataclass
@@ -174,6 +177,12 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
             report = report_gate.report
             _check(report_gate, report, report.taxonomy, ceilings, config.mode)
     _refuse_nothing_gated(gated)
+    share = ceilings.model.inconclusive if ceilings is not None else None
+    for report_gate in gated:
+        if report_gate.report is not None:
+            report_gate.inconclusive = judge_inconclusive(  # (init has no ceilings yet)
+                report_gate.report, report_gate.report.taxonomy or taxonomy,
+                report_gate.checks if config.mode != "init" else [], share)
     source = noise_source(config, ceilings)
     noisy = None
     if source is not None and (ceilings is not None or config.mode == "init"):
@@ -188,7 +197,8 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     budget = (ceilings.model.significance if ceilings is not None
               and ceilings.model.significance is not None else DEFAULT_ALPHA)
     baseline, family = decide(gated, baseline, budget)
-    checks = [check for g in gated for check in g.checks]
+    # nothing is lowered from a report that cannot be judged
+    checks = [check for g in gated if g.inconclusive is None for check in g.checks]
     plan = plan_ratchet(checks, noisy is not None) if ceilings is not None else []
     loosened = None
     if config.guard_ref:  # the guard, git and the comparison of versions: imported if asked

@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validat
 
 from .verdict import FAILING, BaselineVerdict, RowVerdict, RunVerdict
 
-RowKind = Literal["category", "total", "group", "contract", "metric", "consistency"]
+RowKind = Literal["category", "total", "group", "contract", "metric", "consistency",
+                  "inconclusive"]
 
 
 class _Model(BaseModel):
@@ -172,6 +173,9 @@ class ReportResult(_Model):
     format: str | None = Field(default=None, description="the reader that recognised it")
     config_changes: list[ConfigChangeResult] = Field(
         default=[], description="settings that differ from the baseline run's configuration")
+    inconclusive: str | None = Field(default=None, description=(
+        "why the report cannot be judged (failures outside the system under test, a run that "
+        "did not finish, a changed measuring instrument); its items are not judged"))
 
 
 class StageCount(_Model):
@@ -293,14 +297,17 @@ class GateResult(_Model):
 
     @computed_field(description=(  # type: ignore[prop-decorator]
         "the run's verdict: error when a report did not load, fail when a check failed "
-        "(or the guard), else pass"))
+        "(or the guard), inconclusive when a report cannot be judged and nothing else "
+        "failed, else pass"))
     @property
     def verdict(self) -> RunVerdict:
         if self.load_errors:
             return "error"
-        if any(row.failing for row in self.rows) or (self.guard is not None
-                                                       and not self.guard.passed):
+        if any(row.failing and row.verdict != "inconclusive" for row in self.rows) or (
+                self.guard is not None and not self.guard.passed):
             return "fail"
+        if self.inconclusive:
+            return "inconclusive"
         return "pass"
 
     @property
@@ -310,3 +317,9 @@ class GateResult(_Model):
     @property
     def load_errors(self) -> list[str]:
         return [report.error for report in self.reports if report.error is not None]
+
+    @property
+    def inconclusive(self) -> list[str]:
+        """``report: why`` for each report that cannot be judged."""
+        return [f"{report.name}: {report.inconclusive}" for report in self.reports
+                if report.inconclusive is not None]

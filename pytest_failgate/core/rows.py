@@ -18,6 +18,7 @@ from .compare.baseline import SHOWN_IDS as FIRST_IDS
 from .compare.baseline import baseline_message, metric_baseline_message
 from .errors import display_path
 from .formatting import format_number
+from .inconclusive import message as inconclusive_message
 from .messages import FIRST_CASES
 from .result import (
     CaseExample,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from .ceilings.metrics import MetricCheck
     from .compare.metrics import MetricChange
     from .gate import ContractResult, Gate
+    from .inconclusive import Inconclusive
     from .reports.model import Report
     from .taxonomy import Taxonomy
     from .verdict import RowVerdict
@@ -75,6 +77,8 @@ def build_result(gate: Gate) -> GateResult:
             changes = gate.baseline.config_results(gated.report.name)
         if gated.differences is not None:
             rows.append(consistency_row(gated.report, gated.differences))
+        if gated.inconclusive is not None:
+            rows = unjudged(gated.report.name, rows, gated.inconclusive)
         reports.append(ReportResult(
             name=gated.report.name, path=display_path(gated.report.path),
             kind=gated.report.kind, n_cases=gated.report.n_cases,
@@ -84,8 +88,10 @@ def build_result(gate: Gate) -> GateResult:
             caveats=messages.caveat_counts(gated.report),
             explain=messages.explain_lines(gated.report),
             config_changes=changes,
+            inconclusive=gated.inconclusive.text if gated.inconclusive is not None else None,
         ))
     loaded = [g.report for g in gate.reports if g.report is not None]
+    judged = [g.report for g in gate.reports if g.report is not None and g.inconclusive is None]
     return GateResult(
         ceilings_path=display_path(gate.config.ceilings_path),
         ceilings_sha256=digest(gate.ceilings.doc.text) if gate.ceilings else None,
@@ -110,9 +116,9 @@ def build_result(gate: Gate) -> GateResult:
         guard=None if gate.guard is None else GuardResultModel(
             ref=gate.guard.ref, passed=gate.guard.passed, lines=list(gate.guard.lines())),
         init_text=(
-            init_text(gate.taxonomy, [(r, r.taxonomy) for r in loaded], gate.reference,
+            init_text(gate.taxonomy, [(r, r.taxonomy) for r in judged], gate.reference,
                       _init_noise(gate))
-            if gate.config.mode == "init" and loaded else None
+            if gate.config.mode == "init" and judged else None
         ),
         noise=None if gate.noise is None else NoiseResult(
             source=gate.noise.source.label, budget=float(gate.noise.budget),
@@ -217,6 +223,20 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
         warnings=warnings,
         **_power(check, check.allowed),
     )
+
+def unjudged(report: str, rows: list[Row], why: Inconclusive) -> list[Row]:
+    """A report that cannot be judged: one failing ``inconclusive`` row naming the cause and
+    the count, and every other row not judged (``skip``), but the file's own consistency."""
+    head = Row(report=report, name="inconclusive", kind="inconclusive", count=why.count,
+               allowed=None, ceiling="within its tolerances",
+               source=None, line=None, verdict="inconclusive", rule=why.cause,
+               message=inconclusive_message(report, why))
+    skipped = [row if row.kind == "consistency" else row.model_copy(update={
+        "verdict": "skip", "slack": False, "warnings": [],
+        "message": f"{row.label}: not judged: {report} is inconclusive ({why.cause})"})
+        for row in rows]
+    return [head, *skipped]
+
 
 def _metric_row(gate: Gate, check: MetricCheck) -> Row:
     source = f"{display_path(gate.config.ceilings_path)}:{check.line}"

@@ -51,12 +51,15 @@ _XML_PROLOGUE = re.compile(r"\A\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>\s*)?", re
 _NOWRAP = 40  # characters of JSON kept on one line in a case table (on screen)
 _SHORT = 8  # and on paper
 
-_VERDICT_LABEL = {"pass": "pass", "fail": "FAIL", "error": "error", "record": "new"}
+_VERDICT_LABEL = {"pass": "pass", "fail": "FAIL", "error": "error", "record": "new",
+                  "inconclusive": "INCONCLUSIVE", "skip": "not judged"}
 _VERDICT_TITLE = {
     "pass": "the count is within its ceiling",
     "fail": "the count is over its ceiling",
     "error": "the check could not be made",
     "record": "recorded as a new ceiling",
+    "inconclusive": "the run cannot be judged: not a pass, not a regression",
+    "skip": "not judged: the run is inconclusive",
 }
 _STRICT_TITLE = ("within its ceiling, but the ceiling has slack and strict mode wants gains "
                  "committed: run a ratchet")

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
     from ..core.result import GateResult, Row
 
-_VERDICT = {"pass": "✅ pass", "fail": "❌ FAIL", "error": "⚠️ error", "record": "📝 new"}
+_VERDICT = {"pass": "✅ pass", "fail": "❌ FAIL", "error": "⚠️ error", "record": "📝 new",
+            "inconclusive": "⚠️ INCONCLUSIVE", "skip": "⏸️ not judged"}
 
 
 def _cell(text: str) -> str:
@@ -43,6 +44,9 @@ def render_markdown(result: GateResult,
                         for row in rows)
     if result.load_errors:
         headline = f"❌ {plural(len(result.load_errors), 'report')} could not be read"
+    elif result.inconclusive:
+        headline = (f"⚠️ inconclusive: {plural(len(result.inconclusive), 'report')} cannot be "
+                    "judged (not a pass, not a regression)")
     elif failing:
         headline = f"❌ {len(failing)} of {plural(len(rows), 'check')} failed"
     else:

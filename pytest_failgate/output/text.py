@@ -42,6 +42,8 @@ def ratchet_status(result: GateResult) -> str | None:
     if result.load_errors:
         return (f"ratchet: not assessed while {plural(len(result.load_errors), 'report')} "
                 "did not load")
+    if result.inconclusive:
+        return "ratchet: not assessed: the run is inconclusive"
     if result.lowerings:
         return (f"ratchet: {plural(len(result.lowerings), 'ceiling')} can be lowered; "
                 f"run {result.ratchet_advice} and commit {result.ceilings_path}")
@@ -144,6 +146,8 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
                   noisy: bool = False) -> list[str]:
     if report.error is not None:
         return [f"{report.name}: not loaded", f"  {report.error}"]
+    inconclusive = ([f"  INCONCLUSIVE: {report.inconclusive}; its items are not judged"]
+                    if report.inconclusive is not None else [])
     head = report_heading(report.name, report.n_cases, report.failed,
                           report.kind == "aggregate", separator="  ")
     compared = any(row.baseline is not None or row.metric_baseline is not None
@@ -156,6 +160,8 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
                   if row.verdict == "record" else "skipped"}.get(status, status)
         if row.slack and status == "FAIL":
             status = "FAIL (slack)"
+        if row.verdict in ("inconclusive", "skip"):
+            status = "INCONCLUSIVE" if row.verdict == "inconclusive" else "not judged"
         if row.slice is not None and not row.count and status in ("ok", "recorded"):
             continue  # a slice's empty categories would drown the table
         if row.warnings and status == "ok":
@@ -169,7 +175,7 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
     table = [tuple(cells[i] for i in shown) for cells in table]
     columns = len(shown)
     widths = [max(len(r[i]) for r in table) for i in range(columns)]
-    lines = [head]
+    lines = [head, *inconclusive]
     if report.config_changes:
         lines.append("  what changed vs the baseline: "
                      + "; ".join(change.text for change in report.config_changes))

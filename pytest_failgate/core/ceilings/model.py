@@ -16,8 +16,8 @@ from ..errors import did_you_mean
 
 CEILING_KEYS = ("max", "observed", "allowance", "max_rate", "per", "significance", "reason",
                 "owner", "goal")
-TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "noise", "slices", "ceilings",
-            "reports", "contracts", "metrics", "reason")
+TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "noise", "inconclusive",
+            "slices", "ceilings", "reports", "contracts", "metrics", "reason")
 CONTRACT_KEYS = ("check", "reports", "reason")
 METRIC_KEYS = ("min", "min_n", "substantive", "reason", "owner")
 SLICE_SEPARATOR = "="  # a key such as ``query_type=comparison`` holds a slice's ceilings
@@ -210,6 +210,9 @@ class CeilingsModel(BaseModel):
     # where the allowances come from: a noise_band.json (relative to this file), or
     # "repeats" (each report's own repeated cases); init, check and ratchet read it
     noise: Text | None = None
+    # the share of a report's cases that may fail outside the system under test (a
+    # provider, quota or judge error) before the report is inconclusive (default 1/4)
+    inconclusive: Fraction | None = None
     slices: list[str] = []
     ceilings: dict[str, Ceiling] = {}
     reports: dict[str, dict[str, Ceiling]] = {}
@@ -253,6 +256,17 @@ class CeilingsModel(BaseModel):
     @classmethod
     def _significance(cls, value: Any) -> Fraction:
         return _alpha(value)
+
+    @field_validator("inconclusive", mode="before")
+    @classmethod
+    def _inconclusive(cls, value: Any) -> Fraction:
+        if type(value) is int:
+            value = Fraction(value)
+        if type(value) is not Fraction or not 0 <= value <= 1:
+            raise ValueError("inconclusive is the share of a report's cases that may fail outside "
+                             f"the system under test, between 0 and 1 such as 0.25, got "
+                             f"{_show(value)}")
+        return value
 
     @field_validator("version", mode="before")
     @classmethod

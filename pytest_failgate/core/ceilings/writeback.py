@@ -21,14 +21,16 @@ if TYPE_CHECKING:
 
 def outcomes_from_verdicts(result: GateResult) -> dict[tuple[str, str, str], str]:
     """Outcomes when every check runs, as in the CLI."""
-    return {row.key: "passed" if row.verdict in ("pass", "record") else "failed"
-            for row in result.rows}
+    return {row.key: "passed" if row.verdict in ("pass", "record") else "skipped"
+            if row.verdict == "skip" else "failed" for row in result.rows}
 
 
 def ratchet_refusal(result: GateResult, outcomes: Outcomes) -> str | None:
-    """Why this run cannot ratchet, if it cannot: a ratchet needs the whole gate."""
+    """Why this run cannot ratchet, if it cannot: a ratchet needs the whole gate, judged."""
     if result.load_errors:
         return f"{plural(len(result.load_errors), 'report')} failed to load"
+    if result.inconclusive:
+        return f"the run is inconclusive ({'; '.join(result.inconclusive)})"
     missing = [row for row in result.rows if row.key not in outcomes]
     if missing:
         return (f"{len(missing)} of {len(result.rows)} gate items did not run "
@@ -66,15 +68,21 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes) -> list[str]:
 
 def init(path: Path, result: GateResult) -> list[str]:
     """Write a new ceilings file from the result's counts; never over an existing file."""
+    if result.init_text is None and result.inconclusive:  # an outage is not the system's count
+        return [f"init: {result.ceilings_path} not written: the run is inconclusive "
+                f"({'; '.join(result.inconclusive)}); run the evaluation again"]
     if result.init_text is None:
         return [f"init: {result.ceilings_path} not written: no report loaded"]
     try:
         write_atomic(path, result.init_text, exclusive=True)
     except FailgateError as exc:
         return [f"init: not written: {exc}"]
-    loaded = [r.name for r in result.reports if r.error is None]
+    loaded = [r.name for r in result.reports if r.error is None and r.inconclusive is None]
     lines = [f"init: wrote {result.ceilings_path} from the current counts of "
              f"{plural(len(loaded), 'report')}; review and commit it"]
+    if result.inconclusive:  # each is gated by the defaults, and inconclusive until re-run
+        lines.append(f"init: not recorded, as {plural(len(result.inconclusive), 'report')} "
+                     f"cannot be judged (run them again): {'; '.join(result.inconclusive)}")
     broken = [r.name for r in result.reports if r.error is not None]
     if broken:  # each stays an error item in every gate until it is fixed or removed
         lines.append(f"init: not gated, as {plural(len(broken), 'report')} failed to load "

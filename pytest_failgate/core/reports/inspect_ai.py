@@ -143,7 +143,22 @@ def read_inspect(header: Mapping[str, Any], samples: Any) -> ReaderOutput:
     spec = header["eval"]
     config = {key: spec[key] for key in CONFIG_KEYS if key in spec}
     return ReaderOutput(cases, recorded, name=report_name(header), config=config,
-                        run_order=(created(header),), repeat_unit=repeat_of)
+                        run_order=(created(header),), repeat_unit=repeat_of,
+                        interrupted=interrupted(header))
+
+
+def interrupted(header: Mapping[str, Any]) -> str | None:
+    """Why the log's run did not finish, from its ``status`` (``error``: it crashed;
+    ``cancelled``; ``started``: still running, or killed); None when it finished."""
+    status = header.get("status")
+    if status in ("error", "cancelled", "started"):
+        what = {"error": "it stopped on an error", "cancelled": "it was cancelled",
+                "started": "it never finished (still running, or killed)"}[status]
+        error = header.get("error")
+        message = error.get("message") if isinstance(error, Mapping) else None
+        detail = f": {str(message).splitlines()[0][:200]}" if message else ""
+        return f"the log's status is {status}: {what}{detail}"
+    return None
 
 
 def _header_only(header: Mapping[str, Any]) -> ReaderOutput:
@@ -187,7 +202,7 @@ def _header_only(header: Mapping[str, Any]) -> ReaderOutput:
     elif total:
         why += f" (written with log_samples=False, or trimmed; it records {total} samples)"
     return ReaderOutput((), recorded, name=report_name(header), uncounted=why,
-                        run_order=(created(header),))
+                        run_order=(created(header),), interrupted=interrupted(header))
 
 
 def sample_case(sample: Any, loc: Loc) -> dict[str, Any]:

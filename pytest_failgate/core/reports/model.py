@@ -78,6 +78,8 @@ class Report:
     # the unit a case repeats (a sample, for each of its epochs), when the run repeats cases:
     # a noise source of its own (``compare.noisemodel``); None when cases are not repeated
     repeat_unit: Callable[[str], str] | None = field(default=None, repr=False)
+    # why the run did not finish (crashed, cancelled), when its reader knows: inconclusive
+    interrupted: str | None = None
 
     @property
     def failed(self) -> int | None:

@@ -81,6 +81,9 @@ class ReaderOutput:
     # the unit a case id repeats (``france#2`` -> ``france``) when the format runs each
     # case several times (epochs, replicates, trials): the run's own noise source
     repeat_unit: Callable[[str], str] | None = None
+    # set (to why) when the run did not finish (it crashed or was cancelled): its counts
+    # cannot be judged, and the report is inconclusive (``core.inconclusive``)
+    interrupted: str | None = None
 
 
 class ReportReader(Protocol):
@@ -164,6 +167,7 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
                          output.config)
     report.run_order = output.run_order
     report.repeat_unit = output.repeat_unit
+    report.interrupted = output.interrupted
     return report
 
 
@@ -178,4 +182,4 @@ def _uncounted(file: ReportFile, taxonomy: Taxonomy, output: ReaderOutput,
     return Report(name=file.name, path=file.path, kind="aggregate", counts={},
                   n_cases=n if type(n) is int else None, recorded=output.recorded,
                   taxonomy=taxonomy, format=format_name, uncounted=output.uncounted,
-                  run_order=output.run_order)
+                  run_order=output.run_order, interrupted=output.interrupted)

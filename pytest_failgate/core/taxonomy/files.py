@@ -54,7 +54,7 @@ TOP_KEYS = ("name", "description", "id_field", "id_fields", "defaults", "types",
             "categories", "caveats", "substantive", "required", "metrics",
             "records", "report_name")
 CATEGORY_KEYS = ("name", "when", "description", "group", "stage", "hint", "enabled",
-                 "settings")
+                 "settings", "outside")
 METRIC_KEYS = ("name", "value", "better", "description", "settings")
 CAVEAT_KEYS = ("name", "when", "description")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -211,14 +211,18 @@ class _Builder:
             enabled = data.get("enabled", True)
             if not isinstance(enabled, bool):
                 raise self.error("enabled is true or false", (*loc, "enabled"))
+            outside = data.get("outside", False)
+            if not isinstance(outside, bool):
+                raise self.error("outside is true or false (the case failed outside the system "
+                                 "under test: a provider, quota or judge error)", (*loc, "outside"))
             rule = self.rule(name, data["when"], (*loc, "when"), description, group=group,
                              stage=self.optional_text(data, "stage", loc),
                              hint=self.optional_text(data, "hint", loc), enabled=enabled,
-                             settings=self.names(data, "settings", loc))
+                             settings=self.names(data, "settings", loc), outside=outside)
             if not enabled:
                 rule = Rule(rule.name, never(), rule.reads, rule.description, False,
                             rule.group, rule.stage, rule.hint, rule.settings, rule.text,
-                            rule.paths)
+                            rule.paths, outside)
             rules.append(rule)
         raise self.error("the last category is the fallback and has no 'when': add one such as "
                          "{name: unknown}", ("categories", len(entries) - 1))

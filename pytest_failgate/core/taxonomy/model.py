@@ -118,6 +118,9 @@ class Rule:
     # what the SQL engines compile
     text: str | None = None
     paths: tuple[str, ...] = ()  # nested field paths it reads (``metadata.failure.category``)
+    # the case failed outside the system under test (a provider, quota or judge error): it
+    # says nothing about the system, and too many make the run inconclusive
+    outside: bool = False
 
 
 Better = Literal["higher", "lower"]
@@ -218,6 +221,11 @@ class Taxonomy:
     def category_names(self) -> tuple[str, ...]:
         """Every category in order, the fallback last."""
         return (*(rule.name for rule in self.categories), self.fallback)
+
+    @property
+    def outside(self) -> tuple[str, ...]:
+        """The categories of cases that failed outside the system under test (``outside``)."""
+        return tuple(rule.name for rule in self.categories if rule.outside)
 
     @property
     def rules(self) -> tuple[Rule, ...]:
