@@ -41,6 +41,17 @@ def test_matches_agrees_with_re_search(pattern: str, text: str) -> None:
     assert compile_search(pattern)(text) == (re.search(pattern, text) is not None)
 
 
+@pytest.mark.parametrize(("pattern", "text"), [
+    ("(a*$)[^a]", "1\n"), ("a$\n", "a\n"), ("$[^a]", "x\n"), ("$.", "\n"), ("a$$\n", "a\n"),
+    ("$\n$", "b\n"), ("^$\n", "\n"), ("a$\\Z", "a\n"),
+])
+def test_dollar_before_a_final_newline_may_be_followed_by_more_pattern(
+    pattern: str, text: str
+) -> None:
+    # `$` also holds before a final newline, and what follows it may consume that newline
+    assert compile_search(pattern)(text) == (re.search(pattern, text) is not None)
+
+
 def test_a_catastrophic_pattern_runs_in_linear_time() -> None:
     # (a+)+$ on "aaa...ab" takes minutes with re; here it is one pass over the text
     assert compile_search("(a+)+$")("a" * 50_000 + "b") is False

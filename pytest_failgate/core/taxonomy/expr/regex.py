@@ -260,6 +260,8 @@ class _Searcher:
                 return True
             if index == n:
                 return self._accepts_at(current, ("end", "end_string"))
-            if index == before_last_newline and self._accepts_at(current, ("end",)):
-                return True
+            if index == before_last_newline:  # `$` holds here too, and may go on: `$\n`
+                current = self._id(self._closure(list(self.sets[current]), ("end",)))
+                if accepting[current]:
+                    return True
         return False
