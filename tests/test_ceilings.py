@@ -9,8 +9,9 @@ import pytest
 import yaml
 from helpers import BUILTIN, RAG, write_ceilings
 
-from pytest_failgate.core.ceilings.check import evaluate, rate_allowance
+from pytest_failgate.core.ceilings.check import evaluate
 from pytest_failgate.core.ceilings.load import Ceilings, load_ceilings
+from pytest_failgate.core.ceilings.model import rate_allowance
 from pytest_failgate.core.ceilings.rewrite import (
     apply,
     init_text,

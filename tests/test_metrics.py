@@ -1,4 +1,5 @@
-"""Metric floors with ADR 0054's conditional semantics: nulls are not applicable."""
+"""Metric floors with conditional semantics: nulls are not applicable; true/false count 1/0
+as a taxonomy's metrics do, and a floor named like a taxonomy metric measures that metric."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from helpers import EXAMPLES, case, write_ceilings, write_summary
 
 from pytest_failgate.core.gate import GateConfig, run_gate
-from pytest_failgate.core.result import Row
+from pytest_failgate.core.result import GateResult, Row
 
 ROOT = EXAMPLES.parent
 
@@ -95,8 +96,8 @@ def test_a_metric_value_that_is_not_a_number_is_a_clear_error(tmp_path: Path) ->
     ceilings.write_text(ceilings.read_text() + "metrics:\n  score: 0.25\n")
     gate = run_gate(GateConfig((tmp_path / "r",), ceilings))
     [broken] = gate.reports
-    assert "case #2: metric score: is 'high'; a metric value is a number or null" in str(
-        broken.error)
+    assert ('case #2: metric score: is "high"; a metric is true/false, a number, or null '
+            "where it does not apply") in str(broken.error)
 
 
 def test_metric_items_run_in_pytest_with_their_properties(
@@ -110,3 +111,52 @@ def test_metric_items_run_in_pytest_with_their_properties(
     result.stdout.fnmatch_lines(["  metric:accuracy *0.9474 *min 0.9 *ok"])
     xml = (project / "out.xml").read_text()
     assert '<property name="effective_n" value="19" />' in xml
+
+
+RAG_GATE = Path(__file__).resolve().parent / "data" / "rag-gate"
+
+
+@pytest.mark.parametrize(("run", "verdict", "mean"), [("baseline", "pass", 18 / 90),
+                                                      ("topk1", "fail", 7 / 90)])
+def test_a_floor_on_a_taxonomy_metric_measures_that_metric(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    run: str, verdict: str, mean: float
+) -> None:
+    """rag-gate's ``answerable_accuracy`` is a metric of its taxonomy, not a field of its
+    cases: the floor reads the metric (over the 90 answerable cases), in every engine."""
+    from helpers import run_cli
+
+    shutil.copytree(RAG_GATE / run, tmp_path / run)
+    (tmp_path / "ceilings.yaml").write_text(
+        "version: 1\ntaxonomy: rag-gate\nceilings: {retrieval_miss: 100, hallucination: 100, "
+        "false_refusal: 100, over_answer: 100, other: 100}\n"
+        "metrics:\n  answerable_accuracy: {min: 0.15}\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_cli(capsys, "check", run, "--json", "gate.json")
+    assert code == (0 if verdict == "pass" else 1), out
+    document = GateResult.model_validate_json((tmp_path / "gate.json").read_text())
+    [row] = [r for r in document.rows if r.kind == "metric"]
+    assert (row.verdict, row.effective_n) == (verdict, 90)
+    assert row.value == pytest.approx(mean)
+
+
+def test_a_floor_counts_true_as_one_and_false_as_zero_in_every_engine(tmp_path: Path) -> None:
+    from helpers import write_jsonl
+
+    grounded = [True, True, True, False, None, True, False, True]  # 5 of 7 with a value
+    cases = [case(f"c{i}", grounded=g) for i, g in enumerate(grounded)]
+    reports = write_jsonl(tmp_path / "r" / "run.jsonl", cases)
+    ceilings = write_ceilings(tmp_path / "c.yaml", {})
+    results: dict[tuple[str, str], tuple[str, int | None, float | None]] = {}
+    for engine in ("python", "duckdb"):
+        for floor in ("0.7", "0.75"):
+            ceilings.write_text(ceilings.read_text().split("metrics:")[0]
+                                + f"metrics:\n  grounded: {floor}\n")
+            config = GateConfig((reports,), ceilings, engine=engine)
+            [row] = [r for r in run_gate(config).result().rows if r.kind == "metric"]
+            results[engine, floor] = (row.verdict, row.effective_n, row.value)
+    assert results["python", "0.7"][:2] == ("pass", 7)
+    assert results["python", "0.75"][:2] == ("fail", 7)
+    assert results["python", "0.7"][2] == pytest.approx(5 / 7)
+    assert results["duckdb", "0.7"] == results["python", "0.7"]
+    assert results["duckdb", "0.75"] == results["python", "0.75"]

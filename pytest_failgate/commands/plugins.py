@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pluggy
 
 from ..core.errors import FailgateError, display_path
+from ..core.reports.readers import as_reader
 from ..core.taxonomy import Taxonomies, Taxonomy, builtin_taxonomies
 from . import hookspecs
 
@@ -212,12 +213,7 @@ def _readers(label: str, batch: Any) -> Sequence[ReportReader]:
     if not readers:
         raise FailgateError(f"plugin {label}: {READER_HOOK} returned {batch!r}, not a list of "
                             "readers")
-    for reader in readers:
-        if (not callable(getattr(reader, "read", None)) or not hasattr(reader, "suffixes")
-                or not isinstance(getattr(reader, "name", None), str)):
-            raise FailgateError(f"plugin {label}: {READER_HOOK} returned {reader!r}, which has "
-                                "no name, suffixes or read()")
-    return readers
+    return [as_reader(reader, label) for reader in readers]
 
 
 def pytest_hook_plugins(registered: Iterable[tuple[str | None, object]]

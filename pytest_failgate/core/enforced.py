@@ -23,7 +23,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from .ceilings.model import SLICE_SEPARATOR, Ceiling, CeilingsModel, Contract, MetricFloor
+from .ceilings.model import (
+    SLICE_SEPARATOR,
+    Ceiling,
+    CeilingsModel,
+    Contract,
+    MetricFloor,
+    governing_locs,
+)
 from .formatting import format_number
 from .inconclusive import DEFAULT_SHARE
 from .taxonomy.model import GROUP_PREFIX, TOTAL
@@ -75,15 +82,8 @@ class Version:
     def governing(self, report: str | None, slice_: str | None, name: str
                   ) -> tuple[str, ...] | None:
         """Where the entry that governs ``name`` in ``report`` (and slice) is written."""
-        chain: list[tuple[str, ...]] = []
-        if slice_ is not None:
-            if report is not None:
-                chain.append(("reports", report, slice_, name))
-            chain.append(("ceilings", slice_, name))
-        if report is not None:
-            chain.append(("reports", report, name))
-        chain.append(("ceilings", name))
-        return next((loc for loc in chain if self.entry(loc) is not None), None)
+        return next((loc for loc in governing_locs(report, slice_, name)
+                     if self.entry(loc) is not None), None)
 
     def item(self, report: str | None, slice_: str | None, name: str) -> ItemLimit | None:
         """The limit the gate would apply to ``name`` (None: the gate builds no such item)."""

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from fractions import Fraction
 
+    from .checked import ReportGate
     from .compare.baseline import BaselineRun
-    from .gate import ReportGate
 
 
 @dataclass(frozen=True)

@@ -8,18 +8,15 @@ the ceilings file or the paths stops the run.
 
 from __future__ import annotations
 
-import os
 import re
-from dataclasses import dataclass, field
-from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from .advice import Advice
 from .ceilings.check import Check, consistency_differences, evaluate, unmeasurable
 from .ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
-from .ceilings.metrics import MetricCheck, evaluate_metric
+from .ceilings.metrics import evaluate_metric
 from .ceilings.model import SLICE_SEPARATOR
-from .ceilings.rewrite import Lowering, plan_ratchet
+from .ceilings.rewrite import plan_ratchet
+from .checked import ContractResult, GateConfig, Mode, ReportGate
 from .compare.baseline import DEFAULT_ALPHA, BaselineRun, compare_with_baseline, load_noise_bands
 from .compare.noise import NoiseDocument
 from .engines import is_glob
@@ -33,16 +30,16 @@ from .engines.load import (
     runs_in_engine,
 )
 from .errors import FailgateError, display_path
-from .family import Family, decide
-from .inconclusive import Inconclusive
+from .family import decide
 from .inconclusive import judge as judge_inconclusive
-from .noisy import NoiseRun, measure_noise, noise_source
+from .noisy import measure_noise, noise_source
 from .reports.builtin import builtin_readers
 from .reports.discover import REPORT_SUFFIXES, discover
 from .reports.model import Report, ReportFile, SkippedFile
 from .reports.read import ReadSpec, load_report
 from .reports.readers import TaxonomyChoice
 from .rows import build_result
+from .run import GateRun
 from .taxonomy import Taxonomy, builtin_taxonomies
 from .taxonomy.expr import ExprRuntimeError
 from .taxonomy.files import taxonomy_by_name_or_path
@@ -53,84 +50,15 @@ if TYPE_CHECKING:
     from fractions import Fraction
     from pathlib import Path
 
-    from .guard import GuardResult
     from .reports.readers import ReportReader
     from .result import GateResult
 
-Mode = Literal["gate", "strict", "ratchet", "init"]
+__all__ = ["ContractResult", "Gate", "GateConfig", "Mode", "ReportGate", "byte_limit",
+           "load_run", "load_run_or_raise", "run_counts", "run_gate"]
 
 
-@dataclass(frozen=True)
-class GateConfig:
-    """What to gate: report paths, the ceilings file, and how strictly."""
-
-    paths: tuple[Path, ...]
-    ceilings_path: Path
-    mode: Mode = "gate"
-    # init: a taxonomy name or file for every report; None: each format's own default
-    init_taxonomy: str | None = None
-    guard_ref: str | None = None  # compare the ceilings file with this git ref
-    explain: bool = False  # try every rule on every failed case (--failgate-explain)
-    baseline: tuple[Path, ...] = ()  # compare, case by case, with this run's reports
-    noise: Path | None = None  # a noise_band.json measured from repeated runs
-    noise_repeats: bool = False  # the noise of each report's own repeated cases (epochs)
-    exclude_unstable: bool = False  # leave the noise band's unstable cases out of the tests
-    analyze: bool = False  # add the single-run diagnosis (stages, slices, priorities)
-    max_report_bytes: str | None = None  # refuse larger report files ("200MB"; untrusted input)
-    engine: str = "python"  # where cases are classified: python, duckdb or spark
-    advice: Advice = field(default_factory=Advice)  # the front end's words for init, ratchet
-
-
-@dataclass(frozen=True)
-class ContractResult:
-    """A contract evaluated on one report: holds, fails, or cannot be checked (None)."""
-
-    report: Report
-    contract: ContractCheck
-    holds: bool | None
-    problem: str = ""
-    values: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class ReportGate:
-    """One report's outcome: loaded with its checks, or the error that stopped it."""
-
-    file: ReportFile
-    report: Report | None = None
-    error: FailgateError | None = None
-    checks: list[Check] = field(default_factory=list)
-    differences: list[str] | None = None  # consistency; None when nothing to cross-check
-    contracts: list[ContractResult] = field(default_factory=list)
-    metrics: list[MetricCheck] = field(default_factory=list)
-    inconclusive: Inconclusive | None = None  # why it cannot be judged (None: it can)
-
-
-@dataclass
-class Gate:
-    config: GateConfig
-    taxonomy: Taxonomy
-    ceilings: Ceilings | None
-    reports: list[ReportGate]
-    skipped: list[SkippedFile]
-    plan: list[Lowering]
-    warnings: list[str] = field(default_factory=list)
-    guard: GuardResult | None = None
-    baseline: BaselineRun | None = None
-    known: Mapping[str, Taxonomy] = field(default_factory=dict)  # the taxonomies by name
-    noise: NoiseRun | None = None  # where this run's noise is known from, and its budget
-    family: Family | None = None  # the run's significance tests, decided together (Holm)
-
-    def reference(self, taxonomy: Taxonomy) -> str:
-        """How a new ceilings file names a taxonomy: by name if known, else by its file."""
-        if self.known.get(taxonomy.name) is taxonomy or taxonomy.source is None:
-            return taxonomy.name
-        return PurePath(os.path.relpath(taxonomy.source, self.config.ceilings_path.parent)
-                        ).as_posix()
-
-    @property
-    def checks(self) -> list[Check]:
-        return [check for report in self.reports for check in report.checks]
+class Gate(GateRun):
+    """A gate run as ``run_gate`` returns it: its data, and the result built from it."""
 
     def result(self) -> GateResult:
         """The serialisable outcome (item messages, summary data, ratchet plan)."""

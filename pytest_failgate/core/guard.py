@@ -21,6 +21,7 @@ from .enforced import Change, Version, content_digest, loosenings
 from .errors import FailgateError, display_path
 from .gitref import Tree, configured_ceilings
 from .taxonomy import builtin_taxonomies
+from .taxonomy.files import names_a_file
 from .yamlsource import load_yaml, read_text
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def _taxonomy(value: str | dict[str, Any], tree: Tree, ceilings: str) -> str:
         return f"inline (rules {content_digest(value)})"
     if value in builtin_taxonomies():
         return f"{value} (built-in)"
-    if not (value.endswith((".yaml", ".yml")) or "/" in value):
+    if not names_a_file(value):
         return f"{value} (contributed by a plugin)"
     # by the file's place in the repository, not the text naming it: a ceilings file moved
     # to another folder names the same taxonomy file with another relative path

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .ceilings.check import rate_allowance
+from .ceilings.model import rate_allowance
 from .formatting import format_number, plural, report_heading
 from .taxonomy.model import GROUP_PREFIX, TOTAL
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from .ceilings.check import Check
     from .ceilings.rewrite import Lowering
-    from .gate import ContractResult, GateConfig
+    from .checked import ContractResult, GateConfig
     from .reports.model import Report
     from .taxonomy import Taxonomy
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from .ceilings.check import Check
     from .ceilings.load import Ceilings
-    from .gate import GateConfig, ReportGate
+    from .checked import GateConfig, ReportGate
     from .taxonomy import Taxonomy
 
 

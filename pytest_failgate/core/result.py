@@ -25,7 +25,7 @@ class _Model(BaseModel):
 
 
 class BaselineResult(_Model):
-    """A category compared with the baseline run, case by case (``--failgate-baseline``)."""
+    """A category compared with the baseline run, case by case (the baseline setting)."""
 
     base_count: int
     new: list[str] = Field(description="ids of paired cases that entered the category (first 50)")
@@ -80,7 +80,7 @@ class CaseExample(_Model):
 class Row(_Model):
     """One gate item: a category, the total, or a report's consistency check."""
 
-    report: str = Field(description="report name: its path under the --failgate root")
+    report: str = Field(description="report name: its path under the reports' folder")
     slice: str | None = Field(default=None, description="the slice, e.g. query_type=comparison")
     name: str = Field(
         description="category, 'total', 'group:<g>', 'contract:<c>' or 'consistency'")
@@ -92,7 +92,7 @@ class Row(_Model):
     line: int | None = Field(
         description="line of the governing entry (or of 'ceilings:' when none is set)")
     verdict: RowVerdict
-    slack: bool = Field(default=False, description="failed only because of --failgate-strict")
+    slack: bool = Field(default=False, description="failed only because of strict mode")
     rule: str = Field(default="", description="the rule behind the category, in words")
     first_cases: list[str] = Field(default=[], description="the first case ids in the category")
     examples: list[CaseExample] = Field(
@@ -168,7 +168,7 @@ class ReportResult(_Model):
     rows: list[Row] = []
     warnings: list[str] = []
     caveats: dict[str, int] = Field(default={}, description="informational flags: cases each")
-    explain: list[str] = Field(default=[], description="rule diagnostics (--failgate-explain)")
+    explain: list[str] = Field(default=[], description="rule diagnostics (the explain setting)")
     taxonomy: str | None = Field(default=None, description="the taxonomy that classified it")
     format: str | None = Field(default=None, description="the reader that recognised it")
     config_changes: list[ConfigChangeResult] = Field(
@@ -246,7 +246,7 @@ class LoweringResult(_Model):
 
 
 class GuardResultModel(_Model):
-    """The loosening guard's verdict (``--failgate-guard``)."""
+    """The loosening guard's verdict (the guard command, or the guard setting)."""
 
     ref: str
     passed: bool
@@ -265,7 +265,7 @@ class NoiseResult(_Model):
 
 
 class GateResult(_Model):
-    """A whole gate run; ``--failgate-json`` writes exactly this (see ``failgate schema``)."""
+    """A whole gate run; the json setting writes exactly this (see ``failgate schema``)."""
 
     schema_version: Literal[1] = 1
     ceilings_path: str
@@ -279,7 +279,7 @@ class GateResult(_Model):
     init_text: str | None = None
     guard: GuardResultModel | None = None
     analysis: list[ReportAnalysis] | None = Field(
-        default=None, description="the single-run diagnosis (--failgate-analyze)")
+        default=None, description="the single-run diagnosis (the analyze setting)")
     noise: NoiseResult | None = Field(default=None, description=(
         "the run's noise source and false-alarm budget (None: exact counts, no noise)"))
     default_ceilings: dict[str, int] = Field(

@@ -41,10 +41,11 @@ BLIND_SHARE = Fraction(1, 5)
 if TYPE_CHECKING:
     from .ceilings.check import Check
     from .ceilings.metrics import MetricCheck
+    from .checked import ContractResult
     from .compare.metrics import MetricChange
-    from .gate import ContractResult, Gate
     from .inconclusive import Inconclusive
     from .reports.model import Report
+    from .run import GateRun as Gate
     from .taxonomy import Taxonomy
     from .verdict import RowVerdict
 

@@ -293,7 +293,6 @@ def thin_labels(positions: Sequence[float], widths: Sequence[float]) -> list[int
 class _LegendItem:
     index: int
     text: str
-    full_name: str
     x: float
     row: int
 
@@ -388,7 +387,7 @@ class _Chart:
             item_width = LEGEND_SWATCH + 6 + text_width(text, LEGEND_SIZE)
             if x > start and x + item_width > limit:
                 x, row = start, row + 1
-            items.append(_LegendItem(index, text, name, x, row))
+            items.append(_LegendItem(index, text, x, row))
             x += item_width + LEGEND_ITEM_GAP
         return items
 

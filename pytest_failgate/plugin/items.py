@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..core.errors import FailgateError
-from .keys import SESSION
+from .keys import SESSION, ActiveGate
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr, TracebackStyle
 
     from ..core.result import GuardResultModel, ReportResult, Row
-    from .session import GateSession
 
 MARKER = "failgate"
 
@@ -39,7 +38,7 @@ class _ReportsError(Exception):
     """A collector could not be built; the message names the file and place."""
 
 
-def _session(node: pytest.Collector) -> GateSession:
+def _session(node: pytest.Collector) -> ActiveGate:
     return node.config.stash[SESSION]
 
 

@@ -7,7 +7,6 @@ fraction ``count / cases <= max_rate``, and its allowance in whole cases is
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -22,19 +21,6 @@ if TYPE_CHECKING:
     from ..verdict import CheckVerdict
     from .load import Entry
 from ..compare.binomial import binomial_upper_tail
-
-
-@dataclass(frozen=True)
-class Limit:
-    """What a ceiling allows for one report, in whole cases (``None``: no such limit)."""
-
-    by_max: int | None
-    by_rate: int | None
-
-    @property
-    def allowed(self) -> int:
-        limits = [x for x in (self.by_max, self.by_rate) if x is not None]
-        return min(limits)
 
 
 @dataclass(frozen=True)
@@ -70,10 +56,6 @@ class Check:
         return self.count - self.allowed if self.allowed is not None else 0
 
 
-def rate_allowance(max_rate: Fraction, n_cases: int) -> int:
-    return math.floor(max_rate * n_cases)
-
-
 def evaluate(report: Report, name: str, count: int, entry: Entry | None,
              n_cases: int | None, slice_: str | None = None,
              population: str | None = None, significance: Fraction | None = None) -> Check:
@@ -93,7 +75,6 @@ def evaluate(report: Report, name: str, count: int, entry: Entry | None,
     if entry is None:
         return check("pass" if count == 0 else "fail", 0)
     ceiling = entry.ceiling
-    by_rate = None
     if ceiling.max_rate is not None:
         if n_cases is None:
             return check("error", None,
@@ -103,8 +84,8 @@ def evaluate(report: Report, name: str, count: int, entry: Entry | None,
             return check("error", None,
                          f"the population `{population}` holds no case, so a rate over it "
                          "means nothing" if population else "a rate over zero cases")
-        by_rate = rate_allowance(ceiling.max_rate, n_cases)
-    allowed = Limit(ceiling.max, by_rate).allowed
+    allowed = ceiling.allows(n_cases)
+    assert allowed is not None  # a rate has its case total here
     if count <= allowed:
         return check("pass", allowed)
     alpha = ceiling.significance or significance

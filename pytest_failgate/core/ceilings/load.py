@@ -30,6 +30,7 @@ from .model import (
     TOP_KEYS,
     Ceiling,
     CeilingsModel,
+    governing_locs,
     yaml_loc,
 )
 
@@ -85,12 +86,8 @@ class Ceilings:
 
     def entry(self, report: str, name: str, slice_: str | None = None) -> Entry | None:
         """The entry governing ``name`` in ``report`` (and slice), or ``None`` (0 / ungated)."""
-        if slice_ is not None:
-            found = (self.entries.get(("reports", report, slice_, name))
-                     or self.entries.get(("ceilings", slice_, name)))
-            if found is not None:
-                return found
-        return self.entries.get(("reports", report, name)) or self.entries.get(("ceilings", name))
+        return next((self.entries[loc] for loc in governing_locs(report, slice_, name)
+                     if loc in self.entries), None)
 
     def check_report_names(self, names: Iterable[str]) -> list[str]:
         """Overrides for reports that were not found: a typo is an error, others a warning.

@@ -69,8 +69,8 @@ def evaluate_metric(report: Report, name: str, floor: MetricFloor, line: int) ->
     if tally.vacuous:
         return check("fail", f"{plural(tally.vacuous, 'case')} that did not answer "
                              f"substantively carry {name} = 1.0, which inflates the mean "
-                             "(ADR 0054's vacuous "
-                             "truth); such cases should carry null")
+                             "(a vacuous truth: a non-answer counted as a success); such "
+                             "cases should carry null")
     return check("pass" if tally.total >= floor.min * n else "fail")
 
 

@@ -7,6 +7,7 @@ user wrote (``0.05`` is 1/20), so no verdict depends on float rounding.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Annotated, Any, Literal
 
@@ -21,6 +22,27 @@ TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "noise", "incon
 CONTRACT_KEYS = ("check", "reports", "reason")
 METRIC_KEYS = ("min", "min_n", "substantive", "reason", "owner")
 SLICE_SEPARATOR = "="  # a key such as ``query_type=comparison`` holds a slice's ceilings
+
+
+def governing_locs(report: str | None, slice_: str | None, name: str
+                   ) -> list[tuple[str, ...]]:
+    """Where the entry that governs ``name`` may be written, most specific first: the
+    report's slice block, the default slice block, the report's entry, the default. The
+    first written governs: the gate checks against it, the guard compares it."""
+    chain: list[tuple[str, ...]] = []
+    if slice_ is not None:
+        if report is not None:
+            chain.append(("reports", report, slice_, name))
+        chain.append(("ceilings", slice_, name))
+    if report is not None:
+        chain.append(("reports", report, name))
+    chain.append(("ceilings", name))
+    return chain
+
+
+def rate_allowance(max_rate: Fraction, n_cases: int) -> int:
+    """The whole cases a rate allows among ``n_cases``: ``floor(max_rate * n_cases)``."""
+    return math.floor(max_rate * n_cases)
 
 
 def _whole(value: object, what: str) -> int:
@@ -73,6 +95,17 @@ class Ceiling(BaseModel):
     reason: Text | None = None
     owner: Text | None = None
     goal: int | str | None = None
+
+    def allows(self, n_cases: int | None) -> int | None:
+        """The most cases this ceiling allows among ``n_cases`` (a report, a slice or a
+        population): the smaller of ``max`` and ``floor(max_rate * n_cases)``; None when a
+        rate has no case total to be a fraction of."""
+        limits = [] if self.max is None else [self.max]
+        if self.max_rate is not None:
+            if n_cases is None:
+                return None
+            limits.append(rate_allowance(self.max_rate, n_cases))
+        return min(limits)
 
     @model_validator(mode="before")
     @classmethod

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..errors import FailgateError
 from ..formatting import format_number
 from ..taxonomy.model import TOTAL
-from .check import rate_allowance
 from .load import Entry, parse_ceilings, validate_ceilings
+from .model import rate_allowance
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -295,19 +295,19 @@ def _fsync_directory(directory: Path) -> None:
 
 
 INIT_HEADER = """\
-# Failure-category ceilings, enforced by `pytest --failgate=REPORTS`.
-# After a fix, lower them with `pytest --failgate=REPORTS --failgate-ratchet`.
+# Failure-category ceilings, enforced by `pytest --failgate=REPORTS` (or `failgate check`).
+# After a fix, lower them with a ratchet: `failgate ratchet REPORTS` (or --failgate-ratchet).
 # Raising one is a reviewed change: write it as {{max: N, reason: "..."}}.
 version: 1
 taxonomy: {taxonomy}
 """
 
 NOISY_HEADER = """\
-# Failure-category ceilings, enforced by `pytest --failgate=REPORTS`.
+# Failure-category ceilings, enforced by `pytest --failgate=REPORTS` (or `failgate check`).
 # On this noisy evaluation each ceiling is max = observed + allowance: the count this run
 # had, and how far an unchanged system's count rises by chance (from the noise source
 # below; at most {budget} of unchanged runs fail any of these {items} counts by chance).
-# The ratchet (`--failgate-ratchet`) lowers a ceiling only when a count fell past its
+# The ratchet (`failgate ratchet`, --failgate-ratchet) lowers one only when a count fell past its
 # allowance. Raising one is a reviewed change: write {{max: N, reason: "..."}}.
 version: 1
 taxonomy: {taxonomy}

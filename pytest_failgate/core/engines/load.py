@@ -103,7 +103,7 @@ def load_table(file: ReportFile, choice: Taxonomy | TaxonomyChoice, spec: ReadSp
 
         return load_spark(file, taxonomy, spec)
     if engine == "python" and is_glob(file.path) and file.path.suffix != ".parquet":
-        raise FailgateError("a glob is read by a SQL engine: add --engine duckdb", file.path)
+        raise FailgateError("a glob is read by a SQL engine: set the engine to duckdb", file.path)
     from .duckdb_engine import load_duckdb
 
     return load_duckdb(file, taxonomy, spec)

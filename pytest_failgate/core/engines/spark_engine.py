@@ -73,7 +73,7 @@ def _source(spark: Any, report: ReportFile) -> tuple[str, Any]:
     suffix = report.path.suffix
     if suffix in (".json", ".jsonl", ".ndjson"):
         raise FailgateError("the Spark engine reads tables (Parquet, ORC); for JSON Lines use "
-                            "--engine duckdb, which keeps absent keys and mixed types apart",
+                            "the duckdb engine, which keeps absent keys and mixed types apart",
                             report.path)
     kind = "orc" if suffix == ".orc" else "parquet"
     where = str(report.path) if is_glob(report.path) else literal(report.path)

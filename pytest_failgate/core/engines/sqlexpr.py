@@ -53,8 +53,6 @@ if TYPE_CHECKING:
 
 _ALIASES: dict[str, Any] = {"true": True, "false": False, "null": None}
 _ORDER = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
-def _lit_kind(value: Any) -> bool:
-    return value is None or isinstance(value, bool | int | float | str)
 
 
 class SqlExpr:

@@ -24,6 +24,7 @@ from ..taxonomy.model import COMPOSITE, describe_kinds
 from ..taxonomy.tally import MetricTally, SliceTally, Tally, _metric_tally, slice_text
 from .dialects import DUCKDB, Dialect
 from .sqlexpr import SqlExpr
+from .sqltypes import INT
 from .sqlvalue import SqlUnsupported, V
 
 if TYPE_CHECKING:
@@ -87,9 +88,9 @@ def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
             raise RuleNotExpressible(f"rule '{name}' ({text.strip()}) has no exact SQL form: "
                                      f"{exc}") from None
 
-    def value(name: str, text: str) -> V:
+    def value(name: str, text: str, compiler: SqlExpr = plain) -> V:
         try:
-            return plain.value(text)
+            return compiler.value(text)
         except SqlUnsupported as exc:
             raise RuleNotExpressible(f"{name} ({text.strip()}) has no exact SQL form: {exc}"
                                      ) from None
@@ -114,11 +115,19 @@ def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
         columns.append(f"{v.sql} AS {q(f's{i}')}")
 
     violations: list[str] = []
+    taxonomy_metrics = {metric.name: metric for metric in taxonomy.metrics}
     for i, (name, metric) in enumerate(spec.metrics.items()):
-        v = value(f"metric '{name}'", metric.value.text)
-        if v.type.kind not in ("int", "float", "null"):
+        # a floor named like a taxonomy metric measures that metric, as in Python
+        mine = taxonomy_metrics.get(name)
+        if mine is not None and mine.text is None:
+            raise RuleNotExpressible(f"metric '{name}' is a Python function, not an expression")
+        v = (value(f"metric '{name}'", mine.text, expr) if mine is not None and mine.text
+             else value(f"metric '{name}'", metric.value.text))
+        if v.type.kind not in ("int", "float", "null", "bool"):
             raise RuleNotExpressible(f"metric '{name}' is a {v.type.describe()}; a metric value "
-                                     "is a number or null")
+                                     "is true/false, a number or null")
+        if v.type.kind == "bool":  # true counts 1, false 0 (``metric_number``)
+            v = V(dialect.as_int(v.sql), INT)
         if metric.substantive is not None:
             own = (taxonomy.substantive is not None
                    and metric.substantive is taxonomy.substantive.predicate)

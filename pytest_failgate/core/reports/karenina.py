@@ -73,9 +73,6 @@ CATEGORY_TO_GROUP: dict[str, str] = {
 }
 """karenina's ``CATEGORY_TO_GROUP``: each failure category's group, in karenina's order."""
 
-CAVEATS = ("partial_content", "embedding_override", "parse_decision_malformed", "retries_used")
-"""karenina's caveats, in the order ``collect_caveats`` emits them."""
-
 MAX_CONTRADICTIONS = 20
 """Contradicting results listed one per line; any beyond are summed up in one more line."""
 
@@ -253,6 +250,9 @@ class KareninaCsvReader:
     name: str = "karenina-csv"
     suffixes: tuple[str, ...] = (".csv",)
     taxonomy: str = "karenina"
+
+    def claims(self, head: bytes) -> bool:
+        return True  # the header decides, in read()
 
     def read(self, path: Path) -> ReaderOutput | None:
         try:

@@ -37,7 +37,7 @@ RUN_LOG = "run.jsonl"
 COMPANIONS = {
     "metrics.json": "the run folder's aggregates, read with attribution.jsonl",
     "meta.json": "the run folder's description, read with attribution.jsonl",
-    "noise_band.json": "a noise band: give it with --noise",
+    "noise_band.json": "a noise band: give it as the noise setting",
 }
 HEAD = 1 << 16
 MODEL_KEYS = ("generation_model", "judge_model", "embedding_model")

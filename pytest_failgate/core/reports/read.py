@@ -25,7 +25,6 @@ from .readers import (
     ReaderOutput,
     ReportReader,
     TaxonomyChoice,
-    reader_taxonomy,
     report_from_cases,
 )
 from .sink import CaseProblem, CaseSink
@@ -58,11 +57,16 @@ class ReadSpec:
     max_bytes: int | None = None  # refuse larger report files (untrusted input)
 
     def tallier(self, taxonomy: Taxonomy) -> Tallier:
-        """A tallier measuring what this spec asks for."""
+        """A tallier measuring what this spec asks for.
+
+        A metric floor named like one of the taxonomy's metrics measures that metric (its
+        ``value``); any other floor reads the field (or expression) it is named by.
+        """
+        own = {metric.name: metric.value for metric in taxonomy.metrics}
         return Tallier(
             taxonomy, {text: c.holds for text, c in self.measures.items()}, self.explain,
             {name: c.function for name, c in self.slicers.items()},
-            {name: (metric.value.function, metric.substantive)
+            {name: (own.get(name, metric.value.function), metric.substantive)
              for name, metric in self.metrics.items()})
 
     def reads(self) -> list[str]:
@@ -93,19 +97,16 @@ def load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
     for reader in spec.readers:
         if suffix not in reader.suffixes:
             continue
-        claims = getattr(reader, "claims", None)
-        if claims is not None:
-            head = _head(report, spec) if head is None else head
-            if not claims(head):
-                continue
+        head = _head(report, spec) if head is None else head
+        if not reader.claims(head):
+            continue
         output = reader.read(report.path)
         if output is not None and output.skipped is not None:
             return SkippedFile(report.path, output.skipped)
         if output is not None:
             named = renamed(report, output)
-            default = reader_taxonomy(reader)
-            chosen = choice.pick(named.name, reader.name, default)
-            return report_from_cases(named, chosen, spec, output, reader.name, default)
+            chosen = choice.pick(named.name, reader.name, reader.taxonomy)
+            return report_from_cases(named, chosen, spec, output, reader.name, reader.taxonomy)
     chosen = choice.pick(report.name, OWN_FORMAT, None)
     report = _pattern_named(report, chosen)
     if suffix == ".jsonl":

@@ -8,12 +8,12 @@ installed ``failgate`` entry points, a project's ``failgate_plugins``), then the
 built-in formats (``builtin.builtin_readers``), then failgate's own JSON shapes.
 
 ```python
-class MyReader:
+class MyReader(Reader):            # pytest_failgate.api.Reader
     name = "my-format"             # the format: in messages, and a key of `taxonomies:`
     suffixes = (".json",)          # files it may read (a cheap first filter)
-    taxonomy = "my-format"         # optional: the taxonomy `failgate init` writes for it
+    taxonomy = "my-format"         # default None: the taxonomy `failgate init` writes for it
 
-    def claims(self, head: bytes) -> bool:           # optional: the file's first 64 KiB
+    def claims(self, head: bytes) -> bool:           # default True: the file's first 64 KiB
         return b'"my_marker"' in head                # False: read() is not even called
 
     def read(self, path: Path) -> ReaderOutput | None:
@@ -87,14 +87,21 @@ class ReaderOutput:
 
 
 class ReportReader(Protocol):
-    """A report format: a name, the file suffixes it may read, and ``read``.
-
-    Optional: ``taxonomy`` (the name of its default taxonomy) and ``claims(head)``
-    (a cheap test on the file's first bytes); see the module docstring.
-    """
+    """A report format: a name, the file suffixes it may read, its default taxonomy (or
+    None), a cheap test on the file's first bytes (``claims``), and ``read``. Every
+    reader the core is given has all five (a plugin's through :func:`as_reader`)."""
 
     name: str
     suffixes: tuple[str, ...]
+
+    @property
+    def taxonomy(self) -> str | None:
+        """The name of the format's default taxonomy (None: the ceilings', else rag)."""
+        ...
+
+    def claims(self, head: bytes) -> bool:
+        """Whether the file, by its first 64 KiB, may be in this format."""
+        ...
 
     def read(self, path: Path) -> ReaderOutput | None:
         """The file's cases, or ``None`` when it is not in this format.
@@ -103,6 +110,55 @@ class ReportReader(Protocol):
         format but malformed.
         """
         ...
+
+
+class Reader:
+    """The base class of a reader (``pytest_failgate.api.Reader``), with the defaults: set
+    ``name`` and ``suffixes`` (default ``.json``), write ``read``; ``taxonomy`` (None: the
+    ceilings file's, else rag) and ``claims`` (every file) are optional."""
+
+    name: str = ""
+    suffixes: tuple[str, ...] = (".json",)
+    taxonomy: str | None = None
+
+    def claims(self, head: bytes) -> bool:
+        return True
+
+    def read(self, path: Path) -> ReaderOutput | None:
+        raise NotImplementedError(f"reader {self.name!r} has no read()")
+
+
+class _Adapted(Reader):
+    """A plugin's reader written without the base class: its optional parts defaulted."""
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+        self.name = reader.name
+        self.suffixes = tuple(reader.suffixes)
+        taxonomy = getattr(reader, "taxonomy", None)
+        self.taxonomy = taxonomy if isinstance(taxonomy, str) else None
+        self._claims = getattr(reader, "claims", None)
+
+    def claims(self, head: bytes) -> bool:
+        return True if self._claims is None else bool(self._claims(head))
+
+    def read(self, path: Path) -> ReaderOutput | None:
+        output: ReaderOutput | None = self._reader.read(path)
+        return output
+
+    def __repr__(self) -> str:
+        return repr(self._reader)
+
+
+def as_reader(reader: Any, owner: str) -> ReportReader:
+    """A plugin's reader as the core takes it; one without a name, suffixes or ``read``
+    is an error naming the plugin (``owner``)."""
+    if (not isinstance(getattr(reader, "name", None), str) or not reader.name
+            or not callable(getattr(reader, "read", None))
+            or not isinstance(getattr(reader, "suffixes", None), tuple | list)):
+        raise FailgateError(f"plugin {owner}: {reader!r} is not a reader: it needs a name, "
+                            "suffixes and read() (subclass pytest_failgate.api.Reader)")
+    return reader if isinstance(reader, Reader) else _Adapted(reader)
 
 
 @dataclass(frozen=True)
@@ -144,12 +200,6 @@ def repeat_of(case_id: str) -> str:
     unit of its own. For readers whose ids end in ``#<repeat>`` (``ReaderOutput.repeat_unit``)."""
     head, sep, _ = case_id.rpartition("#")
     return head if sep else case_id
-
-
-def reader_taxonomy(reader: ReportReader) -> str | None:
-    """The name of a reader's default taxonomy, if it names one."""
-    name = getattr(reader, "taxonomy", None)
-    return name if isinstance(name, str) else None
 
 
 def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,

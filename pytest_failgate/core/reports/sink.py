@@ -10,7 +10,6 @@ a time; ``add_all`` runs the taxonomy's generated loop (``scan``), which hands
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import FailgateError
 from ..taxonomy import kind_of
 from ..taxonomy.expr import ExprRuntimeError
-from ..taxonomy.model import COMPOSITE
+from ..taxonomy.model import COMPOSITE, metric_number
 from ..taxonomy.tally import RuleError, nested_absent
 from .model import OWN_FORMAT, Report
 from .scan import MISSING, Scan, build_scan, fine_types
@@ -283,19 +282,14 @@ def check_fit(file: ReportFile, taxonomy: Taxonomy, absent: Mapping[str, int], n
 
 
 def _metric_value(metric: CaseMetric, case: Mapping[str, Any], position: int) -> float | None:
-    """A case's value of a taxonomy metric: a bool counts 1 or 0; null, it does not apply."""
+    """A case's value of a taxonomy metric (``metric_number``: true 1, false 0, null None)."""
     try:
-        value = metric.value(case)
+        value = metric_number(metric.value(case))
     except ExprRuntimeError as exc:
         raise CaseProblem(position, f"metric {metric.name}: {exc}") from None
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, int | float) and math.isfinite(value):
-        return float(value)
-    raise CaseProblem(position, f"metric {metric.name} is {value!r}; a metric is true/false, a "
-                      "number, or null where it does not apply")
+    except ValueError as exc:
+        raise CaseProblem(position, f"metric {metric.name} {exc}") from None
+    return None if value is None else float(value)
 
 
 def undecided_fields(taxonomy: Taxonomy, absent: Mapping[str, int], n_cases: int,

@@ -248,7 +248,7 @@ class _Builder:
         return CaseMetric(self.name(data["name"], (*loc, "name")), compiled.function,
                           compiled.reads, better,
                           self.optional_text(data, "description", loc) or compiled.text.strip(),
-                          self.names(data, "settings", loc))
+                          self.names(data, "settings", loc), compiled.text)
 
     def names(self, data: dict[str, Any], key: str, loc: Loc) -> tuple[str, ...]:
         """A list of configuration keys (``settings``), each non-empty text."""
@@ -359,17 +359,24 @@ def _split_union(text: str) -> list[str]:
     return [*parts, current]
 
 
+def names_a_file(value: str) -> bool:
+    """Whether a taxonomy is named by its file rather than by its name: a YAML suffix or a
+    folder in it. The one rule of ceilings files, the command line and the guard; a known
+    name is looked up first everywhere."""
+    return value.endswith((".yaml", ".yml")) or "/" in value or "\\" in value
+
+
 def taxonomy_by_name_or_path(value: str, taxonomies: Mapping[str, Taxonomy]) -> Taxonomy:
     """A taxonomy given on a command line: a known name, else a file (relative to the cwd)."""
     if value in taxonomies:
         return taxonomies[value]
-    from pathlib import Path
+    if names_a_file(value):
+        from pathlib import Path
 
-    path = Path(value)
-    if path.is_file():
+        path = Path(value)
+        if not path.is_file():
+            raise FailgateError(f"taxonomy file '{value}' not found")
         return load_taxonomy_file(path.resolve())
-    if value.endswith((".yaml", ".yml")) or "/" in value:
-        raise FailgateError(f"taxonomy file '{value}' not found")
     raise FailgateError(f"unknown taxonomy '{value}'" + did_you_mean(value, taxonomies)
                         + f" (the taxonomies: {', '.join(sorted(taxonomies))}; or a path to "
                         "a taxonomy file)")
@@ -385,7 +392,7 @@ def resolve_taxonomy(value: Any, doc: YamlDoc, taxonomies: Mapping[str, Taxonomy
                         "taxonomy written inline", loc)
     if value in taxonomies:
         return taxonomies[value]
-    if value.endswith((".yaml", ".yml")) or "/" in value:
+    if names_a_file(value):
         path = (doc.path.parent / value).resolve()
         if not path.exists():
             raise doc.error(f"taxonomy file '{value}' not found (paths are relative to this "

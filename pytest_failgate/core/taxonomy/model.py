@@ -10,6 +10,7 @@ usually written as YAML files (see ``files``); this module is also the Python AP
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -141,6 +142,24 @@ class CaseMetric:
     better: Better = "higher"
     description: str = ""
     settings: tuple[str, ...] = ()
+    text: str | None = None  # the value as written (None for Python): what SQL compiles
+
+
+def metric_number(value: object) -> int | float | None:
+    """A case's value of a metric, as every metric counts it: true 1, false 0, a finite
+    number itself, null (not applicable) None. Anything else raises ``ValueError``.
+
+    One meaning for taxonomy metrics and ceilings' floors alike (a floor named like a
+    taxonomy metric reads that metric).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float) and math.isfinite(value):
+        return value
+    raise ValueError(f"is {_show(value)}; a metric is true/false, a number, or null where it "
+                     "does not apply")
 
 
 @dataclass(frozen=True)
@@ -256,11 +275,6 @@ class Taxonomy:
         """A countable name's count from per-category counts."""
         return sum(counts.get(category, 0) for category in self.members(name))
 
-    def group_of(self, category: str) -> str | None:
-        for group, names in self.groups.items():
-            if category in names:
-                return group
-        return None
 
     def category(self, name: str) -> Rule | None:
         """The rule of a category (``None`` for the fallback or an unknown name)."""

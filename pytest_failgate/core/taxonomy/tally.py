@@ -15,24 +15,31 @@ every rule is also tried on every failed case, to show what first-match hid.
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .model import Case
+from .model import Case, metric_number
 
 if TYPE_CHECKING:
     from .model import Predicate, Taxonomy
 
 EXAMPLES = 10  # cases kept per category with their fields
 
-# What ``decide`` says of a case: (0 passed / 1-based deciding rule / fallback,
-# flag bits, bits of every enabled rule that matched when explaining, the case's
-# value of each slice field as text, each metric's (value or None, vacuous?))
-Decision = tuple[int, int, int, tuple[str, ...], tuple[tuple[Any, bool], ...]]
+
+
+class Decision(NamedTuple):
+    """What ``Tallier.decide`` says of a case (pure: a caller may cache it by the case)."""
+
+    decided: int  # 0 passed; else the 1-based position of the deciding rule (fallback last)
+    flags: int  # a bit per caveat (and ``per:`` population) that holds
+    matches: int  # when explaining: a bit per enabled rule that matched, first-match or not
+    sliced: tuple[str, ...]  # the case's value of each slice field, as text
+    observed: tuple[tuple[Any, bool], ...]  # each metric's (value or None, vacuous?)
+
+
 Slicer = Callable[[Case], Any]
 # a metric: its value in a case, and which cases answered (None: no check)
 Metric = tuple[Callable[[Case], Any], "Predicate | None"]
@@ -177,6 +184,7 @@ class Tallier:
         self._rules = [r for r in taxonomy.categories if r.enabled]
         self._failed = taxonomy.failed.predicate
         self._category_at = ["", *(r.name for r in self._rules), taxonomy.fallback]
+        self._plain = [Decision(i, 0, 0, (), ()) for i in range(len(self._category_at))]
         flags = {c.name: c.predicate for c in taxonomy.caveats}
         flags.update(measures or {})
         self.flag_names = list(flags)
@@ -229,11 +237,10 @@ class Tallier:
     def _observe(self, case: Case) -> tuple[tuple[Any, bool], ...]:
         observed = []
         for name, (value_of, substantive) in zip(self.metric_names, self._metrics, strict=True):
-            value = value_of(case)
-            if value is not None and (type(value) is bool or not isinstance(value, int | float)
-                                      or not math.isfinite(value)):
-                raise RuleError(f"metric {name}", f"is {value!r}; a metric value is a number "
-                                "or null (not applicable)")
+            try:
+                value = metric_number(value_of(case))
+            except ValueError as exc:
+                raise RuleError(f"metric {name}", str(exc)) from None
             vacuous = value == 1 and substantive is not None and not substantive(case)
             observed.append((value, vacuous))
         return tuple(observed)
@@ -243,10 +250,13 @@ class Tallier:
         for i, predicate in enumerate(self._flag_predicates):
             if predicate(case):
                 flags |= 1 << i
-        sliced = tuple(slice_text(slicer(case)) for slicer in self._slicers)
+        sliced = tuple(slice_text(slicer(case)) for slicer in self._slicers) \
+            if self._slicers else ()
         observed = self._observe(case) if self._metrics else ()
+        # the usual case (no flag, slice or metric): one shared Decision per outcome
+        plain = not (flags or sliced or observed or self.explain)
         if not self._failed(case):
-            return 0, flags, 0, sliced, observed
+            return self._plain[0] if plain else Decision(0, flags, 0, sliced, observed)
         decided = 0
         matches = 0
         for position, rule in enumerate(self._rules, start=1):
@@ -256,7 +266,9 @@ class Tallier:
                     if not self.explain:
                         break
                 matches |= 1 << position
-        return decided or len(self._rules) + 1, flags, matches, sliced, observed
+        decided = decided or len(self._rules) + 1
+        return self._plain[decided] if plain else Decision(decided, flags, matches, sliced,
+                                                             observed)
 
     def record(self, case_id: str, decision: Decision, absent: int,
                case: Case | None = None) -> str | None:

@@ -77,8 +77,8 @@ Why this is fast
     known sets, and ``x in {"a", "b"}`` is a frozenset lookup (inline for a known
     scalar ``x``, else one tiny per-set helper that turns "unhashable" into false).
     Helpers are called only where null safety or type checks need them. The rag
-    rules written this way classify about as fast as rag.py's plain functions
-    (bench/expr_speed.py).
+    rules written this way classify about as fast as the same rules written as plain
+    Python functions (bench/expr_speed.py).
 """
 
 

@@ -1,0 +1,89 @@
+"""failgate's public API for plugins: taxonomies and readers of other report formats.
+
+What a ``conftest.py``, a module named in ``failgate_plugins`` or a ``failgate`` entry
+point builds its contributions with. The names here keep their meaning across releases;
+everything else in the package (``pytest_failgate.core``, ...) is internal and may move.
+
+```python
+from pytest_failgate import api
+
+def pytest_failgate_taxonomies(config):        # then `taxonomy: status` in ceilings.yaml
+    return {"status": api.taxonomy(
+        "status", failed="status != 'ok'",
+        categories=[{"name": "timeout", "when": "status == 'timeout'"}, "other"])}
+
+class Lines(api.Reader):
+    name = "lines"                              # the format's name, in messages
+    suffixes = (".txt",)                        # the files it may read
+
+    def read(self, path):                       # None: not this format after all
+        rows = [line.split(",") for line in path.read_text().splitlines() if line]
+        return api.ReaderOutput(cases=[{"id": i, "status": s} for i, s in rows])
+
+def pytest_failgate_readers(config):
+    return [Lines()]
+```
+
+``config`` is the run's resolved configuration in every front end (``config.ceilings``,
+``config.paths``, ``config.rootdir``). The hooks, the order plugins load in and the
+conflict rule are documented in ``pytest_failgate.commands.plugins``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .commands.hookspecs import hookimpl
+from .core.errors import FailgateError
+from .core.reports.readers import Reader, ReaderOutput
+from .core.taxonomy.model import Taxonomy
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+__all__ = ["FailgateError", "Reader", "ReaderOutput", "Taxonomy", "hookimpl", "taxonomy",
+           "taxonomy_from_yaml"]
+
+
+def taxonomy_from_yaml(text: str, source: str = "<taxonomy>") -> Taxonomy:
+    """A taxonomy written in the taxonomy file format (YAML), compiled.
+
+    An error (bad YAML, an unknown key, a rule outside the expression language) is a
+    ``FailgateError`` naming ``source`` and the line and column.
+    """
+    from pathlib import Path
+
+    from .core.taxonomy.files import taxonomy_from
+    from .core.yamlsource import load_yaml
+
+    return taxonomy_from(load_yaml(Path(source), text), ())
+
+
+def taxonomy(name: str, *, failed: str, categories: Sequence[str | Mapping[str, Any]],
+             description: str = "", defaults: Mapping[str, Any] | None = None,
+             types: Mapping[str, str] | None = None, required: Iterable[str] = (),
+             id_fields: Sequence[str] | None = None,
+             metrics: Sequence[Mapping[str, Any]] = (),
+             caveats: Sequence[Mapping[str, Any]] = (),
+             substantive: str | None = None) -> Taxonomy:
+    """A taxonomy from keyword arguments: the keys of a taxonomy file.
+
+    ``failed`` and each category's ``when`` are expressions of the rule language;
+    ``categories`` are tried in order, the last (a bare name, or one without ``when``)
+    is the fallback. ``types`` maps a field to its kinds (``"number | null"``).
+    """
+    import yaml
+
+    document: dict[str, Any] = {"name": name, "failed": failed,
+                                "categories": [{"name": c} if isinstance(c, str) else dict(c)
+                                               for c in categories]}
+    if description:
+        document["description"] = description
+    optional: dict[str, Any] = {
+        "defaults": dict(defaults or {}), "types": dict(types or {}),
+        "required": list(required), "id_fields": list(id_fields or []),
+        "metrics": [dict(m) for m in metrics], "caveats": [dict(c) for c in caveats],
+        "substantive": substantive}
+    document |= {key: value for key, value in optional.items() if value}
+    return taxonomy_from_yaml(yaml.safe_dump(document, sort_keys=False, allow_unicode=True),
+                              f"<taxonomy {name}>")
