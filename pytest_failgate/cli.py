@@ -359,7 +359,7 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("--json", metavar="FILE", help="write the analysis as JSON")
 
     command("mcp", "serve failgate's commands to MCP clients over stdio "
-            '(needs pip install "pytest-failgate[mcp]")', "failgate mcp", cmd_mcp)
+            "(needs the mcp extra)", "failgate mcp", cmd_mcp)
 
     noise = command("noise", "measure each category's noise band from repeated runs",
                     "failgate noise run1/ run2/ run3/ --out noise_band.json", cmd_noise)

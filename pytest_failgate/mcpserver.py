@@ -147,8 +147,9 @@ def server() -> MCPServer:
     try:
         from mcp.server.mcpserver import MCPServer
     except ImportError:
-        raise FailgateError('failgate mcp needs the mcp extra: pip install '
-                            '"pytest-failgate[mcp]"') from None
+        from .core.install import needs_extra
+
+        raise FailgateError(needs_extra("failgate mcp", "mcp", "the MCP SDK")) from None
     from . import __version__
 
     app = MCPServer("failgate", version=__version__, instructions=(

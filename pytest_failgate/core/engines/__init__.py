@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from ..errors import FailgateError
+from ..install import needs_extra
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,8 +33,7 @@ def optional(module: str, needed_for: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise FailgateError(f"{needed_for} needs {module.partition('.')[0]}: "
-                            f"pip install 'pytest-failgate[{extra}]'") from None
+        raise FailgateError(needs_extra(needed_for, extra, module.partition(".")[0])) from None
 
 
 def is_glob(path: Path) -> bool:

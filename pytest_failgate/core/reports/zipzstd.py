@@ -2,10 +2,9 @@
 
 Inspect AI's default ``.eval`` logs are such archives; Python's ``zipfile`` lists
 their members but cannot decompress them. The zstd decoder is an optional extra:
-``compression.zstd`` (Python 3.14+) or the ``zstandard`` package
-(``pip install "pytest-failgate[inspect]"``). Without one, reading a
-zstd member is a ``FailgateError`` that says what to install; stored and deflated
-members need nothing.
+``compression.zstd`` (Python 3.14+) or the ``zstandard`` package (the
+``inspect`` extra). Without one, reading a zstd member is a ``FailgateError`` that
+says what to install; stored and deflated members need nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ import zlib
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import FailgateError
+from ..install import needs_extra
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 ZSTD = 93  # the zip compression method number of Zstandard
 _LOCAL_HEADER = struct.Struct("<4s5H3L2H")
 _LOCAL_SIGNATURE = b"PK\x03\x04"
-INSTALL_HINT = 'pip install "pytest-failgate[inspect]" (the zstandard package)'
 
 
 class _Decode(Protocol):
@@ -97,8 +96,8 @@ class ZipArchive:
         decode = _decoder()
         if decode is None:
             raise FailgateError(
-                f"member {info.filename} is zstd-compressed (zip method 93); reading it needs "
-                f"a zstd decoder: {INSTALL_HINT}", self.path)
+                f"member {info.filename} is zstd-compressed (zip method 93); "
+                + needs_extra("reading it", "inspect", "zstandard, a zstd decoder"), self.path)
         with self.path.open("rb") as handle:
             handle.seek(info.header_offset)
             header = handle.read(_LOCAL_HEADER.size)
