@@ -22,9 +22,37 @@ if TYPE_CHECKING:
 ROOT = EXAMPLES.parent
 
 
+CHROMIUM = "chromium"
+BROWSER_SKIP = (f"{CHROMIUM} is not installed (Debian: apt-get install chromium); the HTML "
+                "report's browser tests run where it is, and are required with CI=true or "
+                "--run-browser")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", default=False,
                      help="also run the tests marked slow (CI runs them: CI=true)")
+    parser.addoption("--run-browser", action="store_true", default=False,
+                     help="fail the HTML report's browser tests when chromium is missing, "
+                          "instead of skipping them (CI=true does too)")
+
+
+def in_ci() -> bool:
+    """CI says so (``CI=true``, as CI services and the project's CI set it)."""
+    return os.environ.get("CI", "").lower() in ("1", "true")
+
+
+def browser_tests_required(config: pytest.Config) -> str | None:
+    """What asks for the browser tests to run whatever is installed, if anything."""
+    if config.getoption("--run-browser"):
+        return "--run-browser"
+    return "CI=true" if in_ci() else None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Said once at the top, so a run that skipped the browser tests says why up front."""
+    if shutil.which(CHROMIUM) is None and browser_tests_required(config) is None:
+        return f"browser tests: skipped, {BROWSER_SKIP}"
+    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -33,7 +61,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     The default ``pytest -n 2`` stays about a minute; ``.ci/run`` sets ``CI=true``, so CI
     runs everything. ``-m slow`` selects them explicitly, and runs them.
     """
-    wanted = (config.getoption("--run-slow") or os.environ.get("CI", "").lower() in ("1", "true")
+    wanted = (config.getoption("--run-slow") or in_ci()
               or "slow" in (config.getoption("-m") or ""))
     if wanted:
         return

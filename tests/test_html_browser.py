@@ -1,8 +1,9 @@
 """The HTML report in a real browser: Debian's headless chromium renders it cleanly.
 
-Needs ``chromium`` on the PATH (``apt-get install -y chromium``); CI installs it, so a
-missing browser fails these tests instead of skipping them. Each launch gets a fresh
-profile directory and a timeout.
+Needs ``chromium`` on the PATH (``apt-get install -y chromium``). Where it is missing
+these tests skip, saying so in the run's header and summary, unless CI (``CI=true``,
+whose ``.ci/run`` installs it) or ``--run-browser`` asks for them: then a missing
+browser fails them. Each launch gets a fresh profile directory and a timeout.
 
 How console errors are detected: chromium runs with ``--enable-logging=stderr
 --v=0``, which writes every console message of the page (``console.*`` calls,
@@ -26,6 +27,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from conftest import BROWSER_SKIP, CHROMIUM, browser_tests_required
 from helpers import EXAMPLES
 
 from pytest_failgate.core.gate import GateConfig, run_gate
@@ -41,13 +43,16 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--enable-logging=stderr", "--v=0"]
 
 
-def find_chromium() -> str:
-    found = shutil.which("chromium")
-    if found is None:
-        pytest.fail("chromium is not installed, and the HTML report's browser tests need it: "
-                    "install Debian's package with `apt-get install -y chromium` "
-                    "(CI installs it; these tests never skip)", pytrace=False)
-    return found
+@pytest.fixture
+def chromium(request: pytest.FixtureRequest) -> str:
+    found = shutil.which(CHROMIUM)
+    if found is not None:
+        return found
+    if browser_tests_required(request.config):
+        pytest.fail(f"{CHROMIUM} is not installed, and the HTML report's browser tests need it "
+                    f"(required here: {browser_tests_required(request.config)}): install "
+                    "Debian's package with `apt-get install -y chromium`", pytrace=False)
+    pytest.skip(BROWSER_SKIP)
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +87,7 @@ def console_lines(stderr: str) -> list[str]:
 
 
 def test_the_browser_renders_the_report_without_console_errors(
-        report: Path, tmp_path: Path) -> None:
-    chromium = find_chromium()
+        report: Path, tmp_path: Path, chromium: str) -> None:
     done = run_chromium(chromium, tmp_path, report, "--dump-dom")
     dom = done.stdout
     assert "2 of 24 checks failed" in dom
@@ -95,9 +99,8 @@ def test_the_browser_renders_the_report_without_console_errors(
 
 
 def test_a_blocked_external_load_is_caught_by_the_console_check(
-        report: Path, tmp_path: Path) -> None:
+        report: Path, tmp_path: Path, chromium: str) -> None:
     """The control: the same page with one external image must log a CSP violation."""
-    chromium = find_chromium()
     page = tmp_path / "with-external-image.html"
     page.write_text(report.read_text(encoding="utf-8").replace(
         "</main>", '<img src="http://failgate.invalid/pixel.png" alt=""></main>'),
@@ -109,8 +112,7 @@ def test_a_blocked_external_load_is_caught_by_the_console_check(
                for line in logged), done.stderr[-3000:]
 
 
-def test_the_screenshot_is_not_blank(report: Path, tmp_path: Path) -> None:
-    chromium = find_chromium()
+def test_the_screenshot_is_not_blank(report: Path, tmp_path: Path, chromium: str) -> None:
     png = tmp_path / "report.png"
     done = run_chromium(chromium, tmp_path, report, f"--screenshot={png}")
     assert png.is_file(), done.stderr[-3000:]
