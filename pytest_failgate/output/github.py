@@ -22,18 +22,25 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def annotation(message: str, *, file: str | None = None, line: int | None = None,
+               title: str | None = None, level: str = "error") -> str:
+    """One workflow command (``::error file=F,line=N,title=T::message``), escaped."""
+    properties = []
+    if file is not None:
+        properties.append(f"file={_property(file)}")
+        if line is not None:
+            properties.append(f"line={line}")
+    if title is not None:
+        properties.append(f"title={_property(title)}")
+    head = f"::{level} " + ",".join(properties) if properties else f"::{level}"
+    return f"{head}::{_data(message)}"
+
+
 def error_annotations(result: GateResult) -> list[str]:
     """``::error`` workflow commands, one per failing check."""
-    lines = []
-    for row in result.rows:
-        if not row.failing:
-            continue
-        place = f"file={_property(result.ceilings_path)}"
-        if row.line is not None:
-            place += f",line={row.line}"
-        title = _property(f"failgate {row.report}::{row.name}")
-        lines.append(f"::error {place},title={title}::{_data(row.message)}")
-    return lines
+    return [annotation(row.message, file=result.ceilings_path, line=row.line,
+                       title=f"failgate {row.report}::{row.name}")
+            for row in result.rows if row.failing]
 
 
 def append_step_summary(markdown: str) -> str | None:

@@ -14,7 +14,7 @@ from .text import catches_text, headroom_text
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..core.result import GateResult, Row
+    from ..core.result import GateResult, GuardResultModel, Row
 
 _VERDICT = {"pass": "✅ pass", "fail": "❌ FAIL", "error": "⚠️ error", "record": "📝 new",
             "inconclusive": "⚠️ INCONCLUSIVE", "skip": "⏸️ not judged"}
@@ -93,12 +93,7 @@ def render_markdown(result: GateResult,
         lines += [*table_head, *(_row_line(row, with_baseline, noisy) for row in passing)]
         lines += ["", "</details>", ""]
     if result.guard is not None:
-        mark = "✅" if result.guard.passed else "❌"
-        lines += [f"{mark} " + result.guard.lines[0], ""]
-        lines += [f"- `{_cell(line.strip())}`" for line in result.guard.lines[1:]
-                  if line.startswith("  ") and not line.startswith("  to accept")]
-        if len(result.guard.lines) > 1:
-            lines.append("")
+        lines += guard_markdown(result.guard)
     for row in failing:
         ids = row.baseline.new if row.baseline is not None else row.first_cases
         if not ids:
@@ -119,3 +114,15 @@ def render_markdown(result: GateResult,
                      f"{result.ratchet_advice}, then commit `{result.ceilings_path}`.")
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def guard_markdown(guard: GuardResultModel) -> list[str]:
+    """The guard's verdict and its loosenings, one bullet each (the pytest item, the CLI's
+    CI runner and the Action show the same lines)."""
+    mark = "✅" if guard.passed else "❌"
+    lines = [f"{mark} " + guard.lines[0], ""]
+    lines += [f"- `{_cell(line.strip())}`" for line in guard.lines[1:]
+              if line.startswith("  ") and not line.startswith("  to accept")]
+    if len(guard.lines) > 1:
+        lines.append("")
+    return lines
