@@ -3,8 +3,8 @@
 Every entry is checked three ways: the loader raises ``FailgateError`` at the
 expected line, ``failgate check`` exits 2 with ``file:line`` in its output, and
 one pytest run over the whole corpus gives an error item per file and no
-traceback. A watchdog stops any entry that would take more than five seconds (a
-hang), so the suite cannot block on one.
+traceback. A watchdog stops any entry that computes for more than five CPU seconds or
+blocks for five seconds (a hang), so the suite cannot block on one.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import product
@@ -130,20 +131,54 @@ JSONL = [
 ALL = [(bad, ".json") for bad in CORPUS] + [(bad, ".jsonl") for bad in JSONL]
 
 
+PROGRESS = 0.001  # CPU seconds a tick must see used for the block to count as working
+TICK = 0.25  # seconds between the watchdog's looks
+
+
 @contextmanager
 def deadline(seconds: int) -> Iterator[None]:
-    """Fail (instead of hanging) if the block runs longer than ``seconds``."""
+    """Fail (instead of hanging) if the block computes for more than ``seconds`` of CPU
+    time (a loop), or uses no CPU for ``seconds`` (blocked: a FIFO, a device, a lock).
 
-    def expired(signum: int, frame: object) -> None:
-        raise AssertionError(f"still running after {seconds} s: a hang")
+    Both are this process's own measures: a loaded machine, which only stretches the wall
+    clock (a 60-second wall-clock limit was reached under load), trips neither; a block
+    that still works gets some CPU in every tick."""
+    start = used = time.process_time()
+    idle_since = time.monotonic()
 
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
+    def look(signum: int, frame: object) -> None:
+        nonlocal used, idle_since
+        now = time.process_time()
+        if now - start > seconds:
+            raise AssertionError(f"computed for more than {seconds} CPU seconds: a hang")
+        if now - used > PROGRESS:
+            used, idle_since = now, time.monotonic()
+        elif time.monotonic() - idle_since > seconds:
+            raise AssertionError(f"blocked for more than {seconds} s: a hang")
+
+    previous = signal.signal(signal.SIGALRM, look)
+    signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
     try:
         yield
     finally:
-        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_the_watchdog_stops_a_loop_and_a_block(tmp_path: Path) -> None:
+    """The control: both kinds of hang are caught, so a passing test is not a vacuous one."""
+    def spin() -> None:
+        while True:
+            pass
+
+    with pytest.raises(AssertionError, match="computed for more than 1 CPU seconds"), \
+            deadline(1):
+        spin()
+    if not hasattr(os, "mkfifo"):
+        return
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(AssertionError, match="blocked for more than 1 s"), deadline(1):
+        (tmp_path / "pipe").open("rb")  # no writer: blocks
 
 
 def _write(directory: Path, bad: Bad, suffix: str) -> Path:
