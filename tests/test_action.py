@@ -171,6 +171,7 @@ def test_outside_a_pull_request_the_guard_says_why_it_did_not_run(
     assert "(slack)" in strict.summary
 
 
+@pytest.mark.slow  # CI runs it; the default run keeps the main paths
 def test_a_working_directory_and_quoted_report_paths_are_honoured(
         origin: Path, tmp_path: Path) -> None:
     def nest(work: Path) -> None:
@@ -184,6 +185,7 @@ def test_a_working_directory_and_quoted_report_paths_are_honoured(
     assert done.outputs["verdict"] == "pass", done.stdout
 
 
+@pytest.mark.slow  # CI runs it; the default run keeps the main paths
 def test_an_unknown_install_mode_and_a_python_without_failgate_are_refused(
         origin: Path, tmp_path: Path) -> None:
     work = checkout(origin, tmp_path)
@@ -337,6 +339,7 @@ def test_the_comment_is_created_once_then_updated_in_place(
     assert TOKEN not in first.stdout + second.stdout
 
 
+@pytest.mark.slow  # CI runs it; the default run keeps the main paths
 def test_another_gate_keeps_its_own_comment(
         origin: Path, tmp_path: Path, github: FakeGitHub) -> None:
     api = {"GITHUB_API_URL": github.url}
@@ -349,6 +352,7 @@ def test_another_gate_keeps_its_own_comment(
     assert github.problems == []
 
 
+@pytest.mark.slow  # CI runs it; the default run keeps the main paths
 def test_a_token_without_write_access_warns_and_keeps_the_verdict(
         origin: Path, tmp_path: Path, github: FakeGitHub) -> None:
     github.fail_with = 403
@@ -362,6 +366,7 @@ def test_a_token_without_write_access_warns_and_keeps_the_verdict(
     assert TOKEN not in done.stdout
 
 
+@pytest.mark.slow  # CI runs it; the default run keeps the main paths
 def test_no_comment_is_written_outside_a_pull_request(
         origin: Path, tmp_path: Path, github: FakeGitHub) -> None:
     work = checkout(origin, tmp_path)
