@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..core.errors import FailgateError, display_path
-from ..core.gitref import DEFAULT_CEILINGS, git
+from ..core.gitref import git
+from ..core.inifile import DEFAULT_CEILINGS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -200,17 +201,20 @@ def ensure_ref(ref: str, cwd: Path) -> str | None:
 
 
 def _guard(settings: Settings) -> tuple[Step, GuardResult | None]:
+    """The guard on the ceilings file the gate used (the ini file's, unless given); its
+    structured result, for annotations on the lines that loosened."""
+    from ..commands.config import load
     from ..core.guard import guard
 
     ref = settings.guard_base
     assert ref is not None
-    path = Path(settings.ceilings or DEFAULT_CEILINGS).absolute()
     notes: list[str] = []
-    fetched = ensure_ref(ref, path.parent if path.parent.is_dir() else Path.cwd())
-    if fetched is not None:
-        notes.append(f"could not fetch {ref}: {fetched}")
-    print(f"+ failgate guard --base {ref} --ceilings {display_path(path)}", flush=True)
     try:
+        path = load({"ceilings": settings.ceilings}).ceilings
+        fetched = ensure_ref(ref, path.parent if path.parent.is_dir() else Path.cwd())
+        if fetched is not None:
+            notes.append(f"could not fetch {ref}: {fetched}")
+        print(f"+ failgate guard --base {ref} --ceilings {display_path(path)}", flush=True)
         result = guard(path, ref)
     except FailgateError as exc:
         print(f"failgate: error: {exc}", file=sys.stderr)
