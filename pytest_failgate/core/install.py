@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -49,6 +48,8 @@ def needs_extra(what: str, extra: str, packages: str = "") -> str:
 def _recorded() -> str | None:
     """The installed copy's record. A source tree's build left an ``.egg-info`` that the
     working directory can put first on ``sys.path``; only an installer writes INSTALLER."""
+    from importlib import metadata
+
     for distribution in metadata.distributions(name=DISTRIBUTION):
         if distribution.read_text("INSTALLER") is not None:
             return distribution.read_text("direct_url.json")

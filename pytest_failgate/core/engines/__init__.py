@@ -14,7 +14,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 from ..errors import FailgateError
-from ..install import needs_extra
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,6 +32,8 @@ def optional(module: str, needed_for: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError:
+        from ..install import needs_extra  # (importlib.metadata: only when it is needed)
+
         raise FailgateError(needs_extra(needed_for, extra, module.partition(".")[0])) from None
 
 

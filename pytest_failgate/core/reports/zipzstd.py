@@ -16,7 +16,6 @@ import zlib
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import FailgateError
-from ..install import needs_extra
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -95,6 +94,8 @@ class ZipArchive:
     def _read_zstd(self, info: zipfile.ZipInfo) -> bytes:
         decode = _decoder()
         if decode is None:
+            from ..install import needs_extra
+
             raise FailgateError(
                 f"member {info.filename} is zstd-compressed (zip method 93); "
                 + needs_extra("reading it", "inspect", "zstandard, a zstd decoder"), self.path)
