@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from ..cli import EXIT
 from ..core.errors import FailgateError, display_path
 from ..core.gitref import git
 from ..core.inifile import DEFAULT_CEILINGS
@@ -28,23 +29,24 @@ if TYPE_CHECKING:
 
     from ..core.guard import GuardResult
     from ..core.result import GateResult
+    from ..core.verdict import RunVerdict
 
 
 @dataclass(frozen=True)
 class Outcome:
     code: int  # the exit code this outcome gives the CI step
-    verdict: str
+    verdict: RunVerdict
     mark: str  # its sign in Markdown
     rank: int  # higher wins when the gate and the guard disagree
 
 
-OUTCOMES: dict[int, Outcome] = {o.code: o for o in (
-    Outcome(0, "pass", "✅", 0),
-    Outcome(3, "inconclusive", "❔", 1),
-    Outcome(1, "fail", "❌", 2),
-    Outcome(2, "error", "⚠️", 3),
-)}
-ERROR = OUTCOMES[2]
+# The run verdicts in the order they win, with their signs; the codes are the failgate
+# command's own (cli.EXIT), so a code it adds or moves moves here too.
+_ORDER: tuple[tuple[RunVerdict, str], ...] = (
+    ("pass", "✅"), ("inconclusive", "❔"), ("fail", "❌"), ("error", "⚠️"))
+OUTCOMES: dict[int, Outcome] = {EXIT[verdict]: Outcome(EXIT[verdict], verdict, mark, rank)
+                                for rank, (verdict, mark) in enumerate(_ORDER)}
+ERROR = OUTCOMES[EXIT["error"]]
 
 
 def outcome(code: int) -> Outcome:
@@ -221,7 +223,7 @@ def _guard(settings: Settings) -> tuple[Step, GuardResult | None]:
         return Step("guard", ERROR, [*notes, str(exc)]), None
     for line in result.lines():
         print(line)
-    return Step("guard", OUTCOMES[0] if result.passed else OUTCOMES[1], notes), result
+    return Step("guard", outcome(EXIT["pass"] if result.passed else EXIT["fail"]), notes), result
 
 
 def _failed(run: Run) -> list[str]:
