@@ -33,7 +33,8 @@ __all__ = [
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # built when first used: a command builds its own result's validator, not every one's
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class InitResult(_Model):

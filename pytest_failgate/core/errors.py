@@ -7,7 +7,6 @@ the CLI can print one line a user can click on, instead of a traceback.
 
 from __future__ import annotations
 
-import difflib
 import os
 from typing import TYPE_CHECKING
 
@@ -54,6 +53,8 @@ def display_path(path: Path) -> str:
 
 def closest(name: str, options: Iterable[str]) -> str | None:
     """The valid name a typo most likely meant, if any is close enough."""
+    import difflib  # only when a name is wrong
+
     matches = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
     return matches[0] if matches else None
 
