@@ -67,3 +67,32 @@ def test_a_plain_check_imports_no_guard_analysis_or_engine() -> None:
               "pytest_failgate.core.gitref", "pytest_failgate.core.analyze",
               "pytest_failgate.core.engines.duckdb_engine")
     assert [m for m in unused if m in lines] == []
+
+
+def test_a_plain_check_builds_the_validators_of_what_it_shows_only() -> None:
+    """The result models are built when first used: a check without baseline, analysis
+    or ratchet plan builds the rows' and reports' models, not the comparison's, the
+    analysis's or the other commands' results."""
+    script = (
+        "import io, sys\n"
+        "from pytest_failgate.cli import main\n"
+        "sys.stdout = io.StringIO()\n"
+        "code = main(['check', 'examples/reports'])\n"
+        "sys.stdout = sys.__stdout__\n"
+        "from pydantic import BaseModel\n"
+        "from pytest_failgate.commands import results\n"
+        "from pytest_failgate.core import result\n"
+        "models = [c for m in (result, results) for c in vars(m).values()\n"
+        "          if isinstance(c, type) and issubclass(c, BaseModel)\n"
+        "          and c.__module__ == m.__name__]\n"
+        "print(code, len(models), *sorted(c.__name__ for c in models\n"
+        "                                 if c.__pydantic_complete__))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, cwd=ROOT)
+    code, n_models, *built = done.stdout.split()
+    assert code == "0"
+    assert int(n_models) > 20
+    assert "GateResult" in built
+    assert not {"BaselineResult", "ReportAnalysis", "DiffResult", "ShowResult"} & set(built)
+    assert len(built) <= 6
