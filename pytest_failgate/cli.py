@@ -413,6 +413,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `failgate show ... | head`: the reader left; so do we, quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAIL
+    except OSError as exc:  # a file the system refused (a name too long, permissions)
+        print(f"failgate: error: {_os_error(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+
+
+def _os_error(exc: OSError) -> str:
+    """An ``OSError`` in one line: the file (its start, when long) and the system's words."""
+    name = exc.filename if isinstance(exc.filename, str) else None
+    if name is not None and len(name) > 100:
+        name = name[:60] + "..."
+    return f"{name}: {exc.strerror or exc}" if name else str(exc.strerror or exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

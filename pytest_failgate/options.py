@@ -123,8 +123,9 @@ OPTIONS: tuple[Option, ...] = (
            "changed across repeats of one configuration) out of the paired tests",
            commands=("check",)),
     Option("max-report-bytes", "text", "refuse report files larger than SIZE (bytes, or with "
-           "KB, MB or GB: 200MB), for reports from untrusted sources", "SIZE",
-           commands=GATE_COMMANDS),
+           "KB, MB or GB: 200MB), for reports from untrusted sources (an archive's members "
+           "decompress to at most SIZE together; without it, to 1 GB)", "SIZE",
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history")),
     Option("engine", "text", "where cases are classified: python (the default), duckdb "
            "(Parquet, JSON Lines, globs; the [duckdb] extra) or spark (the active SparkSession, "
            "else local[*]; Parquet and ORC; the [spark] extra). Parquet always runs in a SQL "

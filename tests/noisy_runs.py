@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import math
+import os
 import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -114,8 +115,15 @@ class Gate:
         self.noise = noise
 
     def command(self, *argv: str) -> int:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            return failgate(list(argv))
+        """In the ceilings file's folder: the project a ratchet may write in."""
+        here = os.getcwd()
+        os.chdir(self.ceilings.parent)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                return failgate(list(argv))
+        finally:
+            os.chdir(here)
 
     def measure_noise(self, runs: list[Path], out: Path) -> None:
         code = self.command("noise", *map(str, runs), "--out", str(out), "--ceilings",

@@ -328,7 +328,7 @@ def test_a_report_over_the_size_limit_is_refused(
     write_ceilings(tmp_path / "ceilings.yaml", {"unknown": 0})
     assert main(["check", "r.json", "--max-report-bytes", "1KB"]) == 2
     out, err = capsys.readouterr()
-    assert "more than the limit of 1000" in out + err
+    assert "more than the limit of 1,000" in out + err
     assert main(["check", "r.json", "--max-report-bytes", "10MB"]) == 0
     assert main(["check", "r.json", "--max-report-bytes", "lots"]) == 2
     assert "'lots' is not a size" in "".join(capsys.readouterr())

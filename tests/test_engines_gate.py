@@ -77,7 +77,8 @@ def test_a_parquet_count_over_its_ceiling_fails_with_the_first_case_ids(
 
 
 def test_the_ratchet_lowers_a_ceiling_from_parquet_counts(
-        reports: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        reports: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(reports)  # the project whose ceilings file the ratchet writes
     ceilings = write_ceilings(reports / "ceilings.yaml", {**COUNTS, "retrieval_miss": 9})
     assert main(["ratchet", str(reports / "cases.parquet"), "--ceilings", str(ceilings)]) == 0
     capsys.readouterr()

@@ -17,6 +17,7 @@ nothing beyond the standard library and the option table at module level.
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,6 @@ from ..core.advice import Advice
 from ..options import OPTIONS, Option
 
 if TYPE_CHECKING:
-    import os
     from collections.abc import Callable, Mapping
 
     from ..core.gate import GateConfig, Mode
@@ -108,9 +108,15 @@ class Config:
 
 
 def _absolute(base: Path, path: str | os.PathLike[str]) -> Path:
-    """``path`` from ``base``, symbolic links followed (a ratchet rewrites the file a link
-    points to; the guard compares what the link pointed to at the ref as well)."""
+    """``path`` from ``base``, symbolic links followed."""
     return (base / path).resolve()
+
+
+def _as_written(base: Path, path: str | os.PathLike[str]) -> Path:
+    """``path`` from ``base``, absolute but with its links kept: the ceilings file, which a
+    ratchet refuses to write through a link and the guard reads at the ref as the ref has
+    it (``core.ceilings.target``, ``core.gitref``)."""
+    return Path(os.path.abspath(base / path))
 
 
 def _present(value: Any) -> bool:
@@ -160,10 +166,15 @@ def resolve(given: Mapping[str, Any], *, base: Path, ini: Callable[[Option], Any
 
 
 def _value(option: Option, value: Any, base: Path) -> Any:
+    from ..core.safeopen import check_path_length
+
+    if option.kind in ("paths", "path"):
+        for written in value if option.kind == "paths" else (value,):
+            check_path_length(base / written)
     if option.kind == "paths":
         return tuple(_absolute(base, p) for p in value)
     if option.kind == "path":
-        return _absolute(base, value)
+        return _as_written(base, value) if option.name == "ceilings" else _absolute(base, value)
     if option.kind == "flag":
         return bool(value)
     return str(value)

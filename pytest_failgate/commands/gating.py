@@ -46,7 +46,7 @@ def ratchet(config: Config | Failgate) -> RatchetResult:
     app = Failgate.of(config)
     result = app.gate("ratchet").result()
     lines = writeback.ratchet(app.config.ceilings, result,
-                              writeback.outcomes_from_verdicts(result))
+                              writeback.outcomes_from_verdicts(result), app.config.rootdir)
     return RatchetResult(result=result, lines=lines)
 
 

@@ -18,8 +18,9 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from .compare.intervals import exact_interval
+from .errors import FailgateError
 from .result import MetricSummary, Priority, ReportAnalysis, SliceWeakness, StageCount
-from .taxonomy.expr import compile_expr
+from .taxonomy.expr import ExprError, compile_expr
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -35,8 +36,16 @@ UNSTAGED = "unstaged"
 
 
 def analysis_slicers(fields: Sequence[str]) -> dict[str, Compiled]:
-    """The slice fields to read, as the rule language reads a field."""
-    return {field: compile_expr(field) for field in fields}
+    """The slice fields to read, as the rule language reads a field; one that is not an
+    expression is a ``FailgateError`` naming it."""
+    slicers = {}
+    for field in fields:
+        try:
+            slicers[field] = compile_expr(field)
+        except ExprError as exc:
+            raise FailgateError(f"slice {field!r} is not a field or an expression: "
+                                f"{exc.message} (at column {exc.col})") from None
+    return slicers
 
 
 def _stages(report: Report, taxonomy: Taxonomy) -> list[StageCount]:

@@ -87,6 +87,7 @@ class GuardResult:
 
 def guard(path: Path, ref: str, cwd: Path | None = None) -> GuardResult:
     """Compare the ceilings file (and the one the configuration names) with the ref's."""
+    path = path.resolve()  # the file a link points to, compared with what applied before
     work, base = Tree.open(path.parent if path.parent.is_dir() else Path.cwd(), ref)
     read_text(path)  # the file the gate reads must exist and be text
     given = work.relative(path)

@@ -11,11 +11,36 @@ from __future__ import annotations
 
 import os
 import stat
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, BinaryIO
 
 from .errors import FailgateError
 
+BINARY_SUFFIXES = (".eval", ".zip", ".parquet", ".orc")  # may hold runs of NUL bytes
+DEFAULT_UNPACKED = 1 << 30  # bytes an archive may decompress to without --max-report-bytes
+_LIMIT: ContextVar[int | None] = ContextVar("failgate_read_limit", default=None)
+
+
+@contextmanager
+def read_limit(limit: int | None) -> Iterator[None]:
+    """The byte limit of the report being read (``--max-report-bytes``), for what reads
+    inside it: an archive's members (``unpack_limit``)."""
+    token = _LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def unpack_limit() -> int:
+    """How many bytes an archive being read may decompress to, all members together: the
+    report's limit when one is set, else ``DEFAULT_UNPACKED``."""
+    limit = _LIMIT.get()
+    return DEFAULT_UNPACKED if limit is None else limit
+
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 _KINDS = (
@@ -40,12 +65,49 @@ def _os_error(exc: OSError, path: Path) -> FailgateError:
     return FailgateError(f"cannot read: {exc.strerror or exc}", path)
 
 
-def ensure_regular(path: Path) -> None:
-    """Refuse a path that is not a regular file, before any reader opens it."""
+def ensure_regular(path: Path, limit: int | None = None, text: bool = False) -> None:
+    """Refuse a path that is not a regular file, before any reader opens it; and, for
+    untrusted input, one larger than ``limit`` bytes. A ``text`` file (JSON, JSON Lines,
+    CSV) with a hole is refused too: a sparse file's holes read as NUL bytes, which no
+    text report holds, and a 2 GB hole would be read (into memory, as one line) before
+    the first character could fail."""
     try:
-        _refuse(os.stat(path).st_mode, path)
+        info = os.stat(path)
+        _refuse(info.st_mode, path)
     except OSError as exc:
         raise _os_error(exc, path) from None
+    _check_size(info.st_size, limit, path)
+    if text:
+        hole = _first_hole(path, info.st_size)
+        if hole is not None:
+            raise FailgateError(
+                f"the file is sparse: {info.st_size:,} bytes long with a hole at byte "
+                f"{hole:,} (holes read as NUL bytes, which no text report holds); refused "
+                "before reading it", path)
+
+
+def _check_size(size: int, limit: int | None, path: Path) -> None:
+    if limit is not None and size > limit:
+        raise FailgateError(f"the file has {size:,} bytes, more than the limit of {limit:,} "
+                            "(--max-report-bytes)", path)
+
+
+def _first_hole(path: Path, size: int) -> int | None:
+    """Where the file's first hole starts, if it has one the system can tell (SEEK_HOLE)."""
+    seek_hole = getattr(os, "SEEK_HOLE", None)
+    if seek_hole is None or size == 0:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise _os_error(exc, path) from None
+    try:
+        hole = os.lseek(fd, 0, seek_hole)
+    except OSError:  # a file system without SEEK_HOLE
+        return None
+    finally:
+        os.close(fd)
+    return hole if hole < size else None
 
 
 def open_regular(path: Path, limit: int | None = None) -> BinaryIO:
@@ -62,9 +124,7 @@ def open_regular(path: Path, limit: int | None = None) -> BinaryIO:
     try:
         info = os.fstat(fd)
         _refuse(info.st_mode, path)
-        if limit is not None and info.st_size > limit:
-            raise FailgateError(
-                f"the file has {info.st_size} bytes, more than the limit of {limit}", path)
+        _check_size(info.st_size, limit, path)
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -80,3 +140,24 @@ def read_regular(path: Path, limit: int | None = None) -> bytes:
             return handle.read()
         except OSError as exc:
             raise _os_error(exc, path) from None
+
+
+NAME_MAX, PATH_MAX = 255, 4096  # Linux's; macOS allows 255 and 1024 (found by pathconf)
+
+
+def check_path_length(path: Path) -> None:
+    """Refuse a path the system cannot name (a component over ``NAME_MAX`` bytes, the whole
+    over ``PATH_MAX``) with one message, instead of an ``OSError`` wherever it is first used.
+    """
+    text = os.fsencode(path)
+    name_max, path_max = NAME_MAX, PATH_MAX
+    try:
+        name_max = os.pathconf("/", "PC_NAME_MAX")
+        path_max = os.pathconf("/", "PC_PATH_MAX")
+    except (AttributeError, OSError, ValueError):  # Windows, or an unknown name
+        pass
+    longest = max((len(part) for part in text.split(os.fsencode(os.sep))), default=0)
+    if longest > name_max or len(text) > path_max:
+        shown = os.fsdecode(text[:60]) + "..."
+        raise FailgateError(f"the path {shown} is too long ({len(text):,} bytes; a name may "
+                            f"have {name_max}, a path {path_max})")

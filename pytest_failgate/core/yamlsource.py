@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from .errors import FailgateError
+from .errors import FailgateError, line_col
 from .safeopen import read_regular
 
 if TYPE_CHECKING:
@@ -151,7 +151,13 @@ def load_yaml(path: Path, text: str | None = None, *, aliases: str | None = None
     """
     if text is None:
         text = read_text(path)
-    loader = _AliasCheckingLoader(text)
+    try:
+        loader = _AliasCheckingLoader(text)
+    except yaml.reader.ReaderError as exc:  # a character YAML forbids (NUL, other controls)
+        line, col = line_col(text, exc.position)
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise FailgateError(f"invalid YAML: the character U+{code:04X} is not allowed in a "
+                            "YAML file", path, line, col) from None
     loader.path, loader.refuse_aliases = path, aliases
     try:
         nodes: list[yaml.Node] = []

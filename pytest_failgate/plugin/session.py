@@ -204,6 +204,7 @@ class GateSession:
             return
         from ..core.ceilings import writeback
 
+        root = self.settings.rootdir
         try:
             if self._earlier and self.config.mode in ("ratchet", "init"):
                 self._notes.append(
@@ -211,8 +212,8 @@ class GateSession:
                     f"{', '.join(self._earlier)} is an earlier run's (see the failing items)")
                 _fail(session)
             elif self.config.mode == "ratchet":
-                self._notes.extend(
-                    writeback.ratchet(self.config.ceilings_path, self.result, self._outcomes))
+                self._notes.extend(writeback.ratchet(self.config.ceilings_path, self.result,
+                                                     self._outcomes, root))
             elif self.config.mode == "init":
                 self._notes.extend(writeback.init(self.config.ceilings_path, self.result))
                 if not _required(self.pytest_config.getini("required_plugins")):

@@ -223,6 +223,15 @@ def write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
     of a killed write (under that name, or the random names of older versions) is
     removed first, so kills never accumulate temporary files.
     """
+    try:
+        _write_atomic(path, text, exclusive)
+    except FailgateError:
+        raise
+    except OSError as exc:  # a read-only folder, a full disk: the file is left as it was
+        raise FailgateError(f"cannot write: {exc.strerror or exc}", path) from None
+
+
+def _write_atomic(path: Path, text: str, exclusive: bool) -> None:
     remove_stale_temps(path)
     if path.exists():
         mode = path.stat().st_mode & 0o7777

@@ -13,6 +13,7 @@ from ..errors import FailgateError
 from ..formatting import plural
 from ..yamlsource import digest, read_text
 from .rewrite import remove_stale_temps, rewrite, write_atomic
+from .target import check_target, locked
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -41,12 +42,17 @@ def ratchet_refusal(result: GateResult, outcomes: Outcomes) -> str | None:
 Outcomes = Mapping[tuple[str, str, str], str]  # (report, slice, name) -> how the item ended
 
 
-def ratchet(path: Path, result: GateResult, outcomes: Outcomes) -> list[str]:
+def ratchet(path: Path, result: GateResult, outcomes: Outcomes,
+            root: Path | None = None) -> list[str]:
     """Lower the ceilings the result plans to lower; the lines say what happened.
 
-    Raises ``FailgateError`` when the rewritten file would not read back as intended
-    (the file is then left as it was).
+    Raises ``FailgateError`` when the file may not be written (a link, outside the
+    repository of ``root``, read-only: ``target``) or the rewritten file would not read
+    back as intended (the file is then left as it was). The file is compared with what
+    the gate read and replaced under a lock, so of two ratchets at once one writes and
+    the other finds the file changed.
     """
+    check_target(path, root)
     remove_stale_temps(path)  # a killed ratchet's leftover goes even when nothing is lowered
     refusal = ratchet_refusal(result, outcomes)
     if refusal:
@@ -57,22 +63,26 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes) -> list[str]:
                         for key in low.governs)]
     if not lowerings:
         return [f"ratchet: nothing to lower; {result.ceilings_path} unchanged"]
-    text = read_text(path)
-    if digest(text) != result.ceilings_sha256:
-        return [f"ratchet: {result.ceilings_path} changed during the run; not written"]
-    write_atomic(path, rewrite(path, text, lowerings))
+    with locked(path):
+        text = read_text(path)
+        if digest(text) != result.ceilings_sha256:
+            return [f"ratchet: {result.ceilings_path} changed during the run (another "
+                    "ratchet, or an edit); not written: run it again"]
+        write_atomic(path, rewrite(path, text, lowerings))
     lines = [f"ratchet: lowered {plural(len(lowerings), 'ceiling')} in {result.ceilings_path}:"]
     lines += [f"  {lowering.description}" for lowering in lowerings]
     return [*lines, "commit it, so the gain cannot silently erode"]
 
 
 def init(path: Path, result: GateResult) -> list[str]:
-    """Write a new ceilings file from the result's counts; never over an existing file."""
+    """Write a new ceilings file from the result's counts; never over an existing file or
+    through a link (``target``)."""
     if result.init_text is None and result.inconclusive:  # an outage is not the system's count
         return [f"init: {result.ceilings_path} not written: the run is inconclusive "
                 f"({'; '.join(result.inconclusive)}); run the evaluation again"]
     if result.init_text is None:
         return [f"init: {result.ceilings_path} not written: no report loaded"]
+    check_target(path, None)
     try:
         write_atomic(path, result.init_text, exclusive=True)
     except FailgateError as exc:

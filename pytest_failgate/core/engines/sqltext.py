@@ -67,6 +67,30 @@ def _declared(name: str, kinds: frozenset[Kind], items: frozenset[Kind] | None) 
     return _KIND_TYPES[known[0]]
 
 
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LITERAL = r"'(?:[^'\\\x00-\x1f]|'')*'|-?[0-9]+(?:\.[0-9]+)?|true|false"
+_ARGUMENT = rf"(?:[A-Za-z_][A-Za-z0-9_]*\s*=\s*)?(?:{_LITERAL})"
+_CALL = re.compile(rf"[A-Za-z_][A-Za-z0-9_]*\s*\(\s*(?:{_ARGUMENT}(?:\s*,\s*{_ARGUMENT})*)?\s*\)",
+                   re.IGNORECASE)
+
+
+def table_name(table: str, dialect: Dialect) -> str:
+    """``--table`` as what the query reads: a (``catalog.schema.``)table name, each dotted
+    part kept when it is a plain identifier, else quoted; or a table function called with
+    literal arguments only (``read_parquet('runs/*.parquet', union_by_name=true)``), kept
+    as written. Either way the text can only name a table, never close the query and
+    start another."""
+    if _CALL.fullmatch(table.strip()):
+        return table.strip()
+    parts = table.split(".")
+    if not table.strip() or any(not part for part in parts) or len(parts) > 3:
+        raise FailgateError(f"the table name {table!r} is not a table, schema.table or "
+                            "catalog.schema.table name")
+    if any(ord(ch) < 32 or ch == "\x7f" for ch in table):
+        raise FailgateError(f"the table name {table!r} holds a control character")
+    return ".".join(part if _PLAIN.fullmatch(part) else dialect.ident(part) for part in parts)
+
+
 def gate_sql(taxonomy: Taxonomy, spec: ReadSpec, dialect: str, table: str,
              schema: Mapping[str, SqlType]) -> str:
     """The gate query over ``table`` in ``dialect``."""
@@ -75,7 +99,7 @@ def gate_sql(taxonomy: Taxonomy, spec: ReadSpec, dialect: str, table: str,
                             + f"; the dialects are {', '.join(DIALECTS)}")
     native = DUCKDB if dialect == "duckdb" else SPARK
     try:
-        query = compile_gate(taxonomy, schema, table, spec, native)
+        query = compile_gate(taxonomy, schema, table_name(table, native), spec, native)
     except RuleNotExpressible as exc:
         raise FailgateError(exc.message) from None
     text, notes = readable_sql(query, taxonomy, native)

@@ -10,13 +10,13 @@ line and the case.
 from __future__ import annotations
 
 import codecs
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError, did_you_mean
-from ..safeopen import ensure_regular, open_regular, read_regular
+from ..safeopen import BINARY_SUFFIXES, ensure_regular, open_regular, read_limit, read_regular
 from ..taxonomy import Tallier, Taxonomy, kind_of
+from ..taxonomy.expr.regex import group_matcher
 from .jsondecode import JsonSyntaxError, ShapeError, decoder, start_of
 from .jsonfile import describe, loads
 from .locate import place
@@ -87,7 +87,15 @@ def load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
     (``TaxonomyChoice``).
     """
     spec = spec or ReadSpec()
-    ensure_regular(report.path)  # a FIFO or a device would block or never end, in any reader
+    # before any reader (plugins' too): a FIFO or a device would block or never end; a file
+    # over the limit, or a sparse text file, is refused unread
+    ensure_regular(report.path, spec.max_bytes, report.path.suffix not in BINARY_SUFFIXES)
+    with read_limit(spec.max_bytes):  # an archive's members decompress within it too
+        return _load_report(report, taxonomy, spec)
+
+
+def _load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
+                 spec: ReadSpec) -> Report | SkippedFile:
     choice = taxonomy if isinstance(taxonomy, TaxonomyChoice) else TaxonomyChoice(taxonomy)
     suffix = report.path.suffix
     described = choice.describing(report.name)
@@ -122,12 +130,8 @@ def _pattern_named(report: ReportFile, taxonomy: Taxonomy) -> ReportFile:
     """The report under its taxonomy's ``report_name`` pattern (a timestamp dropped)."""
     if taxonomy.report_name is None:
         return report
-    pattern = re.compile(taxonomy.report_name)
     stem = report.name.rpartition("/")[2]
-    match = pattern.fullmatch(stem)
-    if match is None:
-        return report
-    name = match.group("name") if "name" in pattern.groupindex else match.group(1)
+    name = group_matcher(taxonomy.report_name)(stem)  # linear time: no backtracking
     return renamed(report, ReaderOutput([], name=name)) if name else report
 
 

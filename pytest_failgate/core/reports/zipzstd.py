@@ -16,6 +16,7 @@ import zlib
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import FailgateError
+from ..safeopen import unpack_limit
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -62,15 +63,53 @@ def _decoder() -> _Decode | None:
 
 
 class ZipArchive:
-    """The members of a zip file, zstd-compressed or not, as bytes."""
+    """The members of a zip file, zstd-compressed or not, as bytes.
+
+    Bounded whatever the archive says: every member's data must lie in its own bytes of
+    the file (entries that overlap, or many entries naming one member's data, are
+    refused when the archive is opened), and all the members read decompress to at most
+    ``unpack_limit()`` bytes together (``--max-report-bytes``, else a default): a member
+    that says it is larger is refused before it is decompressed, and one that lies about
+    its size is stopped one byte past what it said.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._budget = unpack_limit()
         try:
             self._zip = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError) as exc:
             raise FailgateError(f"not a readable zip archive: {exc}", path) from None
-        self._members = {info.filename: info for info in self._zip.infolist()}
+        infos = self._zip.infolist()
+        self._members = {info.filename: info for info in infos}
+        try:
+            if len(self._members) != len(infos):
+                raise FailgateError("two entries of this zip archive have one name; refusing "
+                                    "an ambiguous archive", path)
+            self._check_layout(infos)
+        except BaseException:
+            self._zip.close()
+            raise
+
+    def _check_layout(self, infos: list[zipfile.ZipInfo]) -> None:
+        """Each entry's local header and data end before the next entry begins."""
+        end, previous = 0, None
+        with self.path.open("rb") as handle:
+            for info in sorted(infos, key=lambda i: i.header_offset):
+                if info.header_offset < end:
+                    raise FailgateError(
+                        f"the zip entries {previous} and {info.filename} overlap (a zip bomb "
+                        "shape: one member's data read again and again); refusing it",
+                        self.path)
+                handle.seek(info.header_offset)
+                header = handle.read(_LOCAL_HEADER.size)
+                if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_SIGNATURE:
+                    raise FailgateError(f"member {info.filename}: no local header where the "
+                                        "archive's directory says", self.path)
+                fields = _LOCAL_HEADER.unpack(header)
+                end = (info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+                       + info.compress_size)
+                previous = info.filename
 
     def __enter__(self) -> ZipArchive:
         return self
@@ -84,12 +123,18 @@ class ZipArchive:
     def read(self, name: str) -> bytes:
         """A member's bytes; ``FailgateError`` naming the member when it cannot be read."""
         info = self._members[name]
+        if info.file_size > self._budget:
+            raise FailgateError(
+                f"member {name} would decompress to {info.file_size:,} bytes, past the "
+                f"limit of {unpack_limit():,} for the whole archive (--max-report-bytes); "
+                "not decompressed", self.path)
         try:
-            if info.compress_type != ZSTD:
-                return self._zip.read(info)
-            return self._read_zstd(info)
+            data = (self._zip.read(info) if info.compress_type != ZSTD
+                    else self._read_zstd(info))
         except (zipfile.BadZipFile, NotImplementedError, OSError, ValueError) as exc:
             raise FailgateError(f"member {name}: cannot be read: {exc}", self.path) from None
+        self._budget -= len(data)
+        return data
 
     def _read_zstd(self, info: zipfile.ZipInfo) -> bytes:
         decode = _decoder()

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import FailgateError, did_you_mean
 from ..yamlsource import YamlDoc, load_yaml
 from .expr import ExprError, compile_expr
+from .expr.regex import UnsupportedPattern, group_matcher
 from .model import (
     COMPOSITE,
     GROUP_PREFIX,
@@ -292,13 +293,15 @@ class _Builder:
         if "report_name" not in data:
             return None
         pattern = self.text(data["report_name"], ("report_name",))
-        try:
-            compiled = re.compile(pattern)
+        try:  # matched by the rule language's linear-time automaton, never by re
+            group_matcher(pattern)
         except re.error as exc:
             raise self.error(f"invalid regular expression: {exc}", ("report_name",)) from None
-        if "name" not in compiled.groupindex and compiled.groups < 1:
-            raise self.error("report_name needs a group that is the name, such as "
-                             "'(?P<name>.+)_\\d{8}T\\d{6}'", ("report_name",))
+        except UnsupportedPattern as exc:
+            if str(exc) == "the pattern has no group":
+                raise self.error("report_name needs a group that is the name, such as "
+                                 "'(?P<name>.+)_\\d{8}T\\d{6}'", ("report_name",)) from None
+            raise self.error(f"report_name: {exc}", ("report_name",)) from None
         return pattern
 
     def required(self, data: dict[str, Any]) -> tuple[str, ...]:

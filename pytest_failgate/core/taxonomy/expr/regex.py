@@ -15,6 +15,7 @@ compiling stays linear in the pattern's length.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from collections.abc import Callable
@@ -99,6 +100,7 @@ class _Builder:
         self.tests: list[CharTest | None] = []
         self.edges: list[list[int]] = []
         self.anchors: dict[int, str] = {}  # state -> the anchor guarding its free moves
+        self.saves: dict[int, tuple[int, int]] = {}  # state -> (group, 0 start / 1 end)
 
     def state(self, test: CharTest | None = None) -> int:
         if len(self.tests) >= MAX_STATES:
@@ -133,10 +135,18 @@ class _Builder:
         if name == "CATEGORY":
             return self.consume(_CATEGORIES[str(arg)], start)
         if name == "SUBPATTERN":
-            _group, add_flags, del_flags, items = arg
+            group, add_flags, del_flags, items = arg
             if add_flags or del_flags:
                 raise UnsupportedPattern("inline flags such as (?i) are not supported")
-            return self.sequence(items, start)
+            if group is None:
+                return self.sequence(items, start)
+            opened = self.state()  # free moves that record where the group starts and ends
+            self.edges[start].append(opened)
+            self.saves[opened] = (group, 0)
+            closed = self.state()
+            self.edges[self.sequence(items, opened)].append(closed)
+            self.saves[closed] = (group, 1)
+            return closed
         if name == "BRANCH":
             end = self.state()
             for items in arg[1]:
@@ -145,7 +155,7 @@ class _Builder:
                 self.edges[self.sequence(items, begin)].append(end)
             return end
         if name in ("MAX_REPEAT", "MIN_REPEAT"):
-            return self.repeat(arg, start)
+            return self.repeat(arg, start, greedy=name == "MAX_REPEAT")
         if name == "AT":
             anchor = _ANCHORS.get(str(arg))
             if anchor is None:
@@ -159,24 +169,25 @@ class _Builder:
         what = _REFUSED.get(name, name.lower())
         raise UnsupportedPattern(f"{what} is not supported (it needs backtracking)")
 
-    def repeat(self, arg: Any, start: int) -> int:
+    def repeat(self, arg: Any, start: int, greedy: bool = True) -> int:
+        """Free moves listed in the order ``re`` tries them (once more first when greedy),
+        which only ``match_group`` reads: a search accepts whatever the order."""
         low, high, items = arg
         unbounded = high == _sre_parse.MAXREPEAT
         for _ in range(low):
             start = self.sequence(items, start)
         end = self.state()
-        self.edges[start].append(end)
         if unbounded:
             begin = self.state()
-            self.edges[start].append(begin)
+            self.edges[start] += [begin, end] if greedy else [end, begin]
             finish = self.sequence(items, begin)
-            self.edges[finish] += [begin, end]
+            self.edges[finish] += [begin, end] if greedy else [end, begin]
             return end
         for _ in range(high - low):
             begin = self.state()
-            self.edges[start].append(begin)
+            self.edges[start] += [begin, end] if greedy else [end, begin]
             start = self.sequence(items, begin)
-            self.edges[start].append(end)
+        self.edges[start].append(end)
         return end
 
 
@@ -193,6 +204,93 @@ def compile_search(pattern: str) -> Callable[[str], bool]:
     start = builder.state()
     accept = builder.sequence(parsed, start)
     return _Searcher(builder, start, accept).search
+
+
+def compile_group_match(pattern: str) -> Callable[[str], str | None]:
+    """``lambda text: re.fullmatch(pattern, text)``'s group ``name`` (else group 1), or
+    ``None`` when the text does not match: in time linear in the text.
+
+    The automaton is stepped as a Pike VM: the threads at each position are kept in
+    the order ``re`` would try them, each with where its group started and ended, so the
+    first thread to end at the end of the text is the match ``re`` finds (without
+    backtracking). Raises ``re.error`` for an invalid pattern, ``UnsupportedPattern`` for
+    one outside the subset or without a group. (One difference remains, in a repeated
+    group around a part that can match nothing, ``(a*)*``: ``re`` may end the group on
+    an extra empty pass.)
+    """
+    parsed = _sre_parse.parse(pattern, 0)
+    if parsed.state.flags & ~_UNICODE:
+        raise UnsupportedPattern("inline flags such as (?i) are not supported")
+    group = parsed.state.groupdict.get("name", 1)
+    if parsed.state.groups < 2:
+        raise UnsupportedPattern("the pattern has no group")
+    builder = _Builder()
+    start = builder.state()
+    accept = builder.sequence(parsed, start)
+    return _GroupMatcher(builder, start, accept, group).match
+
+
+Thread = tuple[int, int, int]  # state, where the group started, where it ended (-1: not yet)
+
+
+@functools.lru_cache(maxsize=64)
+def group_matcher(pattern: str) -> Callable[[str], str | None]:
+    """``compile_group_match``, once per pattern (a taxonomy's ``report_name``)."""
+    return compile_group_match(pattern)
+
+
+class _GroupMatcher:
+    def __init__(self, builder: _Builder, start: int, accept: int, group: int) -> None:
+        self.b, self.start, self.accept, self.group = builder, start, accept, group
+
+    def _holds(self, anchor: str, pos: int, text: str) -> bool:
+        n = len(text)
+        if anchor == "start":
+            return pos == 0
+        if anchor == "end_string":
+            return pos == n
+        return pos == n or (pos == n - 1 and text[-1] == "\n")
+
+    def _add(self, threads: list[Thread], seen: set[int], thread: Thread, pos: int,
+             text: str) -> None:
+        """The thread and every state its free moves reach, in the order re tries them."""
+        b = self.b
+        stack = [thread]
+        while stack:
+            state, begin, end = stack.pop()
+            if state in seen:
+                continue
+            seen.add(state)
+            save = b.saves.get(state)
+            if save is not None and save[0] == self.group:
+                begin, end = (pos, -1) if save[1] == 0 else (begin, pos)
+            anchor = b.anchors.get(state)
+            if anchor is not None and not self._holds(anchor, pos, text):
+                continue
+            if b.tests[state] is not None or state == self.accept:
+                threads.append((state, begin, end))
+                continue
+            stack.extend((following, begin, end) for following in reversed(b.edges[state]))
+
+    def match(self, text: str) -> str | None:
+        b = self.b
+        threads: list[Thread] = []
+        self._add(threads, set(), (self.start, -1, -1), 0, text)
+        for pos, char in enumerate(text):
+            following: list[Thread] = []
+            seen: set[int] = set()
+            for state, begin, end in threads:
+                test = b.tests[state]
+                if test is not None and test(char):
+                    for after in b.edges[state]:
+                        self._add(following, seen, (after, begin, end), pos + 1, text)
+            threads = following
+            if not threads:
+                return None
+        for state, begin, end in threads:
+            if state == self.accept:
+                return text[begin:end] if begin >= 0 and end >= 0 else None
+        return None
 
 
 class _Searcher:
