@@ -17,9 +17,9 @@ Two questions, each over ``--trials`` independent systems (seeded):
 
 ``--mode exact`` is the loop without any noise source (every run's counts taken as the
 truth: init records them, the ratchet lowers to them); ``--mode noise`` gives the noise
-band to init, check and ratchet. Everything runs the real gate (the ``failgate`` command
-where it takes the options, else the same core calls), every decision in exact
-arithmetic; only the simulated system is random, from ``--seed``:
+band to init, check and ratchet (``--noise``). Everything runs the real ``failgate``
+command, every decision in exact arithmetic; only the simulated system is random, from
+``--seed``:
 
     python bench/noise_loop.py --mode exact --trials 1     # the loop as it was: 20 of 20 fail
     python bench/noise_loop.py --trials 50                 # noise-aware: false alarms, power

@@ -109,20 +109,23 @@ def analyze(paths: list[str] | None = None, taxonomy: str | None = None,
 
 
 def init(paths: list[str] | None = None, ceilings: str | None = None,
-         taxonomy: str | None = None) -> dict[str, Any]:
+         taxonomy: str | None = None, noise: str | None = None) -> dict[str, Any]:
     """Write a new ceilings file from the current counts (``failgate init``); never
-    overwrites one. Returns the gate's document and what was written."""
+    overwrites one. With ``noise`` (a noise_band.json, or ``repeats``) each ceiling is
+    observed + allowance. Returns the gate's document and what was written."""
     from .commands.gating import init as run
 
-    return run(_config(paths=paths, ceilings=ceilings, taxonomy=taxonomy)).model_dump(
-        mode="json")
+    return run(_config(paths=paths, ceilings=ceilings, taxonomy=taxonomy, noise=noise)
+               ).model_dump(mode="json")
 
 
-def ratchet(paths: list[str] | None = None, ceilings: str | None = None) -> dict[str, Any]:
-    """Lower every ceiling whose count fell (``failgate ratchet``); never raises one."""
+def ratchet(paths: list[str] | None = None, ceilings: str | None = None,
+            noise: str | None = None) -> dict[str, Any]:
+    """Lower every ceiling whose count fell (``failgate ratchet``); never raises one. On a
+    noisy pipeline (``noise``, or the ceilings file's ``noise:``) only past the allowance."""
     from .commands.gating import ratchet as run
 
-    return run(_config(paths=paths, ceilings=ceilings)).model_dump(mode="json")
+    return run(_config(paths=paths, ceilings=ceilings, noise=noise)).model_dump(mode="json")
 
 
 TOOLS = (check, show, diff, explain, analyze, init, ratchet)

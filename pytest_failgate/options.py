@@ -113,9 +113,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("baseline", "paths", "compare with a baseline run's reports (same layout), case by "
            "case: a category fails only when its increase is significant and beyond the noise "
            "band", "PATH", commands=("check",)),
-    Option("noise", "path", "a noise_band.json (the regression gate's format, as `failgate "
-           "noise` writes it) giving each category's and metric's noise band", "FILE",
-           commands=("check",)),
+    Option("noise", "path", "the noise of a noisy pipeline: a noise_band.json from repeated "
+           "runs (`failgate noise`; the regression gate's format), or `repeats` (each report's "
+           "own repeated cases: epochs, replicates); init writes each ceiling as observed + "
+           "allowance, the ratchet lowers only past the allowance, a baseline comparison uses "
+           "its bands (default: the ceilings file's noise:)", "FILE",
+           commands=("check", "init", "ratchet")),
     Option("analyze", "flag", "add a single-run diagnosis to the summary: failures by the "
            "taxonomy's stage, the bottleneck stage, the weakest slices with exact intervals, "
            "and what to look at first with the taxonomy's hints", commands=("check",)),

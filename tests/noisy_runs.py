@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_failgate.cli import main as failgate
-from pytest_failgate.core.ceilings import writeback
-from pytest_failgate.core.gate import GateConfig, Mode, run_gate
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -125,40 +123,25 @@ class Gate:
         finally:
             os.chdir(here)
 
+    def _run(self, command: str, run: Path) -> int:
+        noise = ["--noise", str(self.noise)] if self.noise is not None else []
+        return self.command(command, str(run), "--ceilings", str(self.ceilings), *noise)
+
     def measure_noise(self, runs: list[Path], out: Path) -> None:
         code = self.command("noise", *map(str, runs), "--out", str(out), "--ceilings",
                             str(self.ceilings))
         assert code == 0, f"failgate noise exited {code}"
 
     def init(self, run: Path) -> None:
-        if self.noise is None:
-            code = self.command("init", str(run), "--ceilings", str(self.ceilings))
-        else:
-            code = self._core("init", run)
+        code = self._run("init", run)
         assert code == 0, f"init exited {code}"
 
     def check(self, run: Path) -> int:
         """The exit code: 0 passed, 1 failed, 3 inconclusive."""
-        if self.noise is None:
-            return self.command("check", str(run), "--ceilings", str(self.ceilings))
-        return self._core("gate", run)
+        return self._run("check", run)
 
     def ratchet(self, run: Path) -> None:
-        if self.noise is None:
-            self.command("ratchet", str(run), "--ceilings", str(self.ceilings))
-        else:
-            self._core("ratchet", run)
-
-    def _core(self, mode: Mode, run: Path) -> int:
-        """The command's core calls, for the options the command line does not take yet."""
-        gate = run_gate(GateConfig((run,), self.ceilings, mode, noise=self.noise))
-        result = gate.result()
-        if mode == "init":
-            lines = writeback.init(self.ceilings, result)
-            return 0 if "wrote" in lines[0] else 2
-        if mode == "ratchet":
-            writeback.ratchet(self.ceilings, result, writeback.outcomes_from_verdicts(result))
-        return 1 if any(row.failing for row in result.rows) else 0
+        self._run("ratchet", run)
 
 
 @dataclass

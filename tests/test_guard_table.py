@@ -160,6 +160,12 @@ LOOSENINGS = [
     Row("more failures outside the system judged (inconclusive raised)",
         edit(C, "version: 1\n", "version: 1\ninconclusive: 0.5\n"), "inconclusive: 0.25 -> 0.5",
         None),
+    Row("a change of the judge accepted",
+        edit(C, "version: 1\n", "version: 1\ninstruments:\n  judge_model: {from: a, to: b, "
+                               "reason: \"\"}\n"),
+        "instruments.judge_model: not accepted -> a -> b accepted",
+        edit(C, "version: 1\n", "version: 1\ninstruments:\n  judge_model: {from: a, to: b, "
+                               "reason: \"re-baselined\"}\n")),
     Row("total removed", edit(C, "  total: 10\n", ""), "ceilings.total: 10 -> not limited",
         None),
     Row("group ceiling removed", edit(C, "  group:content: 8\n", ""),

@@ -60,9 +60,12 @@ def test_check_returns_the_cli_json_document(
     expected = cli_json(cwd, monkeypatch, capsys, "check", "topk1", "--baseline", "baseline",
                         "--noise", "baseline/noise_band.json")
     document = dict(check.structured_content)
-    # the same gate; the advice in MCP's words, as the CLI's is in its own
-    assert document.pop("ratchet_advice") == 'the `ratchet` tool with `{"paths": ["topk1"]}`'
-    assert expected.pop("ratchet_advice") == "`failgate ratchet topk1`"
+    # the same gate; the advice in MCP's words, as the CLI's is in its own (the ratchet takes
+    # the noise too: it lowers only past the allowances)
+    assert document.pop("ratchet_advice") == ('the `ratchet` tool with `{"paths": ["topk1"], '
+                                              '"noise": "baseline/noise_band.json"}`')
+    assert expected.pop("ratchet_advice") == (
+        "`failgate ratchet topk1 --noise baseline/noise_band.json`")
     assert document == expected
     rows = {row["name"]: row for row in check.structured_content["reports"][0]["rows"]}
     assert rows["retrieval_miss"]["verdict"] == "fail"

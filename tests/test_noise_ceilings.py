@@ -11,6 +11,7 @@ import json
 import math
 import random
 import re
+import shutil
 from fractions import Fraction
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from pytest_failgate.core.gate import GateConfig, Mode, run_gate
 from pytest_failgate.core.result import GateResult
 
 BUDGET = Fraction(1, 20)
+DATA = Path(__file__).parent / "data"
 
 
 def rise_tail(moving: int, rise: int) -> Fraction:
@@ -288,3 +290,85 @@ def test_the_loop_at_full_size_meets_the_false_alarm_and_power_targets(tmp_path:
     assert sum(t.false_alarms for t in trials) <= prs // 10
     for category in CATEGORIES:
         assert sum(t.caught[category] for t in trials) >= 16
+
+
+def test_the_command_gives_the_noise_to_init_check_and_ratchet(
+        tmp_path: Path, noisy: tuple[Path, list[Path]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    band, runs = noisy
+    assert main(["init", str(runs[0]), "--noise", str(band)]) == 0
+    out = capsys.readouterr().out
+    assert "noise from noise_band.json: an unchanged system fails any of 6 counts" in out
+    text = (tmp_path / "ceilings.yaml").read_text(encoding="utf-8")
+    assert "noise: noise_band.json\n" in text
+    assert "    observed: " in text
+    assert main(["check", str(runs[1])]) == 0  # the file's noise: is read
+    assert "catches" in capsys.readouterr().out
+    assert main(["ratchet", str(runs[2]), "--noise", str(band)]) == 0
+    assert "no count fell past its allowance" in capsys.readouterr().out
+
+
+def test_pytest_records_noise_aware_ceilings(pytester: pytest.Pytester) -> None:
+    rng = random.Random(3)
+    system = System.draw(200, 0.06, rng)
+    runs = [write_run(pytester.path / f"run{i}", system, system.run(rng), rng, f"r{i}")
+            for i in range(4)]
+    pytester.makeini("[pytest]\n")
+    assert main(["noise", *map(str, runs[:3]), "--out", str(pytester.path / "band.json"),
+                 "--ceilings", str(pytester.path / "ceilings.yaml")]) == 0
+    result = pytester.runpytest("--failgate=run3", "--failgate-init", "--failgate-noise=band.json")
+    assert result.ret == 0
+    text = (pytester.path / "ceilings.yaml").read_text(encoding="utf-8")
+    assert "noise: band.json\n" in text
+    assert "allowance:" in text
+    result = pytester.runpytest("--failgate=run3")
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["noise from band.json: an unchanged system fails any of 6*",
+                                 "*category*count*ceiling*headroom*status*catches"])
+
+
+def test_repeats_inside_the_run_are_its_own_noise_source(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """promptfoo --repeat 3 on a sampling model (scripts/fixtures/promptfoo_noise.sh): the
+    refund test passed twice and failed once; the other three were stable."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(DATA / "promptfoo" / "noise" / "repeat", tmp_path / "evals")
+    assert main(["init", "evals", "--noise", "repeats"]) == 0
+    text = (tmp_path / "ceilings.yaml").read_text(encoding="utf-8")
+    assert "noise: repeats\n" in text
+    assert main(["check", "evals", "--json", "gate.json"]) == 0
+    result = GateResult.model_validate_json((tmp_path / "gate.json").read_text())
+    rows = {row.name: row for row in result.rows}
+    # text_match: one unit of 3 repeats with 1 of them in it moves 2*1*2/(3-1) = 2 repeats
+    assert rows["text_match"].noise == "repeats: 4 units repeated in results"
+    assert rows["text_match"].moving == may_move(Fraction(2))
+    assert rows["format"].moving == may_move(Fraction(0))
+    assert rows["text_match"].allowance == allowance(may_move(Fraction(2)), BUDGET / 13)
+
+
+def test_a_deterministic_pipeline_with_repeats_allows_only_what_few_repeats_cannot_see(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """promptfoo's echo provider, --repeat 3: every repeat agrees. Without a noise source the
+    counts are exact; asked for its repeats, each count gets the floor for what three
+    repeats cannot have seen move."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(DATA / "promptfoo" / "workflows" / "repeat", tmp_path / "evals")
+    assert main(["init", "evals", "--ceilings", "exact.yaml"]) == 0
+    assert "observed" not in (tmp_path / "exact.yaml").read_text(encoding="utf-8")
+    assert main(["init", "evals", "--ceilings", "noisy.yaml", "--noise", "repeats"]) == 0
+    assert f"    allowance: {allowance(2, BUDGET / 13)}\n" in (
+        tmp_path / "noisy.yaml").read_text(encoding="utf-8")
+
+
+def test_mcp_init_and_ratchet_take_the_noise(
+        tmp_path: Path, noisy: tuple[Path, list[Path]]) -> None:
+    from pytest_failgate import mcpserver
+
+    band, runs = noisy
+    done = mcpserver.init(paths=[str(runs[0])], ceilings=str(tmp_path / "c.yaml"),
+                          noise=str(band))
+    assert done["result"]["noise"]["items"] == 6
+    assert "allowance:" in (tmp_path / "c.yaml").read_text(encoding="utf-8")
+    done = mcpserver.ratchet(paths=[str(runs[1])], ceilings=str(tmp_path / "c.yaml"))
+    assert done["result"]["noise"]["source"].endswith("noise_band.json")

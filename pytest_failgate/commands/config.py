@@ -66,12 +66,17 @@ class Config:
 
     def gate(self, mode: Mode) -> GateConfig:
         """The core's configuration of one gate run in ``mode``."""
+        from ..core.compare.noisemodel import REPEATS
         from ..core.gate import GateConfig
 
+        # `--noise repeats`: each report's own repeats (unless a file of that name exists)
+        repeats = (self.noise is not None and self.noise.name == REPEATS
+                   and not self.noise.exists())
         return GateConfig(
             paths=self.paths, ceilings_path=self.ceilings, mode=mode,
             init_taxonomy=self.taxonomy, guard_ref=self.guard, explain=self.explain,
-            baseline=self.baseline, noise=self.noise, exclude_unstable=self.exclude_unstable,
+            baseline=self.baseline, noise=None if repeats else self.noise,
+            noise_repeats=repeats, exclude_unstable=self.exclude_unstable,
             analyze=self.analyze, max_report_bytes=self.max_report_bytes, engine=self.engine,
             advice=self.advice)
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .ceilings.check import Check
     from .ceilings.load import ContractCheck
     from .ceilings.metrics import MetricCheck
+    from .compare.instrument import InstrumentChange
     from .errors import FailgateError
     from .inconclusive import Inconclusive
     from .reports.model import Report, ReportFile
@@ -69,4 +70,5 @@ class ReportGate:
     contracts: list[ContractResult] = field(default_factory=list)
     metrics: list[MetricCheck] = field(default_factory=list)
     inconclusive: Inconclusive | None = None  # why it cannot be judged (None: it can)
+    instrument: list[InstrumentChange] = field(default_factory=list)  # vs the baseline's
 

@@ -255,6 +255,15 @@ def _file_changes(old: Version, new: Version, reason: str | None) -> list[Change
     if shares[1] > shares[0]:  # more failures outside the system judged as a pass
         changes.append(Change("inconclusive", shares[0], shares[1],
                               new.line(("inconclusive",)), reason))
+    for key, accepted in sorted(new.model.instruments.items()):
+        earlier = old.model.instruments.get(key)
+        if earlier != accepted:  # a comparison across another judge is judged, not inconclusive
+            changes.append(Change(
+                f"instruments.{key}",
+                "not accepted" if earlier is None else f"{earlier.from_} -> {earlier.to}",
+                f"{accepted.from_} -> {accepted.to} accepted",
+                new.line(("instruments", key)),
+                _reason(accepted.reason, earlier.reason if earlier is not None else None)))
     for field in old.model.slices:
         if field not in new.model.slices:
             changes.append(Change(f"slices.{field}", "items per value", "removed",

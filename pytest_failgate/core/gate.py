@@ -18,6 +18,8 @@ from .ceilings.model import SLICE_SEPARATOR
 from .ceilings.rewrite import plan_ratchet
 from .checked import ContractResult, GateConfig, Mode, ReportGate
 from .compare.baseline import DEFAULT_ALPHA, BaselineRun, compare_with_baseline, load_noise_bands
+from .compare.instrument import NEXT as INSTRUMENT_NEXT
+from .compare.instrument import instrument_changes, unaccepted_text
 from .compare.noise import NoiseDocument
 from .engines import is_glob
 from .engines.load import (
@@ -31,6 +33,7 @@ from .engines.load import (
 )
 from .errors import FailgateError, display_path
 from .family import decide
+from .inconclusive import Inconclusive
 from .inconclusive import judge as judge_inconclusive
 from .noisy import measure_noise, noise_source
 from .reports.builtin import builtin_readers
@@ -122,6 +125,8 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         noise_path = source.path if source is not None else None
         baseline = _baseline(config, choice, spec, ceilings, gated, noise_path)
         warnings += baseline.notes()
+    if baseline is not None:
+        _compare_instruments(gated, baseline, ceilings)
     budget = (ceilings.model.significance if ceilings is not None
               and ceilings.model.significance is not None else DEFAULT_ALPHA)
     baseline, family = decide(gated, baseline, budget)
@@ -135,6 +140,25 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         loosened = guard(config.ceilings_path, config.guard_ref)
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
                 taxonomies, noisy, family)
+
+
+def _compare_instruments(gated: Sequence[ReportGate], baseline: BaselineRun,
+                         ceilings: Ceilings | None) -> None:
+    """A report measured differently from its baseline (another judge, scorer, dataset) is
+    inconclusive, unless the ceilings file accepts that change (``compare.instrument``)."""
+    accepted = ceilings.model.instruments if ceilings is not None else {}
+    for report_gate in gated:
+        report = report_gate.report
+        base = baseline.base.get(report.name) if report is not None else None
+        if report is None or base is None:
+            continue
+        report_gate.instrument = instrument_changes(base.instrument, report.instrument,
+                                                    accepted)
+        unaccepted = [change for change in report_gate.instrument if change.reason is None]
+        if unaccepted and report_gate.inconclusive is None:
+            report_gate.inconclusive = Inconclusive(
+                "the measuring instrument changed", unaccepted_text(unaccepted),
+                next=INSTRUMENT_NEXT.replace("KEY", unaccepted[0].key))
 
 
 def _refuse_nothing_gated(gated: Sequence[ReportGate]) -> None:

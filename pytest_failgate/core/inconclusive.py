@@ -45,6 +45,8 @@ class Inconclusive:
     cause: str  # "outside the system under test", "the run did not finish", ...
     text: str
     count: int | None = None  # the cases that failed outside the system under test
+    next: str = ("fix what failed (the provider, the quota, the judge) and run the evaluation "
+                 "again; init and the ratchet record nothing from this run")
 
 
 def outside_counts(report: Report, taxonomy: Taxonomy) -> dict[str, int]:
@@ -96,6 +98,5 @@ def message(report: str, why: Inconclusive) -> str:
         f"{report}: inconclusive, {why.cause}: not a pass, not a regression",
         f"  cause    {why.text}",
         "  items    not judged: the counts of this run say nothing about the system",
-        "  next     fix what failed (the provider, the quota, the judge) and run the "
-        "evaluation again; init and the ratchet record nothing from this run",
+        f"  next     {why.next}",
     ])

@@ -173,6 +173,9 @@ class ReportResult(_Model):
     format: str | None = Field(default=None, description="the reader that recognised it")
     config_changes: list[ConfigChangeResult] = Field(
         default=[], description="settings that differ from the baseline run's configuration")
+    instrument_changes: list[str] = Field(default=[], description=(
+        "what measured this run differently from the baseline (judge_model a -> b), each "
+        "with the ceilings file's reason when it accepts the change"))
     inconclusive: str | None = Field(default=None, description=(
         "why the report cannot be judged (failures outside the system under test, a run that "
         "did not finish, a changed measuring instrument); its items are not judged"))

@@ -90,6 +90,9 @@ def build_result(gate: Gate) -> GateResult:
             explain=messages.explain_lines(gated.report),
             config_changes=changes,
             inconclusive=gated.inconclusive.text if gated.inconclusive is not None else None,
+            instrument_changes=[change.text + (f' (accepted: "{change.reason}")'
+                                               if change.reason else "")
+                                for change in gated.instrument],
         ))
     loaded = [g.report for g in gate.reports if g.report is not None]
     judged = [g.report for g in gate.reports if g.report is not None and g.inconclusive is None]
@@ -229,7 +232,7 @@ def unjudged(report: str, rows: list[Row], why: Inconclusive) -> list[Row]:
     """A report that cannot be judged: one failing ``inconclusive`` row naming the cause and
     the count, and every other row not judged (``skip``), but the file's own consistency."""
     head = Row(report=report, name="inconclusive", kind="inconclusive", count=why.count,
-               allowed=None, ceiling="within its tolerances",
+               allowed=None, ceiling="a run that can be judged",
                source=None, line=None, verdict="inconclusive", rule=why.cause,
                message=inconclusive_message(report, why))
     skipped = [row if row.kind == "consistency" else row.model_copy(update={

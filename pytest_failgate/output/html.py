@@ -314,6 +314,9 @@ def _summary(result: GateResult) -> list[str]:
         if report.error is not None:
             out.append(f'<ul class="load-errors"><li>could not be read: '
                        f"<code>{_esc(report.error)}</code></li></ul>")
+        if report.instrument_changes:
+            out.append('<p class="note">measured differently from the baseline: ' + ", ".join(
+                f"<code>{_esc(text)}</code>" for text in report.instrument_changes) + "</p>")
         if report.config_changes:
             out.append('<p class="note">what changed vs the baseline: ' + ", ".join(
                 f"<code>{_esc(change.text)}</code>" for change in report.config_changes)

@@ -64,6 +64,10 @@ def render_markdown(result: GateResult,
         lines += [f"{_cell(result.noise.text)}; *catches* is the smallest regression (in "
                   "cases) an item catches with 80% probability.", ""]
     for report in result.reports:
+        if report.instrument_changes:
+            shown = ", ".join(f"`{_cell(text)}`" for text in report.instrument_changes)
+            lines += [f"**Measured differently** from the baseline ({_cell(report.name)}): "
+                      f"{shown}", ""]
         if report.config_changes:
             shown = ", ".join(f"`{_cell(change.text)}`" for change in report.config_changes)
             lines += [f"**What changed** vs the baseline ({_cell(report.name)}): {shown}", ""]

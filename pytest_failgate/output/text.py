@@ -179,6 +179,9 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
     if report.config_changes:
         lines.append("  what changed vs the baseline: "
                      + "; ".join(change.text for change in report.config_changes))
+    if report.instrument_changes:
+        lines.append("  measured differently from the baseline: "
+                     + "; ".join(report.instrument_changes))
     for cells in table if len(table) > 1 else ():  # no row (a report that counts nothing)
         lines.append("  " + "  ".join(
             cell.rjust(width) if shown[i] in (1, 3, 5) else cell.ljust(width)

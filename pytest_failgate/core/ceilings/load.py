@@ -25,6 +25,7 @@ from ..yamlsource import Loc, Span, YamlDoc, load_yaml
 from .model import (
     CEILING_KEYS,
     CONTRACT_KEYS,
+    INSTRUMENT_KEYS,
     METRIC_KEYS,
     SLICE_SEPARATOR,
     TOP_KEYS,
@@ -290,7 +291,8 @@ def _message(error: Any, loc: Loc) -> str:
     if error["type"] == "extra_forbidden":
         key = str(loc[-1])
         options = (TOP_KEYS if len(loc) == 1 else CONTRACT_KEYS if loc[0] == "contracts"
-                   else METRIC_KEYS if loc[0] == "metrics" else CEILING_KEYS)
+                   else METRIC_KEYS if loc[0] == "metrics" else INSTRUMENT_KEYS
+                   if loc[0] == "instruments" else CEILING_KEYS)
         return f"unknown key '{key}'" + did_you_mean(key, options)
     if error["type"] == "value_error":
         return str(error["ctx"]["error"])

@@ -11,14 +11,22 @@ import math
 from fractions import Fraction
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import did_you_mean
 
 CEILING_KEYS = ("max", "observed", "allowance", "max_rate", "per", "significance", "reason",
                 "owner", "goal")
 TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "noise", "inconclusive",
-            "slices", "ceilings", "reports", "contracts", "metrics", "reason")
+            "instruments", "slices", "ceilings", "reports", "contracts", "metrics", "reason")
+INSTRUMENT_KEYS = ("from", "to", "reason")
 CONTRACT_KEYS = ("check", "reports", "reason")
 METRIC_KEYS = ("min", "min_n", "substantive", "reason", "owner")
 SLICE_SEPARATOR = "="  # a key such as ``query_type=comparison`` holds a slice's ceilings
@@ -214,6 +222,24 @@ class MetricFloor(BaseModel):
 
 
 
+class InstrumentChange(BaseModel):
+    """A change of the measuring instrument the ceilings file accepts, with its reason: a
+    baseline comparison across it is judged instead of inconclusive."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    from_: Text = Field(alias="from")
+    to: Text
+    reason: Text
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_yaml(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError("an accepted change is {from: ..., to: ..., reason: \"why\"}")
+        return value
+
+
 class Contract(BaseModel):
     """An (in)equality between counts and a report's recorded aggregates, checked per report."""
 
@@ -246,6 +272,8 @@ class CeilingsModel(BaseModel):
     # the share of a report's cases that may fail outside the system under test (a
     # provider, quota or judge error) before the report is inconclusive (default 1/4)
     inconclusive: Fraction | None = None
+    # accepted changes of the measuring instrument (judge_model, grader, ...), by key
+    instruments: dict[str, InstrumentChange] = {}
     slices: list[str] = []
     ceilings: dict[str, Ceiling] = {}
     reports: dict[str, dict[str, Ceiling]] = {}
@@ -266,7 +294,8 @@ class CeilingsModel(BaseModel):
             raise ValueError("the file must be a mapping with version, taxonomy, ceilings")
         if "version" not in value:
             raise ValueError("'version: 1' is required (the format of this file)")
-        for key in ("ceilings", "reports", "contracts", "slices", "metrics", "taxonomies"):
+        for key in ("ceilings", "reports", "contracts", "slices", "metrics", "taxonomies",
+                    "instruments"):
             if key in value and value[key] is None:
                 raise ValueError(f"'{key}' is empty; remove it or add entries")
         for key in ("slice_ceilings", "report_slices"):

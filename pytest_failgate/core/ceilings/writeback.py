@@ -62,7 +62,8 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes,
                  if all(outcomes.get(tuple(key)) == "passed"  # type: ignore[arg-type]
                         for key in low.governs)]
     if not lowerings:
-        return [f"ratchet: nothing to lower; {result.ceilings_path} unchanged"]
+        what = "no count fell past its allowance" if result.noise else "nothing to lower"
+        return [f"ratchet: {what}; {result.ceilings_path} unchanged"]
     with locked(path):
         text = read_text(path)
         if digest(text) != result.ceilings_sha256:

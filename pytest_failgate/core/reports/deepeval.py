@@ -220,7 +220,22 @@ def read_deepeval(data: Any) -> ReaderOutput | None:
     if counts:
         recorded.update(counts)
         contradictions = _cross_check(cases, counts)
-    return ReaderOutput(cases, recorded, contradictions)
+    return ReaderOutput(cases, recorded, contradictions, instrument=_metrics_used(run))
+
+
+def _metrics_used(run: Mapping[str, Any]) -> dict[str, str] | None:
+    """The metrics that scored the cases, each with its threshold and its evaluation model
+    (the judge): ``Faithfulness >= 0.7 by gpt-4o``."""
+    found = set()
+    for key, _, _ in _LISTS:
+        for entry in run.get(key) or ():
+            for metric in (entry.get("metricsData") or ()) if isinstance(entry, Mapping) else ():
+                if not isinstance(metric, Mapping) or not isinstance(metric.get("name"), str):
+                    continue
+                model = metric.get("evaluationModel")
+                found.add(f"{metric['name']} >= {metric.get('threshold')}"
+                          + (f" by {model}" if model else ""))
+    return {"metrics": "; ".join(sorted(found))} if found else None
 
 
 def _cases(run: Mapping[str, Any], loc: Loc) -> Iterator[dict[str, Any]]:

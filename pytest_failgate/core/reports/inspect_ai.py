@@ -43,6 +43,7 @@ listed as skipped. ``recorded`` keeps ``num_predictions``, the log's ``status``
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -144,7 +145,36 @@ def read_inspect(header: Mapping[str, Any], samples: Any) -> ReaderOutput:
     config = {key: spec[key] for key in CONFIG_KEYS if key in spec}
     return ReaderOutput(cases, recorded, name=report_name(header), config=config,
                         run_order=(created(header),), repeat_unit=repeat_of,
-                        interrupted=interrupted(header))
+                        interrupted=interrupted(header), instrument=instrument(spec))
+
+
+def instrument(spec: Mapping[str, Any]) -> dict[str, str]:
+    """What measured the samples, from the eval spec: the scorers (with their options),
+    each model role (the ``grader``'s model), the dataset and the task's version."""
+    found: dict[str, str] = {}
+    scorers = spec.get("scorers")
+    if isinstance(scorers, list):
+        names = []
+        for scorer in scorers:
+            if isinstance(scorer, Mapping) and isinstance(scorer.get("name"), str):
+                options = scorer.get("options")
+                names.append(scorer["name"] + (f" {json.dumps(options, sort_keys=True)}"
+                                               if options else ""))
+        found["scorers"] = ", ".join(names)
+    roles = spec.get("model_roles")
+    if isinstance(roles, Mapping):
+        for role, model in sorted(roles.items()):
+            name = model.get("model") if isinstance(model, Mapping) else model
+            if isinstance(name, str):
+                found[f"{role}_model"] = name
+    dataset = spec.get("dataset")
+    if isinstance(dataset, Mapping):
+        name = dataset.get("name") or dataset.get("location") or "inline"
+        size = dataset.get("samples")
+        found["dataset"] = f"{name}" + (f" ({size} samples)" if type(size) is int else "")
+    if "task_version" in spec:
+        found["task_version"] = str(spec["task_version"])
+    return found
 
 
 def interrupted(header: Mapping[str, Any]) -> str | None:

@@ -80,6 +80,8 @@ class Report:
     repeat_unit: Callable[[str], str] | None = field(default=None, repr=False)
     # why the run did not finish (crashed, cancelled), when its reader knows: inconclusive
     interrupted: str | None = None
+    # what measured its cases, when its reader knows (``ReaderOutput.instrument``)
+    instrument: dict[str, str] | None = None
 
     @property
     def failed(self) -> int | None:

@@ -102,9 +102,31 @@ def read_promptfoo(data: Any) -> ReaderOutput | None:
         recorded["stats"] = stats
         contradictions = _cross_check(cases, stats)
     config = data.get("config") if isinstance(data, Mapping) else None
-    shown = ({key: value for key, value in config.items() if key in CONFIG_KEYS}
-             if isinstance(config, Mapping) else None)
-    return ReaderOutput(cases, recorded, contradictions, config=shown, repeat_unit=repeat_unit)
+    shown = ({key: _without_grader(key, value) for key, value in config.items()
+              if key in CONFIG_KEYS} if isinstance(config, Mapping) else None)
+    return ReaderOutput(cases, recorded, contradictions, config=shown, repeat_unit=repeat_unit,
+                        instrument=grader(config))
+
+
+def _without_grader(key: str, value: Any) -> Any:
+    """A configuration entry with the grader left out: it is the instrument, not the system."""
+    if key != "defaultTest" or not isinstance(value, Mapping):
+        return value
+    options = value.get("options")
+    if not isinstance(options, Mapping) or "provider" not in options:
+        return value
+    return {**value, "options": {k: v for k, v in options.items() if k != "provider"}}
+
+
+def grader(config: Any) -> dict[str, str] | None:
+    """The model that grades model-graded assertions (``defaultTest.options.provider``: its
+    label, else its id), when the run's configuration names one."""
+    default = config.get("defaultTest") if isinstance(config, Mapping) else None
+    options = default.get("options") if isinstance(default, Mapping) else None
+    provider = options.get("provider") if isinstance(options, Mapping) else None
+    if isinstance(provider, Mapping):
+        provider = provider.get("label") or provider.get("id")
+    return {"grader": provider} if isinstance(provider, str) and provider else None
 
 
 def read_promptfoo_lines(path: Path) -> ReaderOutput | None:

@@ -10,10 +10,11 @@ a note) and, beside a baseline, ``noise_band.json``.
 
 ``attribution.jsonl`` is the report: its cases are classified by the built-in
 ``rag-gate`` taxonomy (a category per ``primary_failure``, ``correct`` meaning
-passed). The header's ``config`` (with the model names beside it) is what a
+passed). The header's ``config`` (with the system's model names beside it) is what a
 comparison diffs; ``metrics.json`` is kept as the recorded aggregates, and its
 ``failure_distribution`` is cross-checked against the cases' modes (the report's
-``consistency`` item). The
+``consistency`` item). The header's ``judge_model`` (and an eval set's version, when it
+records one) is the run's measuring instrument, which a comparison checks first. The
 other files are the folder's companions: listed as skipped, never read as reports
 (``run.jsonl`` would otherwise be taken for a JSONL report of 101 "cases").
 Recognition is by content (``claims``): a first line with ``primary_failure``, a
@@ -40,7 +41,8 @@ COMPANIONS = {
     "noise_band.json": "a noise band: give it as the noise setting",
 }
 HEAD = 1 << 16
-MODEL_KEYS = ("generation_model", "judge_model", "embedding_model")
+MODEL_KEYS = ("generation_model", "embedding_model")  # the system's, beside its config
+INSTRUMENT_KEYS = ("judge_model", "dataset_version", "eval_set")  # what measured it
 
 
 def _first_line(path: Path) -> Any:
@@ -71,6 +73,15 @@ def run_config(path: Path) -> dict[str, Any] | None:
         raise FailgateError("the header's 'config' must be an object", path, 1, 1)
     models = {key: header[key] for key in MODEL_KEYS if key in header and key not in config}
     return {**config, **models}
+
+
+def run_instrument(path: Path) -> dict[str, str] | None:
+    """What measured the run, as its header records it (the judge model, the eval set)."""
+    header = _first_line(path)
+    if not _is_header(header):
+        return None
+    found = {key: str(header[key]) for key in INSTRUMENT_KEYS if header.get(key) is not None}
+    return found or None
 
 
 def _cases(path: Path) -> list[dict[str, Any]]:
@@ -153,4 +164,5 @@ class RagRunReader:
         cases = _cases(path)
         recorded = _recorded(folder)
         return ReaderOutput(cases=cases, recorded=recorded, config=config,
-                            contradictions=_cross_check(cases, recorded))
+                            contradictions=_cross_check(cases, recorded),
+                            instrument=run_instrument(log) if log.is_file() else None)

@@ -84,6 +84,10 @@ class ReaderOutput:
     # set (to why) when the run did not finish (it crashed or was cancelled): its counts
     # cannot be judged, and the report is inconclusive (``core.inconclusive``)
     interrupted: str | None = None
+    # what measured the cases (the judge or grader model, the scorers and metrics, the
+    # dataset), as the format records it: a baseline comparison checks it first
+    # (``compare.instrument``); the system's own settings go in ``config``
+    instrument: dict[str, str] | None = None
 
 
 class ReportReader(Protocol):
@@ -218,6 +222,7 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
     report.run_order = output.run_order
     report.repeat_unit = output.repeat_unit
     report.interrupted = output.interrupted
+    report.instrument = output.instrument
     return report
 
 
@@ -232,4 +237,5 @@ def _uncounted(file: ReportFile, taxonomy: Taxonomy, output: ReaderOutput,
     return Report(name=file.name, path=file.path, kind="aggregate", counts={},
                   n_cases=n if type(n) is int else None, recorded=output.recorded,
                   taxonomy=taxonomy, format=format_name, uncounted=output.uncounted,
-                  run_order=output.run_order, interrupted=output.interrupted)
+                  run_order=output.run_order, interrupted=output.interrupted,
+                  instrument=output.instrument)
