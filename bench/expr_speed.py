@@ -6,7 +6,7 @@ match wins, over the same cases in the same run (interleaved rounds, median):
 - compiled: the predicates of ``builtin_taxonomies()["rag"]``, compiled from the
   expression language, given only the fields present in each case (how a reader
   hands them over);
-- plain Python: ADR 0059's reference classifier (``tests/rag_reference.py``), over
+- plain Python: the RAG failure classifier's reference code (``tests/rag_reference.py``), over
   the same cases.
 
 Cases are drawn with ``random.Random(0)`` from examples/reports/eval_summary.json,

@@ -189,7 +189,7 @@ else:
     with open(path, encoding="utf-8") as handle:
         json.load(handle)
 """
-# What a user would write: json.load, then ADR 0059's rules by hand, first match wins.
+# What a user would write: json.load, then the rag taxonomy's rules by hand, first match wins.
 BY_HAND = """import json, sys
 from collections import Counter
 path = sys.argv[1]

@@ -1,4 +1,4 @@
-"""ADR 0059 v1 written as its reference classifier is: the oracle for the rag taxonomy.
+"""The RAG failure classifier v1 (docs/design.md) as its reference code is: the rag oracle.
 
 Plain Python over a case's present fields (``dict.get`` with the reference's own
 defaults); the built-in ``rag.yaml`` must agree with it on every case, and
@@ -55,7 +55,7 @@ RULES: dict[str, Callable[[Case], bool]] = {
 
 
 def reference_classify(case: Case) -> str | None:
-    """The category ADR 0059's classifier gives a case, or ``None`` when it passed."""
+    """The category the RAG failure classifier gives a case, or ``None`` when it passed."""
     if not failed(case):
         return None
     for name, rule in RULES.items():

@@ -45,7 +45,8 @@ def test_a_mean_below_the_floor_fails_with_its_numbers(tmp_path: Path) -> None:
 
 
 def test_the_vacuous_truth_trap_is_flagged(tmp_path: Path) -> None:
-    # The example report predates ADR 0054: a correct refusal carries groundedness 1.0.
+    # The example report predates conditional semantics (docs/design.md): a correct refusal
+    # carries groundedness 1.0.
     rows = _metric_rows(tmp_path, EXAMPLES / "reports", "  groundedness: {min: 0.1}\n")
     row = rows["eval_summary::metric:groundedness"]
     assert row.verdict == "fail"

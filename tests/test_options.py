@@ -80,10 +80,11 @@ def test_every_ini_key_is_a_plain_identifier() -> None:
     assert BY_NAME["max-report-bytes"].dest == "failgate_max_report_bytes"
 
 
-def test_the_readme_lists_every_pytest_option_and_its_ini_key() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## Options")
-    section = readme[start:readme.index("\n## ", start + 1)]
+def test_the_docs_list_every_pytest_option_and_its_ini_key() -> None:
+    page = Path(__file__).resolve().parent.parent / "docs" / "options.md"
+    text = page.read_text(encoding="utf-8")
+    start = text.index("\n## pytest options and ini keys")
+    section = text[start:text.index("\n## ", start + 1)]
     for option in OPTIONS:
         if option.pytest:
             assert f"`{option.flag}" in section, option.flag

@@ -189,7 +189,7 @@ def test_noise_writes_the_gate_format_with_the_same_bands(
 def test_a_metric_over_cases_where_it_never_applies_is_not_applicable(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # ADR 0054: unanswerable cases have no accuracy; a run of only those has none at all
+    # docs/design.md: unanswerable cases have no accuracy; a run of only those has none at all
     monkeypatch.chdir(tmp_path)
     for run in ("base", "cand"):
         rows = [{"id": f"u{i}", "slice": "no_answer", "answerable": False, "correct": i > 0,

@@ -83,7 +83,7 @@ UNDECIDED: dict[str, list[str]] = {"refused": ["a field deciding failed is absen
 def undecidable(cases: list[Any]) -> bool:
     """Whether a field rag needs to decide one of the first cases is absent from all.
 
-    ADR 0059: an answerable case (absent: answerable) fails on its accuracy; an
+    The rag classifier: an answerable case (absent: answerable) fails on its accuracy; an
     unanswerable one on abstained, and on evidence_doc_ids only when it abstained.
     """
     needed = set()

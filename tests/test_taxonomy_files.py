@@ -223,7 +223,7 @@ def test_a_slice_not_declared_is_an_error(tmp_path: Path) -> None:
 
 
 def test_contracts_hold_between_counts_and_recorded_aggregates(tmp_path: Path) -> None:
-    # ADR 0059's "finding 1" contract, on the real n=221 aggregates.
+    # The rag classifier's "finding 1" contract (docs/design.md), on the real n=221 aggregates.
     ceilings = tmp_path / "c.yaml"
     ceilings.write_text((ROOT / "ceilings.yaml").read_text() + (
         "contracts:\n  finding_1:\n"
@@ -279,7 +279,7 @@ def test_a_rule_that_cannot_evaluate_a_case_names_the_rule_and_case(tmp_path: Pa
 def test_explain_shows_what_first_match_hid_in_pytest_and_the_cli(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # ADR 0075's trap: an early, broad rule swallows cases a later rule also matches.
+    # The trap of docs/design.md: an early, broad rule swallows cases a later rule matches.
     (pytester.path / "broad.yaml").write_text(
         "name: broad\nfailed: accuracy != 1.0\ncategories:\n"
         "  - {name: parse_or_metadata_issue, when: \"accuracy is not None\"}\n"

@@ -5,7 +5,7 @@ and the bottleneck stage (the one with the most failed cases); the weakest slice
 (the values of a slice field such as ``slice`` or ``query_type``, by failure rate,
 each with its exact Clopper-Pearson 95% interval, so a 3-of-4 slice is not taken
 for more than it is); the taxonomy's metrics over the cases where they apply
-(ADR 0054: never over the others); and an ordered list of what to look at first:
+(docs/design.md: never over the others); and an ordered list of what to look at first:
 the categories by count, each with its stage, the taxonomy's hint, the settings its
 catalogue says usually move it, and the slice where it is most frequent. All of it
 is counting and rules; nothing is generated, and it claims no improvement: the
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .taxonomy import Taxonomy
     from .taxonomy.expr import Compiled
 
-# Slice fields analysed by default: the regression gate's `slice`, ADR 0059's `query_type`.
+# Slice fields analysed by default: the regression gate's `slice`, the rag taxonomy's `query_type`.
 DEFAULT_SLICES = ("slice", "query_type")
 WEAKEST = 5
 UNSTAGED = "unstaged"

@@ -1,11 +1,11 @@
-"""Metric floors with conditional semantics (ADR 0054).
+"""Metric floors with conditional semantics (docs/design.md).
 
 A quality metric is measured only where it applies: a case whose value is null is
 left out of the numerator *and* the denominator, and ``effective_n`` says how many
 cases the mean is over. A mean over no case is not applicable, which for a floor
 is an error, never a pass. A non-substantive case (one that did not answer, per
-the taxonomy's ``substantive`` rule) carrying 1.0 is the vacuous-truth trap the
-ADR describes: it inflates the mean of pipelines that abstain more, so the floor
+the taxonomy's ``substantive`` rule) carrying 1.0 is the vacuous-truth trap
+docs/design.md describes: it inflates the mean of pipelines that abstain more, so the floor
 fails until the report stops doing it.
 """
 

@@ -182,7 +182,7 @@ class Ceiling(BaseModel):
 
 
 class MetricFloor(BaseModel):
-    """The least mean a metric may have, over the cases where it applies (ADR 0054).
+    """The least mean a metric may have, over the cases where it applies (docs/design.md).
 
     A case whose value is null does not count, in the numerator or the denominator;
     ``min_n`` asks for at least that many cases with a value.

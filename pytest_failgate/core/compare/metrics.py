@@ -1,7 +1,7 @@
 """Per-case metrics against the baseline: paired by case id, tested exactly.
 
 A taxonomy's metrics (``metrics:``) give each case a value, or null where the
-metric does not apply (ADR 0054: an unanswerable case has no accuracy; it is left
+metric does not apply (docs/design.md: an unanswerable case has no accuracy; it is left
 out, never counted as a vacuous 1.0). Two runs are compared over the cases where
 the metric applies in both: a case is *worse* when its value moved the wrong way,
 *better* when it moved the right way. The test is the exact sign test on those

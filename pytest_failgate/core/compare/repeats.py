@@ -56,7 +56,7 @@ def _metrics(reports: Sequence[Report]) -> dict[str, float]:
         for name, by_case in report.case_metrics.items():
             pooled.setdefault(name, []).extend(by_case.values())
     for name, found in pooled.items():
-        if found:  # a mean over no case is not applicable: no band (ADR 0054)
+        if found:  # a mean over no case is not applicable: no band (docs/design.md)
             values[name] = sum(found) / len(found)
     return values
 

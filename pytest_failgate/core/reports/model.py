@@ -66,7 +66,7 @@ class Report:
     format: str = OWN_FORMAT  # the reader that recognised it
     # the run's configuration as the report records it (what a comparison diffs)
     config: dict[str, Any] | None = None
-    # per taxonomy metric, each case's value where the metric applies (ADR 0054)
+    # per taxonomy metric, each case's value where the metric applies (docs/design.md)
     case_metrics: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
     # why an aggregate counts no category (an Inspect log written without samples)
     uncounted: str | None = None

@@ -2,7 +2,7 @@ r"""Taxonomy files: a taxonomy written in YAML, reviewed in a diff, compiled onc
 
 ```yaml
 name: rag
-description: ADR 0059 v1
+description: the RAG failure classifier, v1
 id_fields: [id, case_id]            # or id_field: id; [[provider.id, testIdx]]: composite
 records: results.results            # for a JSON file: where its list of cases is
 report_name: '(?P<name>.+)_\d{8}'   # the report's name: this group of the file's stem

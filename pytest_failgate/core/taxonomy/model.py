@@ -132,7 +132,7 @@ class CaseMetric:
     """A per-case quality measure, compared with a baseline case by case.
 
     ``value(case)`` is a bool or a number, or null where the metric does not apply
-    (ADR 0054: such a case leaves the mean's numerator and denominator, it is never
+    (docs/design.md: such a case leaves the mean's numerator and denominator, it is never
     counted as a vacuous 1.0). ``better`` says which way is an improvement.
     """
 

@@ -2,7 +2,7 @@
 
 Besides the counts, a tally keeps what a reviewer needs to trust them: the case
 ids in each category with a few examples, and for every rule how many of the
-cases it examined lacked a field it reads (ADR 0059's ``attempt_latency`` was
+cases it examined lacked a field it reads (in the rag classifier's data ``attempt_latency`` was
 often absent, which silently turned every comparison query into
 ``planner_under_decomposition``). A rule examines a case when the case failed
 and no earlier rule matched it.
@@ -56,7 +56,7 @@ class RuleError(Exception):
 
 @dataclass
 class MetricTally:
-    """A metric over the cases where it applies (non-null values only, ADR 0054)."""
+    """A metric over the cases where it applies (non-null values only, docs/design.md)."""
 
     n_values: int = 0
     total: Fraction = Fraction(0)

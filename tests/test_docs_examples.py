@@ -1,4 +1,4 @@
-"""The README's examples are real: its ceilings file and taxonomy load, its conftest works."""
+"""The docs' examples are real: their ceilings file and taxonomy load, their conftest works."""
 
 from __future__ import annotations
 
@@ -11,20 +11,21 @@ from helpers import BUILTIN, EXAMPLES
 from pytest_failgate.core.ceilings.load import load_ceilings
 from pytest_failgate.core.taxonomy.files import load_taxonomy_file
 
-README = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+DOCS = EXAMPLES.parent / "docs"
 
 
-def _block(section: str, language: str) -> str:
-    """The first fenced block of `language` after the heading `section`."""
-    start = README.index(f"\n{section}\n")
-    match = re.compile(rf"^```{language}\n(.*?)^```", re.S | re.M).search(README, start)
-    assert match, f"no {language} block under {section}"
+def _block(page: str, section: str, language: str) -> str:
+    """The first fenced block of `language` after the heading `section` of a docs page."""
+    text = "\n" + (DOCS / page).read_text(encoding="utf-8")
+    start = text.index(f"\n{section}\n")
+    match = re.compile(rf"^```{language}\n(.*?)^```", re.S | re.M).search(text, start)
+    assert match, f"no {language} block under {section} in docs/{page}"
     return match.group(1)
 
 
 def test_readme_ceilings_example_loads_with_its_names_checked(tmp_path: Path) -> None:
     path = tmp_path / "ceilings.yaml"
-    path.write_text(_block("## `ceilings.yaml`", "yaml"), encoding="utf-8")
+    path.write_text(_block("ceilings.md", "# `ceilings.yaml`", "yaml"), encoding="utf-8")
     ceilings = load_ceilings(path, BUILTIN)
     assert ceilings.taxonomy.name == "rag"
     assert {k: t.name for k, t in ceilings.overrides.items()} == {
@@ -35,19 +36,21 @@ def test_readme_ceilings_example_loads_with_its_names_checked(tmp_path: Path) ->
 
 def test_readme_taxonomy_example_loads(tmp_path: Path) -> None:
     path = tmp_path / "taxonomy.yaml"
-    path.write_text(_block("### Writing a taxonomy", "yaml"), encoding="utf-8")
+    path.write_text(_block("taxonomies.md", "## Writing a taxonomy", "yaml"), encoding="utf-8")
     taxonomy = load_taxonomy_file(path)
     assert [rule.name for rule in taxonomy.categories] == [
         "wrong_language", "no_docs", "stale_kb", "provider_down"]
     assert taxonomy.outside == ("provider_down",)
     assert taxonomy.fallback == "other"
     assert [rule.name for rule in taxonomy.caveats] == ["slow"]
+    assert [metric.name for metric in taxonomy.metrics] == ["resolved"]
 
 
 def test_readme_conftest_example_contributes_a_taxonomy_and_a_reader(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makeconftest(_block("### Plugins: taxonomies and readers in Python", "python"))
+    pytester.makeconftest(
+        _block("taxonomies.md", "## Plugins: taxonomies and readers in Python", "python"))
     (pytester.path / "reports").mkdir()
     (pytester.path / "reports" / "run.txt").write_text("a,ok\nb,timeout\nc,crash\n")
     (pytester.path / "ceilings.yaml").write_text(
