@@ -327,3 +327,51 @@ def test_pytest_shows_the_undecidable_report_as_a_failing_load_item(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*none of the 10 cases has 'score', which taxonomy scored "
                                  "reads to decide whether a case failed*"])
+
+
+# ------------------------------------------------ --lf after only the project's test failed
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no xdist", "xdist"])
+def test_last_failed_after_a_failing_project_test_shows_that_the_gate_was_left_out(
+    pytester: pytest.Pytester, project: Path, xdist: list[str]
+) -> None:
+    # pytest's --lf skips every file without a last failure, the ceilings file included:
+    # the gate's items must still be counted, so the summary says --lf left them out
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    pytester.mkdir("tests")
+    own = project / "tests" / "test_own.py"
+    own.write_text("def test_own():\n    assert 0\n", encoding="utf-8")
+    first = pytester.runpytest("--failgate=reports")
+    first.assert_outcomes(failed=1, passed=GATE_ITEMS)
+    own.write_text("def test_own():\n    pass\n", encoding="utf-8")
+    shutil.copy(EXAMPLES / "regression" / "eval_summary.json",
+                project / "reports" / "eval_summary.json")
+    result = pytester.runpytest("--failgate=reports", "--lf", *xdist)
+    result.stdout.fnmatch_lines(["*= failgate =*",
+                                 "failgate: 24 of 24 gate items deselected by --lf on the "
+                                 "command line; the gate did not run"])
+    assert result.ret == pytest.ExitCode.OK  # the person chose to rerun their own test
+
+
+@pytest.mark.parametrize("args", [["--setup-plan"], ["--setup-only"], ["--fixtures"],
+                                  ["--co", "-q"], ["--setup-plan", "-n", "2"]])
+def test_a_run_of_no_test_asked_for_on_the_command_line_says_the_gate_did_not_run(
+    pytester: pytest.Pytester, regression: Path, args: list[str]
+) -> None:
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest("--failgate=reports", *args)
+    assert result.ret == pytest.ExitCode.OK  # as pytest exits: nothing was meant to run
+    result.stdout.fnmatch_lines([f"failgate: {args[0]} runs no test; the gate did not run"])
+    result.stdout.no_fnmatch_line("*no gate item ran*")
+
+
+@pytest.mark.parametrize("addopts", ["--co", "--setup-plan", "--setup-only"])
+def test_a_configuration_that_runs_no_test_fails_the_session(
+    pytester: pytest.Pytester, regression: Path, addopts: str
+) -> None:
+    pytester.makeini(f"[pytest]\naddopts = {addopts}\n")
+    result = pytester.runpytest("--failgate=reports")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"failgate: {addopts} in the pytest configuration (addopts or "
+                                 "PYTEST_ADDOPTS) runs no test, so the gate did not run; *"])

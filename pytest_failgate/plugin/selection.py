@@ -8,7 +8,9 @@ items in several ways, and each is told apart here:
   pytest would;
 - the configuration chose it (``addopts`` in the ini file, ``PYTEST_ADDOPTS``): a
   change to a file can silence the gate, so the run fails and says where;
-- the run stopped before any gate item ran (an interrupt, a crashed worker): it fails.
+- the run stopped before any gate item ran (an interrupt, a crashed worker): it fails;
+- the run runs no test at all (``--co``, ``--setup-plan``, ``--fixtures``): said in the
+  summary when the command line asked for it, a failure when the configuration did.
 """
 
 from __future__ import annotations
@@ -28,6 +30,15 @@ _LONG = ("--deselect", "--lf", "--last-failed", "--sw", "--stepwise", "--sw-skip
 _SHORT = ("k", "m")
 # Short flags that take no value and may come first in a cluster (``-vk EXPR``).
 _BARE_SHORT = frozenset("vqxsl")
+# pytest's options that run no test, by destination, with every spelling (pytest allows
+# no abbreviations); the first is the one messages name.
+DRY_RUNS = {
+    "collectonly": ("--co", "--collect-only", "--collectonly"),
+    "setupplan": ("--setup-plan", "--setupplan"),
+    "setuponly": ("--setup-only", "--setuponly"),
+    "showfixtures": ("--fixtures", "--funcargs"),
+    "show_fixtures_per_test": ("--fixtures-per-test",),
+}
 
 
 def selection_options(args: Sequence[str]) -> list[str]:
@@ -61,12 +72,21 @@ class Selection:
     def as_pair(self) -> tuple[int, int]:
         return self.collected or 0, self.selected
 
-    def verdict(self, args: Sequence[str]) -> tuple[str | None, str | None]:
+    def verdict(self, args: Sequence[str],
+                dry: Sequence[str] = ()) -> tuple[str | None, str | None]:
         """``(problem, note)``: a problem fails the session; a note is only shown.
 
         ``args`` are the command-line arguments as the user gave them (without the
-        configuration's ``addopts``), which tell a person's choice from a file's.
+        configuration's ``addopts``), which tell a person's choice from a file's;
+        ``dry`` the spellings of the option in effect that runs no test (``DRY_RUNS``).
         """
+        if dry:
+            given = args[:args.index("--")] if "--" in args else args
+            if any(arg in dry for arg in given):
+                return None, f"failgate: {dry[0]} runs no test; the gate did not run"
+            return (f"failgate: {dry[0]} in the pytest configuration (addopts or "
+                    "PYTEST_ADDOPTS) runs no test, so the gate did not run; a configuration "
+                    "cannot switch the gate off: remove the option there"), None
         if not self.collected:
             return ("failgate: the gate is on, but no gate item was collected or reported, "
                     "so it did not run"), None

@@ -20,8 +20,8 @@ import pytest
 from ..core.errors import FailgateError, display_path
 from ..core.result import GateResult
 from .items import MARKER, GateFile, is_gate_item
+from .selection import DRY_RUNS, Selection
 from .selection import SELECTION_KEY as _SELECTION_KEY
-from .selection import Selection
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -119,6 +119,27 @@ class GateSession:
         return GateFile.from_parent(parent, path=file_path)
 
     @pytest.hookimpl(tryfirst=True)
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> pytest.CollectReport | None:
+        """Collect the ceilings file whatever other plugins would skip: ``--lf`` skips every
+        file without a last failure (before its items can be counted, or said to be left
+        out), which would drop the gate unseen. Its items are then selected like any others."""
+        if not isinstance(collector, GateFile):
+            return None
+        gate_file = collector
+
+        def children() -> list[pytest.Item | pytest.Collector]:
+            return list(gate_file.collect())
+
+        call = pytest.CallInfo.from_call(children, "collect",
+                                         reraise=(KeyboardInterrupt, SystemExit))
+        if call.excinfo is None:
+            return pytest.CollectReport(collector.nodeid, "passed", None, call.result)
+        return pytest.CollectReport(collector.nodeid, "failed",
+                                    collector.repr_failure(call.excinfo), [])
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
@@ -200,6 +221,15 @@ class GateSession:
             # (interrupted) for that, while xdist reports a worker's collection error as a
             # failure (1). Every run that could not gate exits alike.
             session.exitstatus = pytest.ExitCode.INTERRUPTED
+        if self._error is None:
+            option = self.pytest_config.option
+            dry = next((names for dest, names in DRY_RUNS.items()
+                        if getattr(option, dest, False)), ())
+            problem, note = self._selection.verdict(
+                self.pytest_config.invocation_params.args, dry)
+            self._ran_lines = [line for line in (note, problem) if line]
+            if problem:
+                _fail(session, also=pytest.ExitCode.NO_TESTS_COLLECTED)
         if self.result is None:
             return
         from ..core.ceilings import writeback
@@ -230,11 +260,6 @@ class GateSession:
             _fail(session)
         if self._write_outputs(self.result):
             _fail(session)
-        if not self.pytest_config.option.collectonly:
-            problem, note = self._selection.verdict(self.pytest_config.invocation_params.args)
-            self._ran_lines = [line for line in (note, problem) if line]
-            if problem:
-                _fail(session, also=pytest.ExitCode.NO_TESTS_COLLECTED)
 
     def _write_outputs(self, result: GateResult) -> bool:
         """Write the requested reports; True when one could not be written."""
@@ -250,7 +275,11 @@ class GateSession:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.result is None:
+        if self.result is None:  # the gate never ran: only whether it should have
+            if self._ran_lines:
+                terminalreporter.section("failgate")
+                for line in self._ran_lines:
+                    terminalreporter.write_line(line)
             return
         from ..output.text import summary_lines
 
