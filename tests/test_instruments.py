@@ -93,6 +93,11 @@ def test_a_changed_system_setting_is_what_is_tested(
     assert report.inconclusive is None
     assert report.instrument_changes == []
     assert [change.text for change in report.config_changes] == ["top_k: 5 -> 1"]
+    # the run's tests shared one budget: retrieval_miss, total and two metrics could be
+    # significant (the others moved too few cases to ever be), all four are
+    assert result.significance == ("significance: 4 tests that could be significant, decided "
+                                   "together (Holm): a false alarm in at most 5% of runs; "
+                                   "4 significant")
 
 
 def test_the_same_instrument_compares_as_before(

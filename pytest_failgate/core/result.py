@@ -285,6 +285,9 @@ class GateResult(_Model):
         default=None, description="the single-run diagnosis (the analyze setting)")
     noise: NoiseResult | None = Field(default=None, description=(
         "the run's noise source and false-alarm budget (None: exact counts, no noise)"))
+    significance: str | None = Field(default=None, description=(
+        "how the run's significance tests (rates, baseline comparisons) shared its false-alarm "
+        "budget (Holm), in words (None: no test could be significant)"))
     default_ceilings: dict[str, int] = Field(
         default={}, description="the counts under `ceilings:` (drawn on history charts)")
     ratchet_advice: str = Field(default="a ratchet", description=(

@@ -124,6 +124,8 @@ def build_result(gate: Gate) -> GateResult:
                       _init_noise(gate))
             if gate.config.mode == "init" and judged else None
         ),
+        significance=(gate.family.describe() if gate.family is not None
+                      and gate.family.tests else None),
         noise=None if gate.noise is None else NoiseResult(
             source=gate.noise.source.label, budget=float(gate.noise.budget),
             items=gate.noise.items, text=gate.noise.describe()),

@@ -293,6 +293,8 @@ def _summary(result: GateResult) -> list[str]:
     with_baseline = any(row.baseline is not None or row.metric_baseline is not None
                         for row in result.rows)
     out = ['<section id="summary">', "<h2>Summary</h2>"]
+    if result.significance is not None:
+        out.append(f'<p class="note">{_esc(result.significance)}.</p>')
     noisy = result.noise is not None
     if result.noise is not None:
         out.append(f'<p class="note">{_esc(result.noise.text)}; <em>catches</em> is the '

@@ -58,6 +58,8 @@ def render_markdown(result: GateResult,
     lines.append(f"Taxonomy `{result.taxonomy}`, {plural(len(result.reports), 'report')} "
                  f"({plural(cases, 'case')}), {source}.")
     lines.append("")
+    if result.significance is not None:
+        lines += [f"{_cell(result.significance)}.", ""]
     noisy = result.noise is not None
     if noisy:
         assert result.noise is not None

@@ -73,6 +73,8 @@ def summary_lines(result: GateResult, outcomes: Mapping[tuple[str, str, str], st
     ]
     if result.noise is not None:
         lines.append(result.noise.text)
+    if result.significance is not None:
+        lines.append(result.significance)
     for report in result.reports:
         lines.append("")
         lines.extend(_report_table(report, outcomes, result.noise is not None))
