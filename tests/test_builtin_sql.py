@@ -227,6 +227,7 @@ def test_sql_in_every_dialect_names_its_columns_and_parses_back(
 
 
 @pytest.mark.slow
+@pytest.mark.spark
 def test_sql_printed_for_spark_runs_in_spark_with_the_same_rows(
         sample: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("pyspark")

@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_failgate.core.errors import FailgateError
-from pytest_failgate.core.reports.model import ReportFile
+from pytest_failgate.core.reports.model import OWN_FORMAT, ReportFile
 from pytest_failgate.core.reports.read import ReadSpec, load_report
+from pytest_failgate.core.reports.sink import SAMPLE, check_fit
 from pytest_failgate.core.taxonomy import Taxonomy, builtin_taxonomies
 from pytest_failgate.core.taxonomy.expr import compile_expr
 from pytest_failgate.core.taxonomy.files import load_taxonomy_file
@@ -105,15 +106,23 @@ def _summary(report: Any) -> dict[str, Any]:
 
 def _parquet_python_counts(taxonomy: Taxonomy, parquet: Path, spec: ReadSpec
                            ) -> dict[str, Any]:
-    """The Python classifier on the rows DuckDB reads from the Parquet file."""
+    """The Python classifier on the rows DuckDB reads from the Parquet file.
+
+    A field the file has no column for is absent from every case, so the classifier's
+    fit check (a ``failed`` that reads only such fields decides nothing) applies here as
+    it does in the engines."""
     con = duckdb.connect()
     relation = con.sql(f"SELECT * FROM read_parquet('{parquet}')")
     names = relation.columns
     tallier = spec.tallier(taxonomy)
-    for row in relation.fetchall():
-        case = {k: v for k, v in zip(names, row, strict=True) if v is not None}
+    cases = [{k: v for k, v in zip(names, row, strict=True) if v is not None}
+             for row in relation.fetchall()]
+    for case in cases:
         tallier.add(str(case.get("id")), case)
     tally = tallier.result()
+    missing = {name: len(cases) for name in taxonomy.rule_fields if name not in names}
+    check_fit(ReportFile(parquet, "r"), taxonomy, missing, len(cases), cases[:SAMPLE],
+              OWN_FORMAT, None)
     return {"counts": tally.counts, "n": tally.n_cases,
             "slices": {f: {v: (t.n_cases, t.counts) for v, t in values.items()}
                        for f, values in tally.slices.items()},

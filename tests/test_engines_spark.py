@@ -36,7 +36,7 @@ pytest.importorskip("duckdb")
 
 from pytest_failgate.core.engines.spark_engine import load_spark, session
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +104,7 @@ def test_json_lines_are_refused_in_spark_with_a_pointer_to_duckdb(
     path.write_text('{"id": "a"}\n', encoding="utf-8")
     outcome = _spark_counts(builtin_taxonomies()["rag"], path, _spec())
     assert outcome[0] == "error"
-    assert "--engine duckdb" in outcome[1]
+    assert "duckdb engine" in outcome[1]
 
 
 def test_a_baseline_is_paired_in_spark_as_in_python(spark: Any, tmp_path: Path,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -46,3 +47,38 @@ def test_every_data_file_in_the_package_is_shipped_in_the_wheel() -> None:
         if not any(path.relative_to(package).match(pattern) for pattern in globs)
     ]
     assert unshipped == [], f"add these to [tool.setuptools.package-data]: {unshipped}"
+
+
+def _marks(decorators: list[ast.expr]) -> set[str]:
+    """The ``pytest.mark.NAME`` names among decorators or a ``pytestmark`` value."""
+    return {node.attr for decorator in decorators for node in ast.walk(decorator)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "mark"}
+
+
+def _names_pyspark(node: ast.AST) -> bool:
+    return any(isinstance(c, ast.Constant) and c.value == "pyspark" for c in ast.walk(node))
+
+
+def test_every_test_that_needs_pyspark_is_marked_spark_so_ci_runs_it() -> None:
+    """CI installs the spark extra only for ``-m spark``; an unmarked test that needs
+    pyspark would be skipped in every run, CI's too, and its engine never checked."""
+    unmarked, marked = [], 0
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        module_marks: set[str] = set()
+        whole_module = False
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+                module_marks |= _marks([node.value])
+            whole_module |= isinstance(node, ast.Expr) and _names_pyspark(node)
+        for found in ast.walk(tree):
+            if isinstance(found, ast.FunctionDef) and found.name.startswith("test_") and (
+                    whole_module or _names_pyspark(found)):
+                if "spark" in module_marks | _marks(found.decorator_list):
+                    marked += 1
+                else:
+                    unmarked.append(f"{path.name}::{found.name}")
+    assert not unmarked, unmarked
+    assert marked >= 5  # the Spark engine's own tests at least: the walk found them

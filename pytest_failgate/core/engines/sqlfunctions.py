@@ -8,7 +8,7 @@ SQL value of the call with Python's meaning, or raises ``SqlUnsupported``.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .sqlregex import portable_regex
 from .sqltypes import BOOL, INT, NULL, STR, SqlType, unify
@@ -17,7 +17,23 @@ from .sqlvalue import SqlUnsupported, V
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .sqlexpr import SqlExpr
+    from .dialects import Dialect
+
+
+class SqlExpr(Protocol):
+    """What a function's translation asks of the rule compiler (``sqlexpr.SqlExpr``):
+    named here so that this module needs nothing from the compiler that calls it."""
+
+    d: Dialect
+    scope: dict[str, V]
+
+    def var(self) -> str: ...
+    def const(self, value: Any) -> V: ...
+    def truth_of(self, v: V) -> str: ...
+    def is_null(self, v: V) -> str: ...
+    def truth(self, node: ast.expr) -> str: ...
+    def val(self, node: ast.expr) -> V: ...
+    def object_len(self, v: V) -> str: ...
 
 
 def quantifier(ex: SqlExpr, name: str, node: ast.Call) -> str:

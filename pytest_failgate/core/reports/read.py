@@ -10,72 +10,29 @@ line and the case.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FailgateError, did_you_mean
 from ..safeopen import BINARY_SUFFIXES, ensure_regular, open_regular, read_limit, read_regular
-from ..taxonomy import Tallier, Taxonomy, kind_of
+from ..taxonomy import Taxonomy, kind_of
 from ..taxonomy.expr.regex import group_matcher
 from .jsondecode import JsonSyntaxError, ShapeError, decoder, start_of
 from .jsonfile import describe, loads
 from .locate import place
-from .model import OWN_FORMAT, MetricSpec, Report, ReportFile, SkippedFile
-from .readers import (
-    ReaderOutput,
-    ReportReader,
-    TaxonomyChoice,
-    report_from_cases,
-)
+from .model import OWN_FORMAT, Report, ReportFile, SkippedFile
+from .readers import ReaderOutput, TaxonomyChoice
 from .sink import CaseProblem, CaseSink
+from .spec import ReadSpec
+
+__all__ = ["RECORDED_KEYS", "ReadSpec", "load_report"]  # ReadSpec: where callers import it
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator
 
-    from ..taxonomy.expr import Compiled
 
 # Top-level aggregates kept from a report for cross-checks; everything else is skipped.
 RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outcomes", "config")
 
-
-@dataclass(frozen=True)
-class ReadSpec:
-    """What to measure while reading, beyond the taxonomy's categories.
-
-    ``measures`` are predicates counted over every case (rate populations),
-    ``slicers`` give each case a value per slice field, ``recorded`` names further
-    top-level aggregates to keep (those contracts read), ``explain`` tries every
-    rule on every failed case.
-    """
-
-    measures: Mapping[str, Compiled] = field(default_factory=dict)
-    slicers: Mapping[str, Compiled] = field(default_factory=dict)
-    recorded: tuple[str, ...] = ()
-    explain: bool = False
-    readers: tuple[ReportReader, ...] = ()  # other formats, tried in order
-    metrics: Mapping[str, MetricSpec] = field(default_factory=dict)
-    max_bytes: int | None = None  # refuse larger report files (untrusted input)
-
-    def tallier(self, taxonomy: Taxonomy) -> Tallier:
-        """A tallier measuring what this spec asks for.
-
-        A metric floor named like one of the taxonomy's metrics measures that metric (its
-        ``value``); any other floor reads the field (or expression) it is named by.
-        """
-        own = {metric.name: metric.value for metric in taxonomy.metrics}
-        return Tallier(
-            taxonomy, {text: c.holds for text, c in self.measures.items()}, self.explain,
-            {name: c.function for name, c in self.slicers.items()},
-            {name: (own.get(name, metric.value.function), metric.substantive)
-             for name, metric in self.metrics.items()})
-
-    def reads(self) -> list[str]:
-        """The case fields the measures, slices and metrics read."""
-        compiled = [*self.measures.values(), *self.slicers.values(),
-                    *(metric.value for metric in self.metrics.values())]
-        reads = [name for c in compiled for name in c.reads]
-        reads += [name for metric in self.metrics.values() for name in metric.substantive_reads]
-        return list(dict.fromkeys(reads))
 
 def load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
                 spec: ReadSpec | None = None) -> Report | SkippedFile:
@@ -349,3 +306,38 @@ def _aggregate(
         taxonomy=taxonomy,
         recorded=recorded,
     )
+
+
+def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
+                      output: ReaderOutput, format_name: str = OWN_FORMAT,
+                      format_default: str | None = None) -> Report:
+    """Classify a reader's cases into a report, checking them as failgate's own reader does."""
+    if output.uncounted is not None:
+        return _uncounted(file, taxonomy, output, format_name)
+    sink = CaseSink(file, taxonomy, spec)
+    try:
+        sink.add_all(output.cases)
+    except CaseProblem as exc:
+        raise FailgateError(str(exc), file.path) from None
+    report = sink.finish(output.recorded, output.contradictions, format_name, format_default,
+                         output.config)
+    report.run_order = output.run_order
+    report.repeat_unit = output.repeat_unit
+    report.interrupted = output.interrupted
+    report.instrument = output.instrument
+    return report
+
+
+def _uncounted(file: ReportFile, taxonomy: Taxonomy, output: ReaderOutput,
+               format_name: str) -> Report:
+    """An aggregate that counts no category (``ReaderOutput.uncounted``): its size and
+    recorded values only. A case handed over with it would be silently dropped: refused."""
+    if any(True for _ in output.cases):
+        raise FailgateError(f"the {format_name} reader gave cases and said the file has none",
+                            file.path)
+    n = output.recorded.get("num_predictions")
+    return Report(name=file.name, path=file.path, kind="aggregate", counts={},
+                  n_cases=n if type(n) is int else None, recorded=output.recorded,
+                  taxonomy=taxonomy, format=format_name, uncounted=output.uncounted,
+                  run_order=output.run_order, interrupted=output.interrupted,
+                  instrument=output.instrument)

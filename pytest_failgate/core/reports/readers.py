@@ -42,16 +42,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import FailgateError
-from .model import OWN_FORMAT, Report
-from .sink import CaseProblem, CaseSink
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from pathlib import Path
 
     from ..taxonomy import Taxonomy
-    from .model import ReportFile
-    from .read import ReadSpec
 
 
 @dataclass
@@ -204,38 +200,3 @@ def repeat_of(case_id: str) -> str:
     unit of its own. For readers whose ids end in ``#<repeat>`` (``ReaderOutput.repeat_unit``)."""
     head, sep, _ = case_id.rpartition("#")
     return head if sep else case_id
-
-
-def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
-                      output: ReaderOutput, format_name: str = OWN_FORMAT,
-                      format_default: str | None = None) -> Report:
-    """Classify a reader's cases into a report, checking them as failgate's own reader does."""
-    if output.uncounted is not None:
-        return _uncounted(file, taxonomy, output, format_name)
-    sink = CaseSink(file, taxonomy, spec)
-    try:
-        sink.add_all(output.cases)
-    except CaseProblem as exc:
-        raise FailgateError(str(exc), file.path) from None
-    report = sink.finish(output.recorded, output.contradictions, format_name, format_default,
-                         output.config)
-    report.run_order = output.run_order
-    report.repeat_unit = output.repeat_unit
-    report.interrupted = output.interrupted
-    report.instrument = output.instrument
-    return report
-
-
-def _uncounted(file: ReportFile, taxonomy: Taxonomy, output: ReaderOutput,
-               format_name: str) -> Report:
-    """An aggregate that counts no category (``ReaderOutput.uncounted``): its size and
-    recorded values only. A case handed over with it would be silently dropped: refused."""
-    if any(True for _ in output.cases):
-        raise FailgateError(f"the {format_name} reader gave cases and said the file has none",
-                            file.path)
-    n = output.recorded.get("num_predictions")
-    return Report(name=file.name, path=file.path, kind="aggregate", counts={},
-                  n_cases=n if type(n) is int else None, recorded=output.recorded,
-                  taxonomy=taxonomy, format=format_name, uncounted=output.uncounted,
-                  run_order=output.run_order, interrupted=output.interrupted,
-                  instrument=output.instrument)

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from ..taxonomy import Taxonomy
     from ..taxonomy.model import Field, Predicate
-    from .read import ReadSpec
+    from .spec import ReadSpec
 
 MISSING = object()  # a dict case's absent key (a struct's is msgspec.UNSET)
 _TYPES: dict[str, tuple[type, ...]] = {

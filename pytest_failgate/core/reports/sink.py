@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..taxonomy import Taxonomy
     from ..taxonomy.model import CaseMetric
     from .model import ReportFile
-    from .read import ReadSpec
+    from .spec import ReadSpec
 
 
 SAMPLE = 64  # cases kept to see which fields ``failed`` reads (``undecided_fields``)
