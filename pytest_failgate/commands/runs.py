@@ -117,7 +117,13 @@ def guard(config: Config | Failgate, ref: str) -> GuardResultModel:
     from ..core.guard import guard as compare
     from ..core.result import GuardResultModel
 
-    found = compare(Failgate.of(config).config.ceilings, ref)
+    app = Failgate.of(config)
+    names = None
+    if app.config.paths:  # the reports the overrides must still name
+        gated, _ = app.load(app.config.paths)
+        names = [g.report.name if g.report is not None else g.file.name for g in gated]
+    found = compare(app.config.ceilings, ref, reports=names,
+                    origins=getattr(app.plugins.taxonomies, "origins", None))
     return GuardResultModel(ref=ref, passed=found.passed, lines=list(found.lines()))
 
 

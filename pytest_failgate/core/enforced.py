@@ -127,8 +127,11 @@ class Change:
         return self.reason is not None
 
     def describe(self, path: str) -> str:
-        where = f"{path}:{self.line}" if self.line else f"{path} (entry removed)"
-        text = f"{where} {self.label}: {show(self.old)} -> {show(self.new)}"
+        """``path:line label: old -> new`` and the reason; without a path (a route that is
+        no entry of the file), the label says where."""
+        where = (f"{path}:{self.line} " if self.line else f"{path} (entry removed) " if path
+                 else "")
+        text = f"{where}{self.label}: {show(self.old)} -> {show(self.new)}"
         return text + (f'  reason: "{self.reason}"' if self.reason else "  (no reason written)")
 
 
@@ -147,17 +150,32 @@ def _looser(old: int | Fraction | None, new: int | Fraction | None) -> bool:
 
 
 def _reason(new_reason: str | None, old_reason: str | None) -> str | None:
-    """A reason counts only when this change wrote it (new, or different from before)."""
-    return new_reason if new_reason and new_reason != old_reason else None
+    """A reason counts only when this change wrote it: new text, not the old one again,
+    nor the old one re-spaced (a trailing space does not excuse a new loosening)."""
+    if not new_reason or not new_reason.strip():
+        return None
+    if old_reason is not None and " ".join(new_reason.split()) == " ".join(old_reason.split()):
+        return None
+    return new_reason
+
+
+def entry_reason(new: str | None, old: Ceiling | None) -> str | None:
+    """An entry's reason, when this change wrote it (``_reason`` against the old entry's)."""
+    return _reason(new, old.reason if old is not None else None)
+
+
+def file_reason(old: Version, new: Version) -> str | None:
+    """The ceilings file's top-level reason, when this change wrote it."""
+    return _reason(new.model.reason, old.model.reason)
 
 
 def loosenings(old: Version, new: Version) -> list[Change]:
     """Everything the new version enforces less strictly than the old, in file order."""
-    file_reason = _reason(new.model.reason, old.model.reason)
-    changes = _item_changes(old, new, file_reason)
-    changes += _file_changes(old, new, file_reason)
-    changes += _floor_changes(old, new, file_reason)
-    changes += _contract_changes(old, new, file_reason)
+    reason = file_reason(old, new)
+    changes = _item_changes(old, new, reason)
+    changes += _file_changes(old, new, reason)
+    changes += _floor_changes(old, new, reason)
+    changes += _contract_changes(old, new, reason)
     changes.sort(key=lambda c: (c.line is None, c.line or 0, c.label))
     return changes
 

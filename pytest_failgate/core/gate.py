@@ -137,7 +137,9 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     if config.guard_ref:  # the guard, git and the comparison of versions: imported if asked
         from .guard import guard
 
-        loosened = guard(config.ceilings_path, config.guard_ref)
+        names = [g.report.name if g.report is not None else g.file.name for g in gated]
+        loosened = guard(config.ceilings_path, config.guard_ref, reports=names,
+                         origins=getattr(taxonomies, "origins", None))
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
                 taxonomies, noisy, family)
 

@@ -41,6 +41,7 @@ class Tree:
     ref: str | None = None
     # directory -> {name: mode} of its files at the ref, listed once
     _listed: dict[str, dict[str, str]] = field(default_factory=dict, compare=False, repr=False)
+    _named: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
     def open(directory: Path, ref: str) -> tuple[Tree, Tree]:
@@ -104,6 +105,17 @@ class Tree:
             if relative.startswith("../"):
                 return None
         return None
+
+    def files(self, name: str) -> list[str]:
+        """Every file of the repository named ``name`` (in any folder), in path order:
+        tracked or untracked-but-not-ignored in the working tree, tracked at the ref."""
+        if name not in self._named:
+            args = (["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+                    if self.ref is None else ["ls-tree", "-r", "-z", "--name-only", str(self.ref)])
+            listed = git(args, self.top)
+            paths = listed.stdout.split("\0") if listed.returncode == 0 else []
+            self._named[name] = sorted({p for p in paths if posixpath.basename(p) == name})
+        return self._named[name]
 
     def _read_at_ref(self, relative: str) -> str | None:
         real = self.real(relative)

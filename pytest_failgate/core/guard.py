@@ -11,21 +11,31 @@ existed at the ref" is the answer only when no ceilings file existed there.
 
 from __future__ import annotations
 
+import os
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .ceilings.load import parse_ceilings, validate_ceilings
-from .enforced import Change, Version, content_digest, loosenings
+from .enforced import Change, Version, content_digest, entry_reason, file_reason, loosenings
 from .errors import FailgateError, display_path
-from .gitref import Tree, configured_ceilings
+from .gitref import Tree, configured_ceilings, git
+from .routes import (
+    config_at,
+    config_changes,
+    outside,
+    plugin_changes,
+    plugin_files,
+    replaced_builtins,
+    vanished,
+)
 from .taxonomy import builtin_taxonomies
 from .taxonomy.files import names_a_file
 from .yamlsource import load_yaml, read_text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Collection, Iterator, Mapping
 
 __all__ = ["Change", "Comparison", "GuardResult", "guard", "loosenings", "parse_version"]
 
@@ -45,14 +55,16 @@ class GuardResult:
     ref: str
     path: Path
     comparisons: list[Comparison]
+    routes: list[Change] = field(default_factory=list)  # beyond the file's numbers
 
     @property
     def new_file(self) -> bool:
-        return not self.comparisons
+        return not self.comparisons and not self.routes
 
     @property
     def changes(self) -> list[Change]:
-        return [change for comparison in self.comparisons for change in comparison.changes]
+        return [*(change for comparison in self.comparisons for change in comparison.changes),
+                *self.routes]
 
     @property
     def passed(self) -> bool:
@@ -79,29 +91,46 @@ class GuardResult:
                 yield f"  compared with {comparison.base} at {self.ref}"
             for change in comparison.changes:
                 yield "  " + change.describe(comparison.now)
+        for change in self.routes:
+            yield "  " + change.describe(shown if change.line else "")
         if unexcused:
             yield ("  to accept a loosening, write {max: N, reason: \"why\"} on its entry (a "
                    "contract's or floor's `reason`), or for the taxonomy, significance, slices or"
                    " a removed entry a top-level `reason: \"why\"`; tightening needs no reason")
 
 
-def guard(path: Path, ref: str, cwd: Path | None = None) -> GuardResult:
-    """Compare the ceilings file (and the one the configuration names) with the ref's."""
-    path = path.resolve()  # the file a link points to, compared with what applied before
-    work, base = Tree.open(path.parent if path.parent.is_dir() else Path.cwd(), ref)
-    read_text(path)  # the file the gate reads must exist and be text
-    given = work.relative(path)
-    if given is None:
-        raise FailgateError("the ceilings file is outside the git repository", path)
+def guard(path: Path, ref: str, cwd: Path | None = None, *,
+          reports: Collection[str] | None = None,
+          origins: Mapping[str, tuple[str, str | None]] | None = None) -> GuardResult:
+    """Compare the ceilings file (and the one the configuration names) with the ref's, and
+    every other route to a looser gate (``routes``).
+
+    ``reports``: the names of this run's reports, when known (an override naming none of
+    them no longer applies); ``origins``: which plugin defines each taxonomy (``Taxonomies``).
+    """
+    written = Path(os.path.abspath(path))  # as configured: a link is kept
+    real_path = written.resolve()
+    work, base = _open(written, cwd or Path.cwd(), ref)
+    read_text(real_path)  # the file the gate reads must exist and be text
+    link = work.relative(written)
     here = work.relative(cwd or Path.cwd())
-    start = here if here is not None else posixpath.dirname(given)
+    start = here if here is not None else posixpath.dirname(link) if link is not None else "."
+    configured = configured_ceilings(work, start)
+    routes: list[Change] = []
+    for place, where in ((link, written), (configured, work.top / configured)):
+        moved = outside(work, None if place is None or place.startswith("../") else place,
+                        where)
+        if moved is not None and moved not in routes:
+            routes.append(moved)
+    given = work.relative(real_path)
     now_places: list[str] = []
-    for place in (given, configured_ceilings(work, start)):
-        real = work.real(place)
+    for candidate in (given, configured):
+        real = work.real(candidate) if candidate is not None else None
         if real is not None and real not in {work.real(p) for p in now_places}:
-            now_places.append(place)
+            now_places.append(candidate)  # type: ignore[arg-type]
     base_config = configured_ceilings(base, start)
     comparisons: list[Comparison] = []
+    pairs: list[tuple[Version, Version]] = []
     for place in now_places:
         real = work.real(place) or place
         new = _version(work, real, f"{display_path(work.top / place)}")
@@ -113,9 +142,46 @@ def guard(path: Path, ref: str, cwd: Path | None = None) -> GuardResult:
                 continue
             seen.add(found)
             old = _version(base, found, f"the version at {ref}", text)
+            pairs.append((old, new))
             comparisons.append(Comparison(display_path(work.top / place), found,
                                           found in (place, real), loosenings(old, new)))
-    return GuardResult(ref, path, comparisons)
+    routes += _routes(work, base, start, pairs, reports, origins)
+    return GuardResult(ref, real_path, comparisons, routes)
+
+
+def _open(written: Path, cwd: Path, ref: str) -> tuple[Tree, Tree]:
+    """The repository holding the ceilings file where it is written (a link's folder),
+    else, when that is in none (an ini path leading out of it), the one the guard runs in."""
+    if written.parent.is_dir() and git(["rev-parse", "--show-toplevel"],
+                                       written.parent).returncode == 0:
+        return Tree.open(written.parent, ref)
+    return Tree.open(cwd, ref)
+
+
+def _routes(work: Tree, base: Tree, start: str, pairs: list[tuple[Version, Version]],
+            reports: Collection[str] | None,
+            origins: Mapping[str, tuple[str, str | None]] | None) -> list[Change]:
+    """What else decides the outcome, compared (``routes``); excused by the ceilings file's
+    top-level reason when this change wrote it."""
+    old_ini, new_ini = config_at(base, start), config_at(work, start)
+    reason = file_reason(pairs[0][0], pairs[0][1]) if pairs else None
+    found = config_changes(old_ini, new_ini, reason)
+    now_plugins = plugin_files(work, new_ini)
+    found += plugin_changes(plugin_files(base, old_ini), now_plugins, reason)
+    if pairs and origins:
+        model = pairs[0][1].model
+        used = {model.taxonomy, *model.taxonomies.values()}
+        found += replaced_builtins({u for u in used if isinstance(u, str)}, origins,
+                                   set(builtin_taxonomies()), now_plugins, work.top, reason)
+    if pairs and reports is not None:
+        old, new = pairs[0]
+        overrides = {name: new.line(("reports", name)) for name in new.model.reports
+                     if name in old.model.reports}
+        excuses = {name: next((r for entry, ceiling in new.model.reports[name].items()
+                               if (r := entry_reason(ceiling.reason, old.model.reports[name].get(
+                                   entry))) is not None), None) for name in overrides}
+        found += vanished(overrides, excuses, set(reports), reason)
+    return found
 
 
 def parse_version(path: Path) -> Version:

@@ -49,6 +49,8 @@ class Taxonomies(MutableMapping[str, Taxonomy]):
     def __init__(self, base: Mapping[str, Taxonomy]) -> None:
         self._base = base
         self._added: dict[str, Taxonomy] = {}
+        # name -> (the plugin that added it, its module's file): what the guard names
+        self.origins: dict[str, tuple[str, str | None]] = {}
 
     def __getitem__(self, name: str) -> Taxonomy:
         return self._added[name] if name in self._added else self._base[name]
