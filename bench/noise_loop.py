@@ -1,6 +1,6 @@
-"""The README's CI loop on a noisy system: false alarms of unchanged pull requests, and power.
+"""The CI loop on a noisy system: false alarms of unchanged pull requests, and power.
 
-The loop is the one the README recommends: ``failgate init`` once, then for every merge
+The loop is the one docs/ci.md recommends: ``failgate init`` once, then for every merge
 ``failgate check`` on the pull request's run and ``failgate ratchet`` on main's run. The
 system is a RAG pipeline evaluated on ``--cases`` cases (the RAG regression gate's run
 folders: ``attribution.jsonl`` and a ``run.jsonl`` header). Nothing about it changes from

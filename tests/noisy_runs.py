@@ -167,7 +167,7 @@ class Loop:
 
 
 def trial(seed: int, args: Loop, work: Path) -> Trial:
-    """One system through the README's CI loop: init once, then per merge check the pull
+    """One system through the CI loop of docs/ci.md: init once, then per merge check the pull
     request's run and ratchet main's; then one regressed pull request per category."""
     rng = random.Random(seed)
     system = System.draw(args.cases, args.flip, rng)

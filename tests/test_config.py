@@ -142,7 +142,7 @@ def git(cwd: Path, *args: str) -> None:
 def test_the_guard_finds_the_ceilings_the_ini_names_now_and_at_the_ref(
     moved: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's recipe, ``failgate guard --base main``, after a reviewed move."""
+    """The guard's recipe, ``failgate guard --base main``, after a reviewed move."""
     git(moved, "init", "-q", "-b", "main")
     git(moved, "add", "-A")
     git(moved, "commit", "-qm", "base")

@@ -129,6 +129,18 @@ def test_the_readme_links_resolve() -> None:
     assert _broken_links(ROOT / "README.md") == []
 
 
+def test_the_readme_is_a_front_door_to_every_page() -> None:
+    """The README introduces and links; the reference is in docs/, so the README stays short
+    and every page of the site is one link away from it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = readme.count("\n")
+    assert lines <= 250, f"README.md has {lines} lines: move reference text into docs/"
+    linked = {(ROOT / target.partition("#")[0]).resolve()
+              for target in LINK.findall(CODE.sub("", readme))}
+    unlinked = sorted(_relative(page) for page in DOCS.glob("*.md") if page.resolve() not in linked)
+    assert unlinked == [], f"the README links no page {unlinked}"
+
+
 def test_the_link_check_finds_a_missing_file_and_heading(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# A page\n\n## `ceilings.yaml` keys\n")
@@ -145,7 +157,8 @@ def test_the_docs_mark_commands_runnable() -> None:
     markers = sum(len(re.findall("^<!-- runnable", page.read_text(encoding="utf-8"), re.M))
                   for page in PAGES)
     assert len(BLOCKS) == markers
-    assert {block.page for block in BLOCKS} >= {"docs/index.md", "docs/noise.md", "docs/ci.md"}
+    assert {block.page for block in BLOCKS} >= {
+        "README.md", "docs/index.md", "docs/noise.md", "docs/ci.md"}
 
 
 def _sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:

@@ -23,7 +23,7 @@ def _block(page: str, section: str, language: str) -> str:
     return match.group(1)
 
 
-def test_readme_ceilings_example_loads_with_its_names_checked(tmp_path: Path) -> None:
+def test_the_ceilings_example_loads_with_its_names_checked(tmp_path: Path) -> None:
     path = tmp_path / "ceilings.yaml"
     path.write_text(_block("ceilings.md", "# `ceilings.yaml`", "yaml"), encoding="utf-8")
     ceilings = load_ceilings(path, BUILTIN)
@@ -34,7 +34,7 @@ def test_readme_ceilings_example_loads_with_its_names_checked(tmp_path: Path) ->
     assert list(ceilings.metrics) == ["accuracy"]
 
 
-def test_readme_taxonomy_example_loads(tmp_path: Path) -> None:
+def test_the_taxonomy_example_loads(tmp_path: Path) -> None:
     path = tmp_path / "taxonomy.yaml"
     path.write_text(_block("taxonomies.md", "## Writing a taxonomy", "yaml"), encoding="utf-8")
     taxonomy = load_taxonomy_file(path)
@@ -46,7 +46,7 @@ def test_readme_taxonomy_example_loads(tmp_path: Path) -> None:
     assert [metric.name for metric in taxonomy.metrics] == ["resolved"]
 
 
-def test_readme_conftest_example_contributes_a_taxonomy_and_a_reader(
+def test_the_conftest_example_contributes_a_taxonomy_and_a_reader(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makeconftest(

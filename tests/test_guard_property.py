@@ -1,5 +1,5 @@
 """A property: any edit of a ceilings file tightens, loosens or leaves it equal, and the
-guard says which, as an independent oracle of the README's rules does.
+guard says which, as an independent oracle of docs/ci.md's guard table does.
 
 The oracle enumerates every item the gate would build (each report, the defaults, and
 a declared slice; categories, a group and ``total``) and the limit that governs it,

@@ -1,7 +1,7 @@
 """Noise-aware ceilings: allowances, the ratchet past the noise, power, and the exact case.
 
 The statistics are checked against sums written here from ``math.comb``; the loop is the
-README's (init once, check each pull request, ratchet main) on simulated noisy runs
+one docs/ci.md recommends (init once, check each pull request, ratchet main) on simulated noisy runs
 (``noisy_runs``), as ``bench/noise_loop.py`` runs it at full size.
 """
 
@@ -265,7 +265,7 @@ def test_a_noisy_ceiling_whose_parts_do_not_add_up_is_an_error_on_its_line(
 
 def test_an_unchanged_noisy_system_rarely_fails_and_a_real_regression_is_caught(
         tmp_path: Path) -> None:
-    """The README's loop at 400 cases, flip 0.06, a band from 3 repeats: with the noise
+    """The CI loop at 400 cases, flip 0.06, a band from 3 repeats: with the noise
     given, 2 systems x 10 unchanged pull requests; then a regression of three band widths
     (at least 4% of the cases) in each category. Seeded, so the counts are fixed."""
     loop = Loop(merges=10)
