@@ -230,9 +230,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from .mcpserver import serve
+    from .core.gate import byte_limit
+    from .mcpserver import Limits, serve
 
-    serve()
+    byte_limit(args.max_report_bytes)  # a bad size is refused now, not at the first call
+    if args.call_seconds <= 0:
+        raise FailgateError("--call-seconds must be more than 0")
+    serve(Limits(args.max_report_bytes, args.call_seconds, args.allow_plugins))
     return EXIT_PASS
 
 
@@ -358,8 +362,16 @@ def _parser() -> argparse.ArgumentParser:
                               "query_type)")
     analyze.add_argument("--json", metavar="FILE", help="write the analysis as JSON")
 
-    command("mcp", "serve failgate's commands to MCP clients over stdio "
-            "(needs the mcp extra)", "failgate mcp", cmd_mcp)
+    mcp = command("mcp", "serve failgate's commands to MCP clients over stdio "
+                  "(needs the mcp extra)", "failgate mcp", cmd_mcp)
+    mcp.add_argument("--allow-plugins", action="store_true",
+                     help="run the plugins the project names (failgate_plugins, entry "
+                          "points); without it the server runs no plugin code")
+    mcp.add_argument("--max-report-bytes", default="100MB", metavar="SIZE",
+                     help="refuse report files larger than SIZE in every call (default: "
+                          "100MB; the ini file's limit when smaller)")
+    mcp.add_argument("--call-seconds", type=float, default=60.0, metavar="S",
+                     help="stop a call that runs longer than S seconds (default: 60)")
 
     noise = command("noise", "measure each category's noise band from repeated runs",
                     "failgate noise run1/ run2/ run3/ --out noise_band.json", cmd_noise)

@@ -9,6 +9,21 @@ message. Tools: ``check`` (the document ``failgate check --json`` writes, with i
 ``verdict``), ``show``, ``diff``, ``explain`` (``check``'s rule diagnostics), ``analyze``,
 ``init`` and ``ratchet`` (which write the ceilings file, as the commands do).
 
+What the server may read and run (each call, in a process of its own):
+
+- **Reads** only inside its working folder and the roots the client declares (MCP
+  ``roots``): every path a call names, every file a report folder holds and every file
+  opened (ceilings, taxonomies, reports), symbolic links followed, must lie there; the
+  ini file's paths too. Anything else is refused naming the path as given.
+- **Writes** only the ceilings file (``init``, ``ratchet``), under the same rule.
+- **Runs no plugin code** (``failgate_plugins``, entry points) unless started with
+  ``failgate mcp --allow-plugins``; a project whose ini file names plugins is refused
+  until then, since its numbers depend on them.
+- **Never echoes report values** in errors: a message names a value by its kind only.
+- **Bounds each call**: report files larger than ``--max-report-bytes`` (default 100MB,
+  or the ini file's smaller limit) are refused, archives decompress within it, and a
+  call running longer than ``--call-seconds`` (default 60) is stopped.
+
 Why no REST server: ``failgate check --json`` already gives any program the whole
 result as a documented JSON document (``failgate schema``), and MCP gives assistants a
 typed, discoverable interface over stdio with no port, no authentication and no
@@ -18,6 +33,7 @@ process to keep running; an HTTP service would be a third copy of the same calls
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,15 +63,39 @@ def tool_advice(config: Config) -> Advice:
     return Advice(init=call("init"), ratchet=call("ratchet"))
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What the server allows each call (``failgate mcp`` options)."""
+
+    max_report_bytes: str = "100MB"
+    seconds: float = 60.0
+    plugins: bool = False
+
+
+LIMITS = Limits()  # replaced by ``serve``
+
+
 def _config(**arguments: Any) -> Config:
     """The configuration of one call: its arguments (paths relative to the server's working
-    directory), the ini file, the defaults; advice in MCP's words."""
+    directory), the ini file, the defaults; advice in MCP's words; the server's limits
+    (plugins off unless allowed, the smaller byte limit), every path inside the roots."""
     from dataclasses import replace
 
     from .commands.config import load
+    from .core.confine import check_inside
+    from .core.gate import byte_limit
 
     config = load(arguments)
-    return replace(config, advice=tool_advice(config))
+    limit = byte_limit(LIMITS.max_report_bytes)
+    ini_limit = byte_limit(config.max_report_bytes)
+    if ini_limit is not None and limit is not None:
+        limit = min(limit, ini_limit)
+    config = replace(config, advice=tool_advice(config), run_plugins=LIMITS.plugins,
+                     max_report_bytes=str(limit) if limit is not None else None)
+    for path in (*config.paths, config.ceilings, *config.baseline, config.noise):
+        if path is not None:
+            check_inside(path)
+    return config
 
 
 def check(paths: list[str] | None = None, ceilings: str | None = None,
@@ -95,9 +135,13 @@ def diff(base: str, candidate: str, taxonomy: str | None = None,
          ceilings: str | None = None) -> dict[str, Any]:
     """Per report and category, the cases that entered and left it between two runs."""
     from .commands.runs import diff as run
+    from .core.confine import check_inside
 
     config = _config(taxonomy=taxonomy, ceilings=ceilings)
-    return run(config, Path(base).resolve(), Path(candidate).resolve()).model_dump(mode="json")
+    runs = Path(base).resolve(), Path(candidate).resolve()
+    for path in runs:
+        check_inside(path)
+    return run(config, *runs).model_dump(mode="json")
 
 
 def analyze(paths: list[str] | None = None, taxonomy: str | None = None,
@@ -131,18 +175,112 @@ def ratchet(paths: list[str] | None = None, ceilings: str | None = None,
 TOOLS = (check, show, diff, explain, analyze, init, ratchet)
 
 
+TOOL_NAMES = {function.__name__: function for function in TOOLS}
+
+
 def _guarded(function: Any) -> Any:
-    """The tool as MCP sees it: failgate's errors become one clear tool error."""
+    """The tool as MCP sees it: the call runs confined, in a process of its own stopped
+    after ``LIMITS.seconds``; failgate's errors become one clear tool error."""
+    import inspect
+
+    from mcp.server.mcpserver import Context
     from mcp.server.mcpserver.exceptions import ToolError
 
-    @functools.wraps(function)  # the signature and docstring MCP describes the tool by
-    def tool(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except FailgateError as exc:
-            raise ToolError(f"failgate: error: {exc}") from None
+    async def tool(**kwargs: Any) -> Any:
+        context = kwargs.pop("ctx")
+        roots = await _client_roots(context)
+        import anyio.to_thread
 
+        outcome, value = await anyio.to_thread.run_sync(
+            functools.partial(run_call, function.__name__, kwargs, roots, LIMITS))
+        if outcome == "error":
+            raise ToolError(f"failgate: error: {value}")
+        return value
+
+    functools.update_wrapper(tool, function)  # the docstring and name MCP describes it by
+    signature = inspect.signature(function, eval_str=True)  # types, not their text
+    tool.__signature__ = signature.replace(parameters=[  # type: ignore[attr-defined]
+        *signature.parameters.values(),
+        inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)])
+    tool.__annotations__ = {**function.__annotations__, "ctx": Context}
+    del tool.__wrapped__  # type: ignore[attr-defined]  # the signature above is the tool's
     return tool
+
+
+async def _client_roots(context: Any) -> list[str]:
+    """The client's MCP roots as folder paths (none when it declares no roots)."""
+    from urllib.parse import unquote, urlparse
+
+    capabilities = context.client_capabilities
+    if capabilities is None or getattr(capabilities, "roots", None) is None:
+        return []
+    try:
+        listed = await context.session.list_roots()
+    except Exception:  # a client that declared roots but cannot list them: none
+        return []
+    found = []
+    for root in listed.roots:
+        uri = urlparse(str(root.uri))
+        if uri.scheme == "file":
+            found.append(unquote(uri.path))
+    return found
+
+
+def run_call(name: str, arguments: dict[str, Any], roots: list[str],
+             limits: Limits) -> tuple[str, Any]:
+    """One tool call in a child process (started from a clean fork server), stopped after
+    ``limits.seconds``: ``("ok", result)`` or ``("error", message)``. Where processes
+    cannot be forked from a server (Windows), the call runs here, without a time limit."""
+    import multiprocessing
+    import os
+
+    allowed = [os.getcwd(), *roots]
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return _call(name, arguments, allowed, limits)
+    context = multiprocessing.get_context("forkserver")
+    receiving, sending = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(sending, name, arguments, allowed, limits),
+                            daemon=True)
+    child.start()
+    sending.close()
+    try:
+        if not receiving.poll(limits.seconds):
+            child.kill()
+            return ("error", f"the call took longer than {limits.seconds:g} s and was stopped "
+                             "(failgate mcp --call-seconds)")
+        try:
+            outcome, value = receiving.recv()
+            return outcome, value
+        except EOFError:
+            return ("error", "the call's process ended without an answer (out of memory?)")
+    finally:
+        receiving.close()
+        child.join(5)
+        if child.is_alive():  # pragma: no cover - a child that ignores the end of its call
+            child.kill()
+
+
+def _child(sending: Any, name: str, arguments: dict[str, Any], allowed: list[str],
+           limits: Limits) -> None:
+    sending.send(_call(name, arguments, allowed, limits))
+    sending.close()
+
+
+def _call(name: str, arguments: dict[str, Any], allowed: list[str],
+          limits: Limits) -> tuple[str, Any]:
+    global LIMITS
+    from .core.confine import confined, values_hidden
+
+    LIMITS = limits
+    own = Path(__file__).parent  # failgate's own files: the built-in taxonomies
+    with confined([*(Path(root) for root in allowed), own]), values_hidden():
+        try:
+            return ("ok", TOOL_NAMES[name](**arguments))
+        except FailgateError as exc:
+            return ("error", str(exc))
+        except Exception as exc:  # never a traceback, nor a value, to the client
+            return ("error", f"failgate failed ({type(exc).__name__}); the server's log has "
+                             "no more: run the same command with the failgate CLI")
 
 
 def server() -> MCPServer:
@@ -165,6 +303,9 @@ def server() -> MCPServer:
     return app
 
 
-def serve() -> None:
+def serve(limits: Limits | None = None) -> None:
     """Serve over stdio until the client closes the connection."""
+    global LIMITS
+    if limits is not None:
+        LIMITS = limits
     server().run("stdio")

@@ -63,6 +63,8 @@ class Config:
     plugins: tuple[str, ...] = ()
     given: frozenset[str] = frozenset()
     advice: Advice = field(default_factory=Advice)
+    # False where no plugin code may run (the MCP server unless --allow-plugins)
+    run_plugins: bool = True
 
     def gate(self, mode: Mode) -> GateConfig:
         """The core's configuration of one gate run in ``mode``."""

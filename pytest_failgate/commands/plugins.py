@@ -96,6 +96,14 @@ def load_plugins(config: Config, pytest_plugins: Iterable[tuple[str, object]] = 
     ``pytest_plugins``: under pytest, the ``conftest.py`` files and plugins that define
     a hook, as ``(label, plugin)`` in pytest's order.
     """
+    if not config.run_plugins:
+        if config.plugins:
+            named = ", ".join(map(spec_label, config.plugins))
+            raise FailgateError(
+                f"the pytest configuration names {INI_KEY} ({named}): "
+                "this server runs no plugin code unless started with `failgate mcp "
+                "--allow-plugins`, and the numbers depend on them")
+        return Contributions()
     manager = PluginManager()
     for label, plugin in entry_point_plugins():
         manager.add(plugin, label)

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, BinaryIO
 
+from .confine import check_inside
 from .errors import FailgateError
 
 BINARY_SUFFIXES = (".eval", ".zip", ".parquet", ".orc")  # may hold runs of NUL bytes
@@ -71,6 +72,7 @@ def ensure_regular(path: Path, limit: int | None = None, text: bool = False) -> 
     CSV) with a hole is refused too: a sparse file's holes read as NUL bytes, which no
     text report holds, and a 2 GB hole would be read (into memory, as one line) before
     the first character could fail."""
+    check_inside(path)
     try:
         info = os.stat(path)
         _refuse(info.st_mode, path)
@@ -115,6 +117,7 @@ def open_regular(path: Path, limit: int | None = None) -> BinaryIO:
 
     ``limit`` refuses files larger than that many bytes (for untrusted input).
     """
+    check_inside(path)
     try:
         _refuse(os.stat(path).st_mode, path)
         flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)

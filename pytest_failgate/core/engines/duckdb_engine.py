@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from ..confine import shown
 from ..errors import FailgateError
 from ..reports.model import OWN_FORMAT, Report
 from ..reports.sink import SAMPLE, check_fit
@@ -196,7 +197,7 @@ def load_duckdb(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
         except Exception as exc:
             raise FailgateError(f"DuckDB stopped: {_first_line(exc)}", report.path) from None
         if duplicate:
-            raise FailgateError(f"duplicate case id '{duplicate[0][0]}' "
+            raise FailgateError(f"duplicate case id {shown(repr(str(duplicate[0][0])))} "
                                 f"({duplicate[0][1]} cases)", report.path)
     finally:
         con.close()

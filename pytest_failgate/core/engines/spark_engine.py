@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..confine import shown
 from ..errors import FailgateError
 from ..reports.model import OWN_FORMAT, Report
 from ..reports.sink import SAMPLE, check_fit
@@ -130,7 +131,7 @@ def load_spark(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
     except Exception as exc:
         raise FailgateError(f"Spark stopped: {_first_line(exc)}", report.path) from None
     if duplicate:
-        raise FailgateError(f"duplicate case id '{duplicate[0][0]}' "
+        raise FailgateError(f"duplicate case id {shown(repr(str(duplicate[0][0])))} "
                             f"({duplicate[0][1]} cases)", report.path)
     tally = counted.tally
     select = f"SELECT {query.decided_sql} AS _decided, {query.id_sql} AS _id FROM {table}"

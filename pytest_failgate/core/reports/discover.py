@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..confine import check_inside
 from ..errors import FailgateError
 from .model import ReportFile, SkippedFile
 
@@ -35,6 +36,7 @@ def discover(paths: Sequence[Path], suffixes: Sequence[str] = REPORT_SUFFIXES
     found: list[ReportFile] = []
     skipped: list[SkippedFile] = []
     for given in paths:
+        check_inside(given)
         if given.is_file() or (given.exists() and not given.is_dir()):
             # a FIFO or device named on purpose: its reader refuses it with a clear message
             if given.suffix not in suffixes:
@@ -76,6 +78,7 @@ def _walk(root: Path, found: list[ReportFile], skipped: list[SkippedFile],
         subdirs[:] = sorted(d for d in subdirs if d not in NOT_REPORTS)
         for filename in sorted(files):
             path = Path(directory, filename)
+            check_inside(path)  # a link in the folder leading out of a confined run
             if path.suffix in suffixes:
                 found.append(ReportFile(path, report_name(path, root)))
             else:

@@ -45,6 +45,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..confine import shown
 from ..errors import FailgateError, did_you_mean
 from .jsonfile import describe, load_json
 from .readers import ReaderOutput, repeat_of
@@ -496,4 +497,4 @@ def _capped(lines: list[str]) -> list[str]:
 
 def _show(value: object) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return shown(text if len(text) <= 40 else text[:37] + "...")

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
+from ..confine import shown
 from ..errors import FailgateError
 from ..taxonomy import kind_of
 from ..taxonomy.expr import ExprRuntimeError
@@ -116,7 +117,8 @@ class CaseSink:
         key = self._key(view, position)
         first = self._seen.setdefault(key, position)
         if first != position:
-            raise CaseProblem(position, f"duplicate case id '{key}' (also case #{first})")
+            raise CaseProblem(position, f"duplicate case id {shown(repr(str(key)))} "
+                                        f"(also case #{first})")
         try:
             decision = self.tallier.decide(view)
         except RuleError as exc:

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..confine import shown
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -89,7 +91,7 @@ class Field:
 
 def _show(value: object) -> str:
     text = repr(value) if not isinstance(value, str) else '"' + value + '"'
-    return text if len(text) <= 40 else text[:37] + "..."
+    return shown(text if len(text) <= 40 else text[:37] + "...")
 
 
 def _never(case: Case) -> bool:

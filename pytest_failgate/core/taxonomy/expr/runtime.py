@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
+from ...confine import shown
 from .errors import ExprRuntimeError
 
 _EMPTY: frozenset[Any] = frozenset()
@@ -39,7 +40,7 @@ def _describe(value: object) -> str:
     text = repr(value)
     if len(text) > 30:
         text = text[:27] + "..."
-    return f"{kind} ({text})"
+    return f"{kind} ({shown(text)})"
 
 
 def _is_number(value: object) -> bool:
