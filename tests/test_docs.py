@@ -141,6 +141,32 @@ def test_the_readme_is_a_front_door_to_every_page() -> None:
     assert unlinked == [], f"the README links no page {unlinked}"
 
 
+# A path into the repository's own folders, in prose, code spans or command blocks alike.
+REPO_PATH = re.compile(
+    r"(?<![\w/.$-])((?:bench|docs|examples|pytest_failgate|scripts|tests|\.ci)/[\w./@-]*[\w/])")
+
+
+def _absent_paths(page: Path, root: Path = ROOT) -> list[str]:
+    return [path for path in REPO_PATH.findall(page.read_text(encoding="utf-8"))
+            if not (root / path).exists()]
+
+
+def test_the_docs_name_only_files_that_are_in_the_repository() -> None:
+    """A script, module or page the docs name exists: no reference to a document that is
+    not in the repository, even outside a link."""
+    absent = {_relative(page): _absent_paths(page) for page in PAGES}
+    assert {page: paths for page, paths in absent.items() if paths} == {}
+
+
+def test_the_path_check_finds_a_missing_script(tmp_path: Path) -> None:
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "speed.py").write_text("")
+    page = tmp_path / "page.md"
+    page.write_text("Run `bench/speed.py`, then python bench/gone.py; see runs/r1/ and "
+                    "tests/data/.\n")
+    assert _absent_paths(page, tmp_path) == ["bench/gone.py", "tests/data/"]
+
+
 def test_the_link_check_finds_a_missing_file_and_heading(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# A page\n\n## `ceilings.yaml` keys\n")
