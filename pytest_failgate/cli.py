@@ -172,7 +172,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from .commands.runs import diff
 
     config = configure(args)
-    compared = diff(config, Path(args.base).resolve(), Path(args.candidate).resolve())
+    compared = diff(config, Path(os.path.realpath(args.base)),
+                    Path(os.path.realpath(args.candidate)))
     for index, report in enumerate(compared.reports):
         if index:
             _out()
@@ -244,7 +245,7 @@ def cmd_noise(args: argparse.Namespace) -> int:
     from .commands.runs import noise
 
     config = configure(args)
-    measured = noise(config, [Path(run).resolve() for run in args.runs], Path(args.out))
+    measured = noise(config, [Path(os.path.realpath(run)) for run in args.runs], Path(args.out))
     _out(f"noise over {measured.n_runs} runs -> {args.out}")
     width = max(len(name) for name in [*measured.bands, *measured.metric_bands])
     for name, band in measured.bands.items():
@@ -268,7 +269,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     from .output.history import history_svg
 
     config = configure(args)
-    found = history(config, Path(args.folder).resolve())
+    found = history(config, Path(os.path.realpath(args.folder)))
     names, points = found.charted, found.points
     width = max([len(p.label) for p in points] + [len("ceiling")])
     _out("  ".join([f"{'run':<{width}}", *(f"{n:>{max(len(n), 5)}}" for n in names)]))
@@ -295,7 +296,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     from .commands.runs import sql
 
     config = configure(args)
-    sample = Path(args.sample).resolve() if args.sample else None
+    sample = Path(os.path.realpath(args.sample)) if args.sample else None
     sys.stdout.write(sql(config, args.dialect, args.table, sample).sql)
     return EXIT_PASS
 

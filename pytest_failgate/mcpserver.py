@@ -134,11 +134,13 @@ def show(paths: list[str] | None = None, ceilings: str | None = None,
 def diff(base: str, candidate: str, taxonomy: str | None = None,
          ceilings: str | None = None) -> dict[str, Any]:
     """Per report and category, the cases that entered and left it between two runs."""
+    import os
+
     from .commands.runs import diff as run
     from .core.confine import check_inside
 
     config = _config(taxonomy=taxonomy, ceilings=ceilings)
-    runs = Path(base).resolve(), Path(candidate).resolve()
+    runs = Path(os.path.realpath(base)), Path(os.path.realpath(candidate))
     for path in runs:
         check_inside(path)
     return run(config, *runs).model_dump(mode="json")

@@ -5,6 +5,7 @@ the place, and exit 2.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -52,6 +53,42 @@ def test_a_path_of_5000_characters_is_one_line_and_exit_2(
     _one_line(err)
     assert "is too long (5,0" in err
     assert len(err) < 300  # the path is not printed whole
+
+
+def _git_repo(folder: Path) -> None:
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.email=ci@example.com", "-c",
+                                                 "user.name=ci", "commit", "-q", "-m", "base"]):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("key", ["failgate_ceilings = c\0.yaml",
+                                 "failgate_plugins = tools/p\0.py", "failgate = rep\0orts"])
+def test_a_nul_in_an_ini_path_names_the_ini_key(
+        workdir: Path, capsys: pytest.CaptureFixture[str], key: str) -> None:
+    """It was a ``ValueError: embedded null byte`` traceback with exit 1."""
+    _git_repo(workdir)
+    (workdir / "pytest.ini").write_text(f"[pytest]\n{key}\n")
+    paths = [] if key.startswith("failgate =") else ["examples/reports"]
+    for command in (["check", *paths], ["guard", "--base", "HEAD"]):
+        code, _, err = run_cli(capsys, *command)
+        assert code == 2, err
+        _one_line(err)
+        assert f"pytest.ini: {key.split()[0]}: the path " in err
+        assert "holds a NUL byte" in err
+
+
+def test_a_ceilings_link_to_itself_is_one_line_in_every_command(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A loop of links was a ``RuntimeError: Symlink loop`` traceback in the guard."""
+    _git_repo(workdir)
+    (workdir / "ceilings.yaml").unlink()
+    (workdir / "ceilings.yaml").symlink_to("ceilings.yaml")
+    for command in (["check", "examples/reports"], ["guard", "--base", "HEAD"],
+                    ["diff", "ceilings.yaml", "examples/reports"]):
+        code, _, err = run_cli(capsys, *command)
+        assert code == 2, (command, err)
+        _one_line(err)
+        assert "ceilings.yaml" in err
 
 
 def test_a_bad_slice_is_one_line_and_exit_2(workdir: Path,

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.advice import Advice
+from ..core.errors import FailgateError, display_path
 from ..options import OPTIONS, Option
 
 if TYPE_CHECKING:
@@ -95,8 +96,6 @@ class Config:
         user types them (paths relative to the working directory, quoted for a shell
         unless ``quote`` is false; a flag has none), in table order: what a suggestion to
         run ``command`` repeats."""
-        from ..core.errors import display_path
-
         def word(value: Any) -> str:
             if isinstance(value, str) and value.endswith(".py"):  # a plugin file
                 value = Path(value)
@@ -115,8 +114,9 @@ class Config:
 
 
 def _absolute(base: Path, path: str | os.PathLike[str]) -> Path:
-    """``path`` from ``base``, symbolic links followed."""
-    return (base / path).resolve()
+    """``path`` from ``base``, symbolic links followed (a loop of links is left as written,
+    for the reading to refuse by name, not a ``RuntimeError`` here)."""
+    return Path(os.path.realpath(base / path))
 
 
 def _as_written(base: Path, path: str | os.PathLike[str]) -> Path:
@@ -133,7 +133,19 @@ def _present(value: Any) -> bool:
 
 def _plugin(spec: str, base: Path) -> str:
     """A module name as it is; a ``.py`` file as an absolute path."""
-    return str(_absolute(base, spec)) if spec.endswith(".py") else spec
+    from ..core.safeopen import check_path_length
+
+    if not spec.endswith(".py"):
+        return spec
+    check_path_length(base / spec)
+    return str(_absolute(base, spec))
+
+
+def _where(option: Option, inipath: Path | None, from_ini: bool) -> str:
+    """Where a value was written, for its error: the ini key in its file, or the option."""
+    if from_ini:
+        return f"{display_path(inipath)}: {option.dest}" if inipath else option.dest
+    return option.cli_flag
 
 
 def resolve(given: Mapping[str, Any], *, base: Path, ini: Callable[[Option], Any],
@@ -153,20 +165,24 @@ def resolve(given: Mapping[str, Any], *, base: Path, ini: Callable[[Option], Any
         name = option.attribute
         raw = given.get(name)
         written = ini(option) if option.ini else None
-        if option.kind == "names":
-            found = [_plugin(str(s), folder) for s in written or ()]
-            found += [_plugin(str(s), base) for s in raw or ()]
-            values[name] = tuple(dict.fromkeys(found))
-            if raw:
+        try:
+            if option.kind == "names":
+                found = [_plugin(str(s), folder) for s in written or ()]
+                found += [_plugin(str(s), base) for s in raw or ()]
+                values[name] = tuple(dict.fromkeys(found))
+                if raw:
+                    explicit.add(option.name)
+                continue
+            if _present(raw):
                 explicit.add(option.name)
-            continue
-        if _present(raw):
-            explicit.add(option.name)
-            values[name] = _value(option, raw, base)
-        elif _present(written):
-            values[name] = _value(option, written, folder)
-        elif option.default is not None:
-            values[name] = _value(option, option.default, rootdir)
+                values[name] = _value(option, raw, base)
+            elif _present(written):
+                values[name] = _value(option, written, folder)
+            elif option.default is not None:
+                values[name] = _value(option, option.default, rootdir)
+        except FailgateError as exc:  # a bad path: say where it was written
+            from_ini = not _present(raw) and (option.kind != "names" or bool(written))
+            raise FailgateError(f"{_where(option, inipath, from_ini)}: {exc}") from None
     if "ceilings" not in values:  # pragma: no cover - the table gives it a default
         values["ceilings"] = rootdir / "ceilings.yaml"
     return Config(rootdir=rootdir, inipath=inipath, given=frozenset(explicit), **values)

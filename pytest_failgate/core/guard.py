@@ -109,7 +109,7 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
     them no longer applies); ``origins``: which plugin defines each taxonomy (``Taxonomies``).
     """
     written = Path(os.path.abspath(path))  # as configured: a link is kept
-    real_path = written.resolve()
+    real_path = Path(os.path.realpath(written))  # a loop of links: refused by read_text
     work, base = _open(written, cwd or Path.cwd(), ref)
     read_text(real_path)  # the file the gate reads must exist and be text
     link = work.relative(written)

@@ -153,6 +153,9 @@ def check_path_length(path: Path) -> None:
     over ``PATH_MAX``) with one message, instead of an ``OSError`` wherever it is first used.
     """
     text = os.fsencode(path)
+    if b"\0" in text:
+        shown = os.fsdecode(text[:60]).replace("\0", "\\0")
+        raise FailgateError(f"the path {shown} holds a NUL byte, which no file name can")
     name_max, path_max = NAME_MAX, PATH_MAX
     try:
         name_max = os.pathconf("/", "PC_NAME_MAX")
