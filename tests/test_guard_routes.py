@@ -20,6 +20,7 @@ from helpers import EXAMPLES, run_cli
 from pytest_failgate.core.guard import guard
 
 ROOT = EXAMPLES.parent
+DATA = Path(__file__).resolve().parent / "data"
 PLUGIN_NEVER_FAILS = '''\
 from pathlib import Path
 
@@ -301,3 +302,92 @@ def test_pytest_guard_names_a_conftest_plugin_the_session_loaded(
     assert result.ret == 1
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed") == 1  # the guard; every count passes under the new rag
+
+
+# --------------------------------------------------------------------------- hidden plugins
+
+
+PLUGIN_HIDDEN_HOOK = PLUGIN_NEVER_FAILS.replace(
+    "def pytest_failgate_taxonomies(config):", "def _never(config):") + (
+    '\n\nglobals()["pytest_failgate_" + "taxonomies"] = _never  # no hook name in the text\n')
+
+
+def test_pytest_guard_names_a_conftest_whose_hook_its_text_does_not_name(
+        pytester: pytest.Pytester) -> None:
+    """The text scan cannot see ``globals()[...] = ...``; the session that loaded it can."""
+    import pytest_failgate
+
+    project = pytester.path
+    shutil.copytree(EXAMPLES / "reports", project / "reports")
+    shutil.copy(ROOT / "ceilings.yaml", project / "ceilings.yaml")
+    pytester.makeini("[pytest]\nfailgate = reports\n")
+    (project / "conftest.py").write_text("# no failgate hook yet\n")
+    git(project, "init", "-q", "-b", "main")
+    commit(project, "base")
+    rag = (Path(pytest_failgate.__file__).parent / "core" / "taxonomy" / "builtin" /
+           "rag.yaml").read_text()
+    start = rag.index("\nfailed:")
+    (project / "never.yaml").write_text(
+        rag.replace(rag[start:rag.index("\n", start + 1)], '\nfailed: "false"'))
+    (project / "conftest.py").write_text(PLUGIN_HIDDEN_HOOK)
+    result = pytester.runpytest("--failgate-guard=main", "-p", "no:xdist")
+    result.stdout.fnmatch_lines(["*plugin conftest.py: source * -> source *(no reason written)*"])
+    assert result.ret == 1
+
+
+def test_a_plugin_outside_the_repository_named_in_the_ini_is_caught(
+        repo: Path, capsys: pytest.CaptureFixture[str],
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No review sees the plugin's file; adding it to ``failgate_plugins`` is the change."""
+    plugin = tmp_path_factory.mktemp("elsewhere") / "plugin.py"
+    plugin.write_text("def pytest_failgate_taxonomies(config):\n    return {}\n")
+    _ini(repo, f"failgate_plugins = {plugin}\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "pytest.ini failgate_plugins: not set -> " in out
+
+
+QUIET_READER = '''\
+from pytest_failgate import api
+
+
+class Quiet(api.Reader):  # reads a promptfoo export and keeps no failure
+    name = "quiet"
+    suffixes = (".json", ".txt")
+
+    def read(self, path):
+        return api.ReaderOutput(cases=[{"id": "1", "status": "ok"}])
+'''
+
+
+def test_an_installed_reader_taking_a_builtin_formats_reports_is_named(
+        repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """An entry point's reader that reads promptfoo's files before the built-in reader
+    (dropping their failures) is named with its module and source digest; one reading a
+    format of its own is not (the control)."""
+    import importlib.util
+
+    from pytest_failgate.core.routes import readers_in_use
+
+    site = tmp_path_factory.mktemp("site")
+    (site / "quiet_reader.py").write_text(QUIET_READER)
+    spec = importlib.util.spec_from_file_location("quiet_reader", site / "quiet_reader.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    promptfoo = DATA / "promptfoo" / "generated" / "run1" / "results.json"
+    own = site / "cases.txt"
+    own.write_text("1,ok\n")
+
+    taken = readers_in_use([module.Quiet()], {"quiet": promptfoo})
+    assert taken == {"quiet": (str(site / "quiet_reader.py"), True)}
+    found = guard(repo / "ceilings.yaml", "main", repo, readers=taken)
+    assert not found.passed
+    [change] = found.routes
+    assert change.label == "reader quiet"
+    assert f"read by plugin quiet ({site / 'quiet_reader.py'}, source " in str(change.new)
+
+    its_own = readers_in_use([module.Quiet()], {"quiet": own})
+    assert its_own == {"quiet": (str(site / "quiet_reader.py"), False)}
+    assert guard(repo / "ceilings.yaml", "main", repo, readers=its_own).passed

@@ -199,22 +199,15 @@ def contributions(manager: PluginManager, config: Config) -> Contributions:
                                     f"{type(taxonomy).__name__}, not a Taxonomy")
             _claim(owner, f"taxonomy '{name}'", label)
             found.taxonomies[name] = taxonomy
-            if isinstance(found.taxonomies, Taxonomies):
-                found.taxonomies.origins[name] = (label, _source(manager.get_plugin(label)))
+            if isinstance(found.taxonomies, Taxonomies):  # what the guard names
+                from ..core.routes import source_of
+
+                found.taxonomies.origins[name] = (label, source_of(manager.get_plugin(label)))
     for label, batch in _calls(manager, READER_HOOK, config):
         for reader in _readers(label, batch):
             _claim(owner, f"reader '{reader.name}'", label)
             found.readers.append(reader)
     return found
-
-
-def _source(plugin: object) -> str | None:
-    """The file of a plugin's code (a module's, or an object's class's module's)."""
-    found = getattr(plugin, "__file__", None)
-    if not isinstance(found, str):
-        module = sys.modules.get(getattr(type(plugin), "__module__", ""))
-        found = getattr(module, "__file__", None)
-    return found if isinstance(found, str) else None
 
 
 def _claim(owner: dict[str, str], what: str, label: str) -> None:

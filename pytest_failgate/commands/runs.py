@@ -10,7 +10,7 @@ report by report.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import FailgateError, display_path
 from .app import Failgate
@@ -115,15 +115,15 @@ def analyze(config: Config | Failgate, slices: Sequence[str] = ()) -> AnalyzeRes
 def guard(config: Config | Failgate, ref: str) -> GuardResultModel:
     """Whether anything the gate enforces was loosened since ``ref`` without a reason."""
     from ..core.guard import guard as compare
+    from ..core.guard import guard_inputs
     from ..core.result import GuardResultModel
 
     app = Failgate.of(config)
-    names = None
-    if app.config.paths:  # the reports the overrides must still name
+    run: dict[str, Any] = {"origins": getattr(app.plugins.taxonomies, "origins", None)}
+    if app.config.paths:  # the reports the overrides must still name, their readers
         gated, _ = app.load(app.config.paths)
-        names = [g.report.name if g.report is not None else g.file.name for g in gated]
-    found = compare(app.config.ceilings, ref, reports=names,
-                    origins=getattr(app.plugins.taxonomies, "origins", None))
+        run = guard_inputs(gated, app.plugins.taxonomies, app.plugins.readers)
+    found = compare(app.config.ceilings, ref, **run)
     return GuardResultModel(ref=ref, passed=found.passed, lines=list(found.lines()))
 
 

@@ -135,11 +135,10 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     plan = plan_ratchet(checks, noisy is not None) if ceilings is not None else []
     loosened = None
     if config.guard_ref:  # the guard, git and the comparison of versions: imported if asked
-        from .guard import guard
+        from .guard import guard, guard_inputs
 
-        names = [g.report.name if g.report is not None else g.file.name for g in gated]
-        loosened = guard(config.ceilings_path, config.guard_ref, reports=names,
-                         origins=getattr(taxonomies, "origins", None))
+        loosened = guard(config.ceilings_path, config.guard_ref, **guard_inputs(
+            gated, taxonomies, readers))
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
                 taxonomies, noisy, family)
 

@@ -24,10 +24,14 @@ from .gitref import Tree, configured_ceilings, git
 from .routes import (
     config_at,
     config_changes,
+    digest,
+    in_repository,
     outside,
     plugin_changes,
     plugin_files,
+    readers_in_use,
     replaced_builtins,
+    replaced_readers,
     vanished,
 )
 from .taxonomy import builtin_taxonomies
@@ -35,7 +39,10 @@ from .taxonomy.files import names_a_file
 from .yamlsource import load_yaml, read_text
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator, Mapping
+    from collections.abc import Collection, Iterable, Iterator, Mapping
+
+    from .checked import ReportGate
+    from .reports.readers import ReportReader
 
 __all__ = ["Change", "Comparison", "GuardResult", "guard", "loosenings", "parse_version"]
 
@@ -101,12 +108,14 @@ class GuardResult:
 
 def guard(path: Path, ref: str, cwd: Path | None = None, *,
           reports: Collection[str] | None = None,
-          origins: Mapping[str, tuple[str, str | None]] | None = None) -> GuardResult:
+          origins: Mapping[str, tuple[str, str | None]] | None = None,
+          readers: Mapping[str, tuple[str | None, bool]] | None = None) -> GuardResult:
     """Compare the ceilings file (and the one the configuration names) with the ref's, and
     every other route to a looser gate (``routes``).
 
     ``reports``: the names of this run's reports, when known (an override naming none of
-    them no longer applies); ``origins``: which plugin defines each taxonomy (``Taxonomies``).
+    them no longer applies); ``origins``: which plugin defines each taxonomy (``Taxonomies``);
+    ``readers``: the plugin readers that read this run (``routes.readers_in_use``).
     """
     written = Path(os.path.abspath(path))  # as configured: a link is kept
     real_path = Path(os.path.realpath(written))  # a loop of links: refused by read_text
@@ -145,8 +154,20 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
             pairs.append((old, new))
             comparisons.append(Comparison(display_path(work.top / place), found,
                                           found in (place, real), loosenings(old, new)))
-    routes += _routes(work, base, start, pairs, reports, origins)
+    routes += _routes(work, base, start, pairs, reports, origins, readers)
     return GuardResult(ref, real_path, comparisons, routes)
+
+
+def guard_inputs(gated: Iterable[ReportGate], taxonomies: Mapping[str, Any] | None,
+                 readers: Iterable[ReportReader]) -> dict[str, Any]:
+    """What a run tells the guard beyond the files (``guard``'s keywords): its reports'
+    names, the plugins its taxonomies came from, and the plugin readers that read it."""
+    gated = list(gated)
+    used = {g.report.format: g.file.path for g in gated if g.report is not None}
+    return {"reports": [g.report.name if g.report is not None else g.file.name
+                        for g in gated],
+            "origins": getattr(taxonomies, "origins", None),
+            "readers": readers_in_use(readers, used)}
 
 
 def _open(written: Path, cwd: Path, ref: str) -> tuple[Tree, Tree]:
@@ -160,19 +181,31 @@ def _open(written: Path, cwd: Path, ref: str) -> tuple[Tree, Tree]:
 
 def _routes(work: Tree, base: Tree, start: str, pairs: list[tuple[Version, Version]],
             reports: Collection[str] | None,
-            origins: Mapping[str, tuple[str, str | None]] | None) -> list[Change]:
+            origins: Mapping[str, tuple[str, str | None]] | None,
+            readers: Mapping[str, tuple[str | None, bool]] | None) -> list[Change]:
     """What else decides the outcome, compared (``routes``); excused by the ceilings file's
     top-level reason when this change wrote it."""
     old_ini, new_ini = config_at(base, start), config_at(work, start)
     reason = file_reason(pairs[0][0], pairs[0][1]) if pairs else None
     found = config_changes(old_ini, new_ini, reason)
-    now_plugins = plugin_files(work, new_ini)
-    found += plugin_changes(plugin_files(base, old_ini), now_plugins, reason)
+    now_plugins, base_plugins = plugin_files(work, new_ini), plugin_files(base, old_ini)
+    # the files the run's plugins came from, as the session loaded them (a conftest.py
+    # whose hooks its text does not name, a module the ini file names by package)
+    sources = [source for _, source in (origins or {}).values()]
+    sources += [source for source, _ in (readers or {}).values()]
+    for relative in in_repository(sources, work.top):
+        for tree, files in ((work, now_plugins), (base, base_plugins)):
+            text = tree.read(relative)
+            if relative not in files and text is not None:
+                files[relative] = digest(text)
+    found += plugin_changes(base_plugins, now_plugins, reason)
     if pairs and origins:
         model = pairs[0][1].model
         used = {model.taxonomy, *model.taxonomies.values()}
         found += replaced_builtins({u for u in used if isinstance(u, str)}, origins,
                                    set(builtin_taxonomies()), now_plugins, work.top, reason)
+    if readers:
+        found += replaced_readers(readers, now_plugins, work.top, reason)
     if pairs and reports is not None:
         old, new = pairs[0]
         overrides = {name: new.line(("reports", name)) for name in new.model.reports

@@ -11,11 +11,12 @@ guard compares, between the ref and the change, each of these as the gate finds 
   setting changed is a loosening unless the ceilings file's top-level ``reason`` says
   why; an option removed, or ``strict`` turned on, tightens;
 - **plugins**: every plugin file in the repository that can define taxonomies or readers
-  (a ``failgate_plugins`` module or file, a ``conftest.py`` defining a failgate hook), by
-  its source's digest: one added, changed or removed needs a reason (what code does cannot
-  be ranked looser or tighter). A plugin from outside the repository (an installed
-  package's entry point) that replaces a built-in taxonomy the ceilings file uses is named
-  with its module and source digest, every time;
+  (a ``failgate_plugins`` module or file, a ``conftest.py`` defining a failgate hook, and
+  every file of the repository the run loaded a taxonomy or reader from), by its source's
+  digest: one added, changed or removed needs a reason (what code does cannot be ranked
+  looser or tighter). A plugin from outside the repository (an installed package's entry
+  point) that replaces a built-in taxonomy the ceilings file uses, or whose reader took
+  reports a built-in reader reads, is named with its module and source digest, every time;
 - **the ceilings file's real place**: a link, or an ini path, leading outside the
   repository is a loosening no reason excuses (no review sees that file);
 - **the reports each override applies to**: a ``reports:`` entry naming no report of this
@@ -36,10 +37,11 @@ from .errors import FailgateError, display_path
 from .inifile import IniFile, locate
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping
+    from collections.abc import Collection, Iterable, Mapping
     from pathlib import Path
 
     from .gitref import Tree
+    from .reports.readers import ReportReader
 
 HOOK_NAMES = ("pytest_failgate_taxonomies", "pytest_failgate_readers")
 # addopts options that choose which items run, or which plugins load (value-taking first)
@@ -47,8 +49,9 @@ _WITH_VALUE = ("-m", "-k", "--deselect", "-p", "--ignore", "--ignore-glob")
 _FLAGS = ("--lf", "--last-failed", "--sw", "--stepwise", "--co", "--collect-only",
           "--noconftest")
 # the failgate settings that decide what is gated and how strictly
-SETTINGS = ("failgate", "failgate_strict", "failgate_baseline", "failgate_noise",
-            "failgate_exclude_unstable", "failgate_max_report_bytes", "failgate_engine")
+SETTINGS = ("failgate", "failgate_plugins", "failgate_strict", "failgate_baseline",
+            "failgate_noise", "failgate_exclude_unstable", "failgate_max_report_bytes",
+            "failgate_engine")
 PLUGIN_PACKAGE = "pytest-failgate"
 
 
@@ -215,6 +218,70 @@ def replaced_builtins(used: Collection[str], origins: Mapping[str, tuple[str, st
         changes.append(Change(f"taxonomy {name}", f"{name} (built-in)", shown + ")", None,
                               reason))
     return changes
+
+
+def source_of(plugin: object) -> str | None:
+    """The file of a plugin's code: a module's, else its class's module's (a reader
+    object, a plugin instance); an adapted reader's, the object it wraps."""
+    import sys
+
+    plugin = getattr(plugin, "_reader", plugin)
+    found = getattr(plugin, "__file__", None)
+    if not isinstance(found, str):
+        module = sys.modules.get(getattr(type(plugin), "__module__", ""))
+        found = getattr(module, "__file__", None)
+    if not isinstance(found, str):  # a module loaded outside sys.modules: its code's file
+        code = [v.__code__ for v in vars(type(plugin)).values() if hasattr(v, "__code__")]
+        found = code[0].co_filename if code else None
+    return found if isinstance(found, str) else None
+
+
+def readers_in_use(readers: Iterable[ReportReader], used: Mapping[str, Path]
+                   ) -> dict[str, tuple[str | None, bool]]:
+    """The plugin readers that read reports of this run (``used``: format name -> one of
+    its files), each with its source and whether it took a built-in format's file (its
+    name is a built-in reader's, or a built-in reader claims that file)."""
+    from .reports.builtin import builtin_readers
+    from .safeopen import open_regular
+
+    builtin = builtin_readers()
+    found: dict[str, tuple[str | None, bool]] = {}
+    for reader in readers:
+        if reader.name not in used:
+            continue
+        path = used[reader.name]
+        replaces = reader.name in {b.name for b in builtin}
+        if not replaces:
+            try:
+                with open_regular(path) as handle:
+                    head = handle.read(65536)
+            except (OSError, FailgateError):
+                head = b""
+            replaces = any(path.suffix in b.suffixes and b.claims(head) for b in builtin)
+        found[reader.name] = (source_of(reader), replaces)
+    return found
+
+
+def replaced_readers(readers: Mapping[str, tuple[str | None, bool]],
+                     repo_files: Collection[str], top: Path,
+                     reason: str | None) -> list[Change]:
+    """Plugin readers from outside the repository that took a built-in format's reports:
+    named with their module and source digest (what they drop no ref can show)."""
+    changes = []
+    for name, (source, replaces) in sorted(readers.items()):
+        relative = _inside(source, top)
+        if not replaces or (relative is not None and relative in repo_files):
+            continue
+        shown = f"read by plugin {name}"
+        if source is not None:
+            shown += f" ({source}, source {_file_digest(source)})"
+        changes.append(Change(f"reader {name}", "a built-in reader", shown, None, reason))
+    return changes
+
+
+def in_repository(sources: Iterable[str | None], top: Path) -> list[str]:
+    """The sources (plugin code files) that are files of the repository, relative."""
+    return sorted({r for s in sources if (r := _inside(s, top)) is not None})
 
 
 def _inside(source: str | None, top: Path) -> str | None:
