@@ -210,6 +210,7 @@ def test_a_ceilings_file_linked_outside_the_repository_is_caught(
     assert code == 1, out
     assert "location: ceilings.yaml in the repository -> " in out
     assert "outside the repository" in out
+    assert "cannot be excused: no review sees it; put the file itself back" in out
     assert "no ceilings file existed" not in out
 
 

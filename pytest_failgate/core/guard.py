@@ -104,6 +104,9 @@ class GuardResult:
             yield ("  to accept a loosening, write {max: N, reason: \"why\"} on its entry (a "
                    "contract's or floor's `reason`), or for the taxonomy, significance, slices or"
                    " a removed entry a top-level `reason: \"why\"`; tightening needs no reason")
+        if any(change.label == "location" for change in unexcused):
+            yield ("  a ceilings file outside the repository cannot be excused: no review sees "
+                   "it; put the file itself back in the repository")
 
 
 def guard(path: Path, ref: str, cwd: Path | None = None, *,
