@@ -225,3 +225,30 @@ def test_generated_rules_over_columns_absent_from_every_row_count_alike_in_spark
         assert engine[0] == "error"
         return
     assert engine == python, rules
+
+
+def test_spark_brings_back_the_smallest_failing_ids_from_the_gates_scan(
+        spark: Any, tmp_path: Path) -> None:
+    from test_engines_onepass import python_ids, rag_cases, write
+
+    from pytest_failgate.core.engines import FIRST_IDS
+    from pytest_failgate.core.reports.read import ReadSpec
+
+    lines, parquet = write(tmp_path, rag_cases(600))
+    expected = {name: sorted(ids)[:FIRST_IDS] for name, ids in python_ids(lines).items()}
+    report = load_spark(ReportFile(parquet, "r"), builtin_taxonomies()["rag"], ReadSpec())
+    assert report.tally is not None
+    assert {name: [str(i) for i in ids] for name, ids in report.tally.ids.items()} == expected
+
+
+def test_a_repeated_case_id_is_refused_by_spark(spark: Any, tmp_path: Path) -> None:
+    from test_engines_onepass import rag_cases, write
+
+    from pytest_failgate.core.reports.read import ReadSpec
+
+    cases = rag_cases(800)
+    cases[650] = {**cases[650], "id": cases[20]["id"]}
+    _, parquet = write(tmp_path, cases)
+    with pytest.raises(FailgateError) as refused:
+        load_spark(ReportFile(parquet, "r"), builtin_taxonomies()["rag"], ReadSpec())
+    assert f"duplicate case id '{cases[20]['id']}' (2 cases)" in str(refused.value)

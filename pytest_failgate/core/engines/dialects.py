@@ -66,6 +66,13 @@ class Dialect:
     def filter(self, value: str, var: str, predicate: str) -> str:
         return f"list_filter({value}, lambda {var}: {predicate})"
 
+    def some_item(self, value: str, var: str, null: bool) -> str:
+        """A list holds a null item (``null``) or a non-null one; false for a null list.
+        DuckDB counts the non-null items natively: a lambda over every item cost the
+        10M-case gate a fifth of its time."""
+        test = f"< len({value})" if null else "> 0"
+        return f"coalesce(list_count({value}) {test}, FALSE)"
+
     def concat(self, left: str, right: str) -> str:
         return f"list_concat({left}, {right})"
 
@@ -146,6 +153,9 @@ class SparkDialect(Dialect):
 
     def filter(self, value: str, var: str, predicate: str) -> str:
         return f"filter({value}, {var} -> {predicate})"
+
+    def some_item(self, value: str, var: str, null: bool) -> str:
+        return self.exists(value, var, f"{var} IS {'' if null else 'NOT '}NULL")
 
     def concat(self, left: str, right: str) -> str:
         return (f"CASE WHEN {left} IS NULL THEN {right} WHEN {right} IS NULL THEN {left} "

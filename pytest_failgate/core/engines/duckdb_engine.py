@@ -15,6 +15,7 @@ only where the key is absent. ``duckdb`` is imported only here, when used.
 from __future__ import annotations
 
 import json
+import tempfile
 from typing import TYPE_CHECKING, Any
 
 from ..confine import shown
@@ -25,7 +26,7 @@ from . import FIRST_IDS, is_glob, optional
 from .dialects import DUCKDB
 from .jsonlines import check_lines, check_values, fresh, nested_case
 from .pairing import Classified
-from .sqlquery import RuleNotExpressible, compile_gate, decode
+from .sqlquery import RuleNotExpressible, compile_gate, decode, duplicate_id
 from .sqltypes import SqlType, duckdb_type
 from .sqlvalue import SqlUnsupported
 
@@ -37,8 +38,11 @@ if TYPE_CHECKING:
     from ..reports.read import ReadSpec
     from ..taxonomy import Taxonomy
 
-def _connect() -> Any:
-    return optional("duckdb", "the DuckDB engine", "duckdb").connect()
+def _connect(spill: str | None = None) -> Any:
+    """A fresh in-memory connection; ``spill``: the folder where it may spill to disk
+    (else DuckDB would spill into ``.tmp`` under the working folder)."""
+    duckdb = optional("duckdb", "the DuckDB engine", "duckdb")
+    return duckdb.connect(config={"temp_directory": spill} if spill is not None else {})
 
 
 def literal(path: Path) -> str:
@@ -149,6 +153,20 @@ def source_of(con: Any, path: Path, reads: Collection[str] | None = None
     return ordered, schema, pos, None
 
 
+DUPLICATES_MEMORY = "256MB"
+"""DuckDB's memory for the duplicate-id check; beyond it the check spills to a temporary
+folder, so a table of any size is checked without holding its ids in memory."""
+
+
+def _duplicate(con: Any, ids: str) -> tuple[str, int] | None:
+    """``duplicate_id`` in DuckDB, its hash table spilling past ``DUPLICATES_MEMORY``."""
+    con.execute(f"SET memory_limit = {DUCKDB.string(DUPLICATES_MEMORY)}")
+    try:
+        return duplicate_id(lambda sql: con.execute(sql).fetchall(), ids, "hash")
+    finally:  # the connection is the gate's own: back to DuckDB's default
+        con.execute("RESET memory_limit")
+
+
 def read_roots(taxonomy: Taxonomy, spec: ReadSpec) -> set[str]:
     """The top-level fields the gate query reads: the taxonomy's, the ids', the run's."""
     paths = [*(f.name for f in taxonomy.fields), *taxonomy.id_fields, *spec.reads(),
@@ -159,11 +177,17 @@ def read_roots(taxonomy: Taxonomy, spec: ReadSpec) -> set[str]:
 def load_duckdb(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
                 first_ids: int = FIRST_IDS) -> Report:
     """Classify one report inside DuckDB."""
-    con = _connect()
+    with tempfile.TemporaryDirectory(prefix="failgate-duckdb-") as spill:
+        return _load(report, taxonomy, spec, first_ids, _connect(spill))
+
+
+def _load(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec, first_ids: int,
+          con: Any) -> Report:
     try:
         source, schema, position, raw = source_of(con, report.path, read_roots(taxonomy, spec))
         try:
-            query = compile_gate(taxonomy, schema, source, spec, DUCKDB, position, raw)
+            query = compile_gate(taxonomy, schema, source, spec, DUCKDB, position, raw,
+                                 first_ids)
         except RuleNotExpressible as exc:
             raise FailgateError(exc.message, report.path) from None
         except SqlUnsupported as exc:  # pragma: no cover - compile_gate wraps these
@@ -182,23 +206,14 @@ def load_duckdb(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
                       if set(taxonomy.failed.reads) & set(query.absent) else [])
             check_fit(report, taxonomy, dict.fromkeys(query.absent, n_cases), n_cases, sample,
                       OWN_FORMAT, None)
-            ids_sql = (
-                f"WITH _cases AS (SELECT {query.decided_sql} AS _decided, {query.id_sql} AS _id,"
-                f" {position} AS _pos FROM {source})\n"
-                f"SELECT _decided, min_by(_id, _pos, {first_ids}) FROM _cases "
-                f"WHERE _decided > 0 GROUP BY _decided")
-            for decided, ids in con.execute(ids_sql).fetchall():
-                counted.tally.ids[query.categories[decided - 1]] = list(ids)
-            duplicate = con.execute(
-                f"SELECT _id, count(*) FROM (SELECT {query.id_sql} AS _id FROM {source}) "
-                f"GROUP BY _id HAVING count(*) > 1 LIMIT 1").fetchall()
+            duplicate = _duplicate(con, f"SELECT {query.id_sql} AS _id FROM {source}")
         except FailgateError:
             raise
         except Exception as exc:
             raise FailgateError(f"DuckDB stopped: {_first_line(exc)}", report.path) from None
         if duplicate:
-            raise FailgateError(f"duplicate case id {shown(repr(str(duplicate[0][0])))} "
-                                f"({duplicate[0][1]} cases)", report.path)
+            raise FailgateError(f"duplicate case id {shown(repr(str(duplicate[0])))} "
+                                f"({duplicate[1]} cases)", report.path)
     finally:
         con.close()
     tally = counted.tally

@@ -23,7 +23,7 @@ from ..reports.sink import SAMPLE, check_fit
 from . import FIRST_IDS, is_glob, optional
 from .dialects import SPARK
 from .pairing import Classified
-from .sqlquery import RuleNotExpressible, compile_gate, decode
+from .sqlquery import RuleNotExpressible, compile_gate, decode, duplicate_id
 from .sqltypes import spark_type
 
 if TYPE_CHECKING:
@@ -90,14 +90,23 @@ def _first_line(exc: Exception) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _bounded_min_by(spark: Any) -> bool:
+    """Spark 4.2 and later keep each category's first ids in the gate's own scan
+    (``min_by(x, ord, k)``); older ones rank them in a second query."""
+    major, minor = (int(part) for part in spark.version.split(".")[:2])
+    return (major, minor) >= (4, 2)
+
+
 def load_spark(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
                first_ids: int = FIRST_IDS) -> Report:
     """Classify one report in Spark."""
     spark = session()
     table, found = _source(spark, report)
     schema = {f.name: spark_type(f.dataType) for f in found.fields}
+    bounded = _bounded_min_by(spark)
     try:
-        query = compile_gate(taxonomy, schema, table, spec, SPARK)
+        query = compile_gate(taxonomy, schema, table, spec, SPARK,
+                             first_ids=first_ids if bounded else 0)
     except RuleNotExpressible as exc:
         raise FailgateError(exc.message, report.path) from None
     try:
@@ -114,25 +123,24 @@ def load_spark(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
                   if set(taxonomy.failed.reads) & set(query.absent) else [])
         check_fit(report, taxonomy, dict.fromkeys(query.absent, n_cases), n_cases, sample,
                   OWN_FORMAT, None)
-        ids = _sql(
-            spark,
-            f"SELECT _decided, _id FROM (SELECT _decided, _id, row_number() OVER "
-            f"(PARTITION BY _decided ORDER BY _id) AS _n FROM (SELECT {query.decided_sql} "
-            f"AS _decided, {query.id_sql} AS _id FROM {table}) WHERE _decided > 0) "
-            f"WHERE _n <= {first_ids} ORDER BY _decided, _id").collect()
-        for decided, case_id in ids:
-            counted.tally.ids[query.categories[decided - 1]].append(case_id)
-        duplicate = _sql(
-            spark,
-            f"SELECT _id, count(*) FROM (SELECT {query.id_sql} AS _id FROM {table}) "
-            f"WHERE _id IS NOT NULL GROUP BY _id HAVING count(*) > 1 LIMIT 1").collect()
+        if not bounded:  # before Spark 4.2: a second scan, ranked in a window
+            ids = _sql(
+                spark,
+                f"SELECT _decided, _id FROM (SELECT _decided, _id, row_number() OVER "
+                f"(PARTITION BY _decided ORDER BY _id) AS _n FROM (SELECT {query.decided_sql}"
+                f" AS _decided, {query.id_sql} AS _id FROM {table}) WHERE _decided > 0 AND "
+                f"_id IS NOT NULL) WHERE _n <= {first_ids} ORDER BY _decided, _id").collect()
+            for decided, case_id in ids:
+                counted.tally.ids[query.categories[decided - 1]].append(case_id)
+        duplicate = duplicate_id(lambda sql: _sql(spark, sql).collect(),
+                                 f"SELECT {query.id_sql} AS _id FROM {table}", "xxhash64")
     except FailgateError:
         raise
     except Exception as exc:
         raise FailgateError(f"Spark stopped: {_first_line(exc)}", report.path) from None
     if duplicate:
-        raise FailgateError(f"duplicate case id {shown(repr(str(duplicate[0][0])))} "
-                            f"({duplicate[0][1]} cases)", report.path)
+        raise FailgateError(f"duplicate case id {shown(repr(str(duplicate[0])))} "
+                            f"({duplicate[1]} cases)", report.path)
     tally = counted.tally
     select = f"SELECT {query.decided_sql} AS _decided, {query.id_sql} AS _id FROM {table}"
     return Report(name=report.name, path=report.path, kind="cases", counts=dict(tally.counts),

@@ -28,7 +28,7 @@ from .sqltypes import INT
 from .sqlvalue import SqlUnsupported, V
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from ..taxonomy import Taxonomy
     from ..taxonomy.model import Field
@@ -60,6 +60,7 @@ class GateQuery:
     # (``_f<i>``), slice values (``s<i>``), metric values (``_m<i>``, ``_v<i>``), type
     # violations (``_x<i>``) and absent fields (``_a<i>``), which ``sql`` counts
     cte: str = ""
+    first_ids: int = 0  # the last column: each category's first failing ids (0: none)
 
 
 def _category_positions(taxonomy: Taxonomy) -> tuple[str, ...]:
@@ -68,8 +69,13 @@ def _category_positions(taxonomy: Taxonomy) -> tuple[str, ...]:
 
 def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
                  spec: ReadSpec | None = None, dialect: Dialect = DUCKDB,
-                 position: str | None = None, raw_json: str | None = None) -> GateQuery:
-    """The gate query over ``source`` (a table name or a parenthesised query)."""
+                 position: str | None = None, raw_json: str | None = None,
+                 first_ids: int = 0) -> GateQuery:
+    """The gate query over ``source`` (a table name or a parenthesised query).
+
+    With ``first_ids``, its last column holds each category's first ``first_ids`` failing
+    case ids (by position, else by id) from the same scan: a bounded ``min_by``, so
+    nothing proportional to the table is kept or returned."""
     spec = spec or ReadSpec()
     defaults = {f.name: f.default for f in taxonomy.fields if f.default is not None}
     expr = SqlExpr(schema, defaults, dialect, raw_json)
@@ -175,6 +181,10 @@ def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
     selects += [f"count(*) FILTER (WHERE {q(f'_f{i}')})" for i in range(len(flags))]
     selects += [f"count(*) FILTER (WHERE {q(f'_x{i}')})" for i in range(len(violations))]
     selects += [f"count(*) FILTER (WHERE {q(f'_a{i}')})" for i in range(len(sometimes))]
+    if first_ids:
+        order = q("_pos") if position is not None else q("_id")
+        selects.append(f"min_by({q('_id')}, {order}, {int(first_ids)}) "
+                       f"FILTER (WHERE {q('_decided')} > 0)")
     inner = ",\n    ".join(columns)
     cte = f"WITH {q('_cases')} AS (\n  SELECT\n    {inner}\n  FROM {source}\n)\n"
     sql = (f"{cte}SELECT {', '.join(selects)}\nFROM {q('_cases')}\n"
@@ -182,7 +192,7 @@ def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
     absent = tuple(f.name for f in taxonomy.fields if f.name not in schema)
     return GateQuery(sql, _category_positions(taxonomy), tuple(n for n, _, _ in flags),
                      tuple(spec.slicers), tuple(spec.metrics), tuple(violations), absent,
-                     sometimes, id_sql, decided, cte)
+                     sometimes, id_sql, decided, cte, first_ids)
 
 
 def _type_checks(fld: Field, schema: Mapping[str, SqlType], expr: SqlExpr,
@@ -206,11 +216,11 @@ def _type_checks(fld: Field, schema: Mapping[str, SqlType], expr: SqlExpr,
         item = _JSON_KIND.get(column.item.kind)
         items = describe_kinds(fld.item_kinds)
         if item is None or (item not in fld.item_kinds and column.item.kind != "null"):
-            checks.append((dialect.exists(sql, var, f"{var} IS NOT NULL"),
+            checks.append((dialect.some_item(sql, var, null=False),
                            f"'{fld.name}' holds {column.item.describe()} items; expected a "
                            f"list of {items}"))
         if "null" not in fld.item_kinds:
-            checks.append((dialect.exists(sql, var, f"{var} IS NULL"),
+            checks.append((dialect.some_item(sql, var, null=True),
                            f"'{fld.name}' holds a null item; expected a list of {items}"))
     return checks
 
@@ -246,6 +256,30 @@ def _case_id(taxonomy: Taxonomy, schema: Mapping[str, SqlType], expr: SqlExpr,
     return parts[0] if len(parts) == 1 else f"coalesce({', '.join(parts)})"
 
 
+CANDIDATES = 1000
+"""Repeated id hashes looked up by text; past it the ids themselves are grouped."""
+
+
+def duplicate_id(run: Callable[[str], Sequence[Sequence[Any]]], ids: str, hash_function: str
+                 ) -> tuple[str, int] | None:
+    """A case id held by more than one case (and how many), or None. ``ids`` is a query
+    selecting ``_id``; ``run`` runs a query in the engine. Exact in two steps: the 64-bit
+    hashes (``hash_function``) of the ids held more than once, whose table is a fraction
+    of one holding the ids, then the ids behind those few hashes, compared as text; only
+    if more than ``CANDIDATES`` hashes repeat are the ids themselves grouped."""
+    hashed = f"{hash_function}(_id)"
+    hashes = [h for (h,) in run(
+        f"SELECT _h FROM (SELECT {hashed} AS _h FROM ({ids}) _ids WHERE _id IS NOT NULL) _hs "
+        f"GROUP BY _h HAVING count(*) > 1 LIMIT {CANDIDATES + 1}")]
+    if not hashes:
+        return None
+    within = ("" if len(hashes) > CANDIDATES else
+              f" AND {hashed} IN ({', '.join(str(int(h)) for h in hashes)})")
+    found = run(f"SELECT _id, count(*) FROM ({ids}) _ids WHERE _id IS NOT NULL{within} "
+                "GROUP BY _id HAVING count(*) > 1 ORDER BY _id LIMIT 1")
+    return (str(found[0][0]), int(found[0][1])) if found else None
+
+
 @dataclass
 class EngineCounts:
     """What the gate query returned, decoded."""
@@ -255,7 +289,7 @@ class EngineCounts:
 
 
 def decode(query: GateQuery, taxonomy: Taxonomy, rows: Sequence[Sequence[Any]]) -> EngineCounts:
-    """The gate query's rows as a ``Tally`` (ids are filled in by the engine)."""
+    """The gate query's rows as a ``Tally`` (with the first ids if the query has them)."""
     n_slices, n_metrics = len(query.slices), len(query.metrics)
     n_dims = 1 + n_slices + 2 * n_metrics
     positions = query.categories
@@ -268,6 +302,7 @@ def decode(query: GateQuery, taxonomy: Taxonomy, rows: Sequence[Sequence[Any]]) 
     metric_values: list[Counter[tuple[Any, bool]]] = [Counter() for _ in range(n_metrics)]
     violations = [0] * len(query.violations)
     lacking: dict[int, list[int]] = {}  # deciding position -> cases lacking each field
+    ids: dict[str, list[Any]] = {name: [] for name in taxonomy.category_names}
     for row in rows:
         dims, grouped = row[:n_dims], row[n_dims:2 * n_dims]
         count = row[2 * n_dims]
@@ -279,6 +314,8 @@ def decode(query: GateQuery, taxonomy: Taxonomy, rows: Sequence[Sequence[Any]]) 
             category = positions[decided - 1] if decided else None
             if category is not None:
                 counts[category] += count
+                if query.first_ids:
+                    ids[category] = list(row[-1] or [])
             for i, name in enumerate(query.flags):
                 flags[name] += rest[i]
                 if category is not None and rest[i]:
@@ -331,7 +368,7 @@ def decode(query: GateQuery, taxonomy: Taxonomy, rows: Sequence[Sequence[Any]]) 
                                        zip(query.metrics, metric_values, strict=True)}
     tally = Tally(
         taxonomy=taxonomy, n_cases=n_cases, counts=counts,
-        ids={name: [] for name in taxonomy.category_names}, examined=examined,
+        ids=ids, examined=examined,
         missing=missing, examples={name: [] for name in taxonomy.category_names},
         flags=flags, flagged=flagged, slices=slices,
         absent=absent,
