@@ -84,7 +84,7 @@ DUCK_OVERLAP = "coalesce(len(list_intersect(expected_doc_ids, evidence_doc_ids))
 SPARK_OVERLAP = "coalesce(size(array_intersect(expected_doc_ids, evidence_doc_ids)), 0) > 0"
 HAND_DUCKDB = """import sys
 import duckdb
-con = duckdb.connect()
+con = duckdb.connect(config={{"enable_progress_bar": False}})
 rows = con.execute('''SELECT category, count(*) FROM (SELECT {case} AS category
   FROM read_parquet(?)) GROUP BY category''', [sys.argv[1]]).fetchall()
 print("\\n".join(f"{{name}} {{n}}" for name, n in sorted(rows)))
@@ -127,7 +127,7 @@ def counts(output: str) -> dict[str, int]:
     """The count of each category, from failgate's table or the hand query's lines."""
     found = {}
     for name in CATEGORIES:
-        match = re.search(rf"^\s*{name}:?\s+(\d+)", output, re.MULTILINE)
+        match = re.search(rf"\b{name}:?\s+(\d+)", output)  # (after a progress bar too)
         found[name] = int(match.group(1)) if match else -1
     return found
 
