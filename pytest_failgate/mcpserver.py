@@ -14,7 +14,7 @@ What the server may read and run (each call, in a process of its own):
 - **Reads** only inside its working folder and the roots the client declares (MCP
   ``roots``): every path a call names, every file a report folder holds and every file
   opened (ceilings, taxonomies, reports), symbolic links followed, must lie there; the
-  ini file's paths too. Anything else is refused naming the path as given.
+  ini file's paths too. Anything else is refused, naming the path.
 - **Writes** only the ceilings file (``init``, ``ratchet``), under the same rule.
 - **Runs no plugin code** (``failgate_plugins``, entry points) unless started with
   ``failgate mcp --allow-plugins``; a project whose ini file names plugins is refused

@@ -47,7 +47,7 @@ def inside(path: Path) -> bool:
 
 
 def check_inside(path: Path) -> None:
-    """``FailgateError`` for a path outside the roots (named as given, never the target)."""
+    """``FailgateError`` for a path outside the roots, named as the caller holds it."""
     if not inside(path):
         raise FailgateError("is outside the folders this server may read (its working folder "
                             "and the client's roots); symbolic links are followed", path)
