@@ -114,6 +114,26 @@ def test_in_pytest_one_inconclusive_item_fails_and_the_categories_are_not_judged
     result.stdout.fnmatch_lines(["SKIPPED*text_match: not judged: results is inconclusive*"])
 
 
+def test_a_gate_item_not_judged_is_reported_at_its_line_in_the_ceilings_file(
+        pytester: pytest.Pytester) -> None:
+    """The skip summary points at the ceiling a skipped item stands for, as it does for a
+    test skipped by a mark, never into failgate's own source."""
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "evals").mkdir()
+    shutil.copy(PROMPTFOO / "workflows" / "jsonl" / "results.jsonl", pytester.path / "evals")
+    init = pytester.runpytest("--failgate=evals", "--failgate-init", "-rs")
+    init.stdout.fnmatch_lines(["SKIPPED [[]8[]] ceilings.yaml: --failgate-init records 0 as *"])
+    shutil.copy(PROMPTFOO / "workflows" / "outage_jsonl" / "results.jsonl",
+                pytester.path / "evals")
+    lines = (pytester.path / "ceilings.yaml").read_text(encoding="utf-8").splitlines()
+    line = lines.index("  text_match: 4") + 1
+    result = pytester.runpytest("--failgate=evals", "-rs")
+    result.stdout.fnmatch_lines(
+        [f"SKIPPED [[]1[]] ceilings.yaml:{line}: text_match: not judged: results is inconclusive*"])
+    for output in (init, result):
+        assert "items.py" not in output.stdout.str()
+
+
 def test_a_crashed_inspect_run_is_inconclusive(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

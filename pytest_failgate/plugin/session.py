@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -24,7 +24,7 @@ from .selection import DRY_RUNS, Selection
 from .selection import SELECTION_KEY as _SELECTION_KEY
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Generator, Iterator
     from pathlib import Path
 
     from ..commands.config import Config
@@ -191,6 +191,22 @@ class GateSession:
         if first != item.nodeid:
             problem = f"{report.path}: not gated, an earlier run's (see {first})"
         raise FailgateError(problem)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """A gate item skipped (not judged, or recorded by init) is reported where its
+        ceiling is, as pytest reports a test skipped by a mark, not at the line of
+        failgate's source that skipped it."""
+        report = yield
+        if report.skipped and is_gate_item(item) and isinstance(report.longrepr, tuple):
+            path, line, _ = item.reportinfo()
+            # a row without a place in the file (init's) has no line: pytest's summary
+            # then prints the file alone (its longrepr type says int, its terminal reads None)
+            place = (str(path), None if line is None else line + 1, report.longrepr[2])
+            report.longrepr = cast("tuple[str, int, str]", place)
+        return report
 
     # -- outcomes (recorded wherever reports arrive: a plain run or the controller) --
 
