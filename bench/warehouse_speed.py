@@ -212,7 +212,14 @@ def spark_run(folder: Path, n_cases: int, rounds: int) -> None:
     parquet = folder / "spark.parquet"
     duckdb.connect().execute(f"COPY (SELECT * FROM '{folder / 'cases.parquet'}' LIMIT "
                              f"{n_cases}) TO '{parquet}' (FORMAT parquet)")
+    from pyspark.sql import SparkSession
+
+    # failgate's own local session, without the console progress bar in the table
+    (SparkSession.builder.master("local[*]").appName("failgate-bench")
+     .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+     .config("spark.sql.shuffle.partitions", "4").getOrCreate())
     spark = session()
+    spark.sparkContext.setLogLevel("ERROR")
     rag = builtin_taxonomies()["rag"]
     report = ReportFile(name="spark", path=parquet)
     rules = HAND_CASE.format(overlap=SPARK_OVERLAP, len="size")
