@@ -84,7 +84,8 @@ DUCK_OVERLAP = "coalesce(len(list_intersect(expected_doc_ids, evidence_doc_ids))
 SPARK_OVERLAP = "coalesce(size(array_intersect(expected_doc_ids, evidence_doc_ids)), 0) > 0"
 HAND_DUCKDB = """import sys
 import duckdb
-con = duckdb.connect(config={{"enable_progress_bar": False}})
+con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")
 rows = con.execute('''SELECT category, count(*) FROM (SELECT {case} AS category
   FROM read_parquet(?)) GROUP BY category''', [sys.argv[1]]).fetchall()
 print("\\n".join(f"{{name}} {{n}}" for name, n in sorted(rows)))
