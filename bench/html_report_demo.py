@@ -19,12 +19,12 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_failgate.core.gate import GateConfig, run_gate
+from pytest_failgate.core.gate.runner import GateConfig, run_gate
 from pytest_failgate.output.chart import HistoryPoint, render_history_svg
 from pytest_failgate.output.html import render_html
 
 if TYPE_CHECKING:
-    from pytest_failgate.core.result import GateResult
+    from pytest_failgate.core.base.result import GateResult
 
 ROOT = Path(__file__).resolve().parent.parent
 # Earlier runs, oldest first, as offsets from today's counts (None: not recorded).

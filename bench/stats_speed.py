@@ -1,4 +1,4 @@
-"""Time the exact binomial tail of pytest_failgate.core.compare.binomial at n = 100,000.
+"""Time the exact binomial tail of pytest_failgate.core.stats.binomial at n = 100,000.
 
 Every timing is a cold call: the module's caches are cleared first, so nothing
 computed by an earlier call is reused. Run from the repository root:
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_failgate.core.compare import binomial as stats
+from pytest_failgate.core.stats import binomial as stats
 
 if TYPE_CHECKING:
     from collections.abc import Callable

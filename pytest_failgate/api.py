@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .commands.hookspecs import hookimpl
-from .core.errors import FailgateError
+from .core.base.errors import FailgateError
 from .core.reports.readers import Reader, ReaderOutput
 from .core.taxonomy.model import Taxonomy
 
@@ -53,8 +53,8 @@ def taxonomy_from_yaml(text: str, source: str = "<taxonomy>") -> Taxonomy:
     """
     from pathlib import Path
 
+    from .core.base.yamlsource import load_yaml
     from .core.taxonomy.files import taxonomy_from
-    from .core.yamlsource import load_yaml
 
     return taxonomy_from(load_yaml(Path(source), text), ())
 

@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
+from .core.base.errors import FailgateError
 from .core.engines import DIALECTS
-from .core.errors import FailgateError
 from .options import OPTIONS, for_command
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from .commands.config import Config
-    from .core.advice import Advice
-    from .core.result import GateResult
+    from .core.base.advice import Advice
+    from .core.base.result import GateResult
 
 EXIT_PASS, EXIT_FAIL, EXIT_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 EXIT = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "error": EXIT_INPUT,
@@ -45,7 +45,7 @@ def command_advice(config: Config) -> Advice:
     """The CLI's words for the actions the core suggests: the command with the paths, the
     ceilings file and the other settings this run was given (what the ini file sets, the
     command reads again)."""
-    from .core.advice import Advice
+    from .core.base.advice import Advice
 
     def command(action: str) -> str:
         parts = ["failgate", action]
@@ -133,7 +133,7 @@ def _bar(count: int, largest: int) -> str:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from .commands.gating import show
-    from .core.formatting import report_heading
+    from .core.base.formatting import report_heading
     from .output.text import headroom_text
 
     config = configure(args)
@@ -231,7 +231,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from .core.gate import byte_limit
+    from .core.gate.runner import byte_limit
     from .mcpserver import Limits, serve
 
     byte_limit(args.max_report_bytes)  # a bad size is refused now, not at the first call

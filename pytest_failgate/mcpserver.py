@@ -37,13 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .core.errors import FailgateError
+from .core.base.errors import FailgateError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from .commands.config import Config
-    from .core.advice import Advice
+    from .core.base.advice import Advice
 
 
 def tool_advice(config: Config) -> Advice:
@@ -51,7 +51,7 @@ def tool_advice(config: Config) -> Advice:
     call was given that the tool takes (what the ini file sets, the tool reads again)."""
     import json
 
-    from .core.advice import Advice
+    from .core.base.advice import Advice
 
     def call(tool: str) -> str:
         arguments: dict[str, Any] = {
@@ -82,8 +82,8 @@ def _config(**arguments: Any) -> Config:
     from dataclasses import replace
 
     from .commands.config import load
-    from .core.confine import check_inside
-    from .core.gate import byte_limit
+    from .core.base.confine import check_inside
+    from .core.gate.runner import byte_limit
 
     config = load(arguments)
     limit = byte_limit(LIMITS.max_report_bytes)
@@ -137,7 +137,7 @@ def diff(base: str, candidate: str, taxonomy: str | None = None,
     import os
 
     from .commands.runs import diff as run
-    from .core.confine import check_inside
+    from .core.base.confine import check_inside
 
     config = _config(taxonomy=taxonomy, ceilings=ceilings)
     runs = Path(os.path.realpath(base)), Path(os.path.realpath(candidate))
@@ -271,7 +271,7 @@ def _child(sending: Any, name: str, arguments: dict[str, Any], allowed: list[str
 def _call(name: str, arguments: dict[str, Any], allowed: list[str],
           limits: Limits) -> tuple[str, Any]:
     global LIMITS
-    from .core.confine import confined, values_hidden
+    from .core.base.confine import confined, values_hidden
 
     LIMITS = limits
     own = Path(__file__).parent  # failgate's own files: the built-in taxonomies
@@ -290,7 +290,7 @@ def server() -> MCPServer:
     try:
         from mcp.server.mcpserver import MCPServer
     except ImportError:
-        from .core.install import needs_extra
+        from .core.base.install import needs_extra
 
         raise FailgateError(needs_extra("failgate mcp", "mcp", "the MCP SDK")) from None
     from . import __version__

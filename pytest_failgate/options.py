@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .core.inifile import Kind
+    from .core.base.inifile import Kind
 
 PREFIX = "failgate"
 GATE_COMMANDS = ("check", "init", "ratchet", "show")

@@ -11,7 +11,7 @@ from helpers import EXAMPLES
 # pytester's in-process runs drop every module imported during a run; importing the
 # gate's modules here, once, lets each run reuse them instead of importing them again.
 import pytest_failgate.core.ceilings.writeback
-import pytest_failgate.core.gate
+import pytest_failgate.core.gate.runner
 import pytest_failgate.output.files
 import pytest_failgate.output.text
 import pytest_failgate.plugin.session  # noqa: F401

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_failgate.core.gate import load_run_or_raise
+from pytest_failgate.core.gate.runner import load_run_or_raise
 from pytest_failgate.core.reports.builtin import builtin_readers
 from pytest_failgate.core.reports.model import Report
 from pytest_failgate.core.reports.read import ReadSpec

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ..core.errors import FailgateError
+from ..core.base.errors import FailgateError
 from .run import ERROR, Run, Settings, run, settings_from_args
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import FailgateError
+from ..core.base.errors import FailgateError
 from ..output.github import annotation, append_step_summary, error_annotations
 from .run import Run, Settings
 

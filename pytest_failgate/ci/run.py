@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..cli import EXIT
-from ..core.errors import FailgateError, display_path
-from ..core.gitref import git
-from ..core.inifile import DEFAULT_CEILINGS
+from ..core.base.errors import FailgateError, display_path
+from ..core.base.inifile import DEFAULT_CEILINGS
+from ..core.guard.gitref import git
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..core.guard import GuardResult
-    from ..core.result import GateResult
-    from ..core.verdict import RunVerdict
+    from ..core.base.result import GateResult
+    from ..core.base.verdict import RunVerdict
+    from ..core.guard.loosening import GuardResult
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ def _gate(settings: Settings, markdown: Path, json_path: Path) -> Step:
 def _load_result(path: Path) -> GateResult | None:
     if not path.is_file():
         return None
-    from ..core.result import GateResult
+    from ..core.base.result import GateResult
 
     return GateResult.model_validate_json(path.read_text(encoding="utf-8"))
 
@@ -206,7 +206,7 @@ def _guard(settings: Settings) -> tuple[Step, GuardResult | None]:
     """The guard on the ceilings file the gate used (the ini file's, unless given); its
     structured result, for annotations on the lines that loosened."""
     from ..commands.config import load
-    from ..core.guard import guard
+    from ..core.guard.loosening import guard
 
     ref = settings.guard_base
     assert ref is not None
@@ -242,7 +242,7 @@ def _failed(run: Run) -> list[str]:
 
 
 def _markdown(run: Run, gate_md: str | None, guard_note: str | None) -> str:
-    from ..core.result import GuardResultModel
+    from ..core.base.result import GuardResultModel
     from ..output.markdown import guard_markdown
 
     verdict = run.outcome

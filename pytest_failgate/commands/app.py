@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..core.errors import FailgateError
+from ..core.base.errors import FailgateError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from pathlib import Path
 
-    from ..core.gate import Gate, Mode, ReportGate
+    from ..core.gate.runner import Gate, Mode, ReportGate
     from ..core.reports.model import Report, SkippedFile
     from ..core.reports.read import ReadSpec
     from ..core.reports.readers import TaxonomyChoice
@@ -53,7 +53,7 @@ class Failgate:
     def gate(self, mode: Mode) -> Gate:
         """The gate over the configured reports in ``mode`` (``check`` runs ``gate`` or
         ``strict``; pytest and the ``init`` and ``ratchet`` commands their own)."""
-        from ..core.gate import run_gate
+        from ..core.gate.runner import run_gate
 
         if not self.config.paths:
             raise FailgateError("no report to gate: give the reports' paths, or set the ini "
@@ -84,7 +84,7 @@ class Failgate:
 
     def read_spec(self, slicers: Mapping[str, Compiled] | None = None) -> ReadSpec:
         """Reading as a gate reads: the plugins' readers, then the built-in formats."""
-        from ..core.gate import byte_limit
+        from ..core.gate.runner import byte_limit
         from ..core.reports.builtin import builtin_readers
         from ..core.reports.read import ReadSpec
 
@@ -95,13 +95,13 @@ class Failgate:
     def load(self, paths: tuple[Path, ...], spec: ReadSpec | None = None
              ) -> tuple[list[ReportGate], list[SkippedFile]]:
         """One run's reports, each with its load error if it had one."""
-        from ..core.gate import load_run
+        from ..core.gate.runner import load_run
 
         return load_run(paths, self.choice(), spec or self.read_spec(), self.config.engine)
 
     def load_all(self, paths: tuple[Path, ...], spec: ReadSpec | None = None) -> list[Report]:
         """One run whose every report must load (a baseline, a diff, a history entry)."""
-        from ..core.gate import load_run_or_raise
+        from ..core.gate.runner import load_run_or_raise
 
         return load_run_or_raise(paths, self.choice(), spec or self.read_spec(),
                                  self.config.engine)

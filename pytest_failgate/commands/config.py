@@ -8,7 +8,7 @@ ceilings file's default is ``ceilings.yaml`` in the rootdir. Plugins add up: the
 key's modules, then those given.
 
 pytest reads its own configuration (``config.getini``); the ``failgate`` command and the
-MCP server read the same file with ``core.inifile``, which finds and parses it as pytest
+MCP server read the same file with ``core.base.inifile``, which finds and parses it as pytest
 does, so ``failgate_ceilings`` (or any other key) means the same file in every front end.
 
 This module is imported by every pytest run where failgate is installed: it imports
@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.advice import Advice
-from ..core.errors import FailgateError, display_path
+from ..core.base.advice import Advice
+from ..core.base.errors import FailgateError, display_path
 from ..options import OPTIONS, Option
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from ..core.gate import GateConfig, Mode
+    from ..core.gate.runner import GateConfig, Mode
     from ..output.files import Outputs
 
 
@@ -70,7 +70,7 @@ class Config:
     def gate(self, mode: Mode) -> GateConfig:
         """The core's configuration of one gate run in ``mode``."""
         from ..core.compare.noisemodel import REPEATS
-        from ..core.gate import GateConfig
+        from ..core.gate.runner import GateConfig
 
         # `--noise repeats`: each report's own repeats (unless a file of that name exists)
         repeats = (self.noise is not None and self.noise.name == REPEATS
@@ -122,7 +122,7 @@ def _absolute(base: Path, path: str | os.PathLike[str]) -> Path:
 def _as_written(base: Path, path: str | os.PathLike[str]) -> Path:
     """``path`` from ``base``, absolute but with its links kept: the ceilings file, which a
     ratchet refuses to write through a link and the guard reads at the ref as the ref has
-    it (``core.ceilings.target``, ``core.gitref``)."""
+    it (``core.ceilings.target``, ``core.guard.gitref``)."""
     return Path(os.path.abspath(base / path))
 
 
@@ -133,7 +133,7 @@ def _present(value: Any) -> bool:
 
 def _plugin(spec: str, base: Path) -> str:
     """A module name as it is; a ``.py`` file as an absolute path."""
-    from ..core.safeopen import check_path_length
+    from ..core.base.safeopen import check_path_length
 
     if not spec.endswith(".py"):
         return spec
@@ -189,7 +189,7 @@ def resolve(given: Mapping[str, Any], *, base: Path, ini: Callable[[Option], Any
 
 
 def _value(option: Option, value: Any, base: Path) -> Any:
-    from ..core.safeopen import check_path_length
+    from ..core.base.safeopen import check_path_length
 
     if option.kind in ("paths", "path"):
         for written in value if option.kind == "paths" else (value,):
@@ -206,9 +206,9 @@ def _value(option: Option, value: Any, base: Path) -> Any:
 def load(given: Mapping[str, Any], cwd: Path | None = None) -> Config:
     """The configuration of the ``failgate`` command or an MCP call made in ``cwd``.
 
-    The ini file is the one pytest would use there (``core.inifile``).
+    The ini file is the one pytest would use there (``core.base.inifile``).
     """
-    from ..core.inifile import locate
+    from ..core.base.inifile import locate
 
     cwd = Path.cwd() if cwd is None else cwd
     found = locate(cwd)

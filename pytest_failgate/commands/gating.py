@@ -13,8 +13,8 @@ from .app import Failgate
 from .results import InitResult, RatchetResult, ShownCategory, ShownReport, ShowResult
 
 if TYPE_CHECKING:
-    from ..core.gate import Gate
-    from ..core.result import GateResult, Row
+    from ..core.base.result import GateResult, Row
+    from ..core.gate.runner import Gate
     from ..core.taxonomy import Taxonomy
     from ..output.files import Written
     from .config import Config
@@ -78,7 +78,7 @@ def show(config: Config | Failgate, top: int = SHOWN_IDS) -> ShowResult:
         reports.append(ShownReport(name=report.name, kind=report.kind, n_cases=report.n_cases,
                                    failed=report.failed, taxonomy=report.taxonomy.name,
                                    categories=categories))
-    from ..core.errors import display_path
+    from ..core.base.errors import display_path
 
     return ShowResult(reports=reports, skipped=[display_path(s.path) for s in skipped],
                       gated=bool(rows))

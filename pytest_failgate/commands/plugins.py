@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pluggy
 
-from ..core.errors import FailgateError, display_path
+from ..core.base.errors import FailgateError, display_path
 from ..core.reports.readers import as_reader
 from ..core.taxonomy import Taxonomies, Taxonomy, builtin_taxonomies
 from . import hookspecs
@@ -200,7 +200,7 @@ def contributions(manager: PluginManager, config: Config) -> Contributions:
             _claim(owner, f"taxonomy '{name}'", label)
             found.taxonomies[name] = taxonomy
             if isinstance(found.taxonomies, Taxonomies):  # what the guard names
-                from ..core.routes import source_of
+                from ..core.guard.routes import source_of
 
                 found.taxonomies.origins[name] = (label, source_of(manager.get_plugin(label)))
     for label, batch in _calls(manager, READER_HOOK, config):

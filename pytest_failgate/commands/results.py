@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core.result import GateResult, GuardResultModel, ReportAnalysis
+from ..core.base.result import GateResult, GuardResultModel, ReportAnalysis
 
 __all__ = [
     "AnalyzeResult",

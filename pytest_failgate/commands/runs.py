@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import FailgateError, display_path
+from ..core.base.errors import FailgateError, display_path
 from .app import Failgate
 from .results import (
     AnalyzeResult,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from ..core.result import GuardResultModel
+    from ..core.base.result import GuardResultModel
     from .config import Config
 
 
@@ -101,7 +101,7 @@ def history(config: Config | Failgate, folder: Path) -> HistoryResult:
 
 def analyze(config: Config | Failgate, slices: Sequence[str] = ()) -> AnalyzeResult:
     """One run, no baseline: failures by stage, the weakest slices, what to look at first."""
-    from ..core.analyze import DEFAULT_SLICES, analysis_slicers, analyze_report
+    from ..core.gate.analyze import DEFAULT_SLICES, analysis_slicers, analyze_report
 
     app = Failgate.of(config)
     if not app.config.paths:
@@ -114,9 +114,9 @@ def analyze(config: Config | Failgate, slices: Sequence[str] = ()) -> AnalyzeRes
 
 def guard(config: Config | Failgate, ref: str) -> GuardResultModel:
     """Whether anything the gate enforces was loosened since ``ref`` without a reason."""
-    from ..core.guard import guard as compare
-    from ..core.guard import guard_inputs
-    from ..core.result import GuardResultModel
+    from ..core.base.result import GuardResultModel
+    from ..core.gate.runner import guard_inputs
+    from ..core.guard.loosening import guard as compare
 
     app = Failgate.of(config)
     run: dict[str, Any] = {"origins": getattr(app.plugins.taxonomies, "origins", None)}

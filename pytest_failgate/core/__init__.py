@@ -1,8 +1,17 @@
 """The gate itself, with no knowledge of pytest or of how a result is shown.
 
-Taxonomies classify cases (``taxonomy/``), readers load reports (``reports/``),
-ceilings are read, checked and rewritten (``ceilings/``), runs are compared
-(``compare/``); ``gate.run_gate`` ties them together and ``rows.build_result`` turns
-the run into the serialisable ``result.GateResult`` every adapter and output reads.
-Nothing here imports pytest or ``pytest_failgate.output`` (tests/test_layering.py).
+Its packages, lowest first; each imports only those before it (tests/package/test_layering.py):
+
+- ``base``: errors, safe file and YAML access, the ini file, wording helpers, the verdict
+  vocabulary and the serialisable ``GateResult`` every front end and output reads;
+- ``stats``: exact statistics (binomial tails, Holm, intervals, noise allowances);
+- ``taxonomy``: the rule language and the classifier (first match wins);
+- ``reports``: reading report files of every format into classified cases;
+- ``ceilings``: the ceilings file read, checked and rewritten (the ratchet);
+- ``compare``: a run against a baseline, a noise band, repeats, instruments;
+- ``engines``: the same counts in SQL (DuckDB, Spark);
+- ``guard``: what a change lets the gate pass that it did not before;
+- ``gate``: one gate run, start to finish (``runner.run_gate``), and its result.
+
+Nothing here imports pytest or ``pytest_failgate.output``.
 """

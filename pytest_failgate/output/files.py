@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.errors import display_path
+from ..core.base.errors import display_path
 from . import github
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..core.result import GateResult
+    from ..core.base.result import GateResult
     from ..core.taxonomy import Taxonomy
     from .chart import HistoryPoint
 

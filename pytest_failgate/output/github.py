@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..core.result import GateResult
+    from ..core.base.result import GateResult
 
 
 def _data(text: str) -> str:

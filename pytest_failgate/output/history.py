@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.errors import FailgateError
-from ..core.gate import load_run_or_raise, run_counts
+from ..core.base.errors import FailgateError
+from ..core.gate.runner import load_run_or_raise, run_counts
 from ..core.reports.discover import REPORT_SUFFIXES
 from .chart import HistoryPoint, render_history_svg
 

@@ -30,13 +30,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.formatting import case_counts, plural
+from ..core.base.formatting import case_counts, plural
 from .text import catches_text, headroom_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from ..core.result import BaselineResult, CaseExample, GateResult, ReportResult, Row
+    from ..core.base.result import BaselineResult, CaseExample, GateResult, ReportResult, Row
 
 __all__ = ["render_html"]
 

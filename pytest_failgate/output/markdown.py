@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.formatting import plural
+from ..core.base.formatting import plural
 from .text import catches_text, headroom_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..core.result import GateResult, GuardResultModel, Row
+    from ..core.base.result import GateResult, GuardResultModel, Row
 
 _VERDICT = {"pass": "✅ pass", "fail": "❌ FAIL", "error": "⚠️ error", "record": "📝 new",
             "inconclusive": "⚠️ INCONCLUSIVE", "skip": "⏸️ not judged"}

@@ -2,19 +2,19 @@
 
 Free of pytest, so the plugin and the CLI print the same thing. It only reads the
 ``GateResult``: the verdicts and the items' messages are decided in the core
-(``core/rows.py``, ``core/messages.py``).
+(``core/gate/rows.py``, ``core/gate/messages.py``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.formatting import plural, report_heading
+from ..core.base.formatting import plural, report_heading
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..core.result import GateResult, ReportAnalysis, ReportResult, Row
+    from ..core.base.result import GateResult, ReportAnalysis, ReportResult, Row
 
 
 def headroom_text(headroom: int | None) -> str:

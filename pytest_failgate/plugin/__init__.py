@@ -19,7 +19,7 @@ from ..options import OPTIONS, Option
 from .keys import SESSION
 
 if TYPE_CHECKING:
-    from ..core.gate import Mode
+    from ..core.gate.runner import Mode
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

@@ -1,4 +1,4 @@
-"""The pytest front end's words for the actions the core suggests (``core/advice.py``).
+"""The pytest front end's words for the actions the core suggests (``core/base/advice.py``).
 
 ``pytest --failgate=reports --failgate-ceilings=c2.yaml --failgate-ratchet``: the
 failgate options this run was given on the command line that the action needs (what
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.advice import Advice
+from ..core.base.advice import Advice
 
 if TYPE_CHECKING:
     from ..commands.config import Config

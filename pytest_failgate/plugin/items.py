@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..core.errors import FailgateError
+from ..core.base.errors import FailgateError
 from .keys import SESSION, ActiveGate
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from _pytest._code.code import ExceptionInfo, TerminalRepr, TracebackStyle
 
-    from ..core.result import GuardResultModel, ReportResult, Row
+    from ..core.base.result import GuardResultModel, ReportResult, Row
 
 MARKER = "failgate"
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 import pytest
 
 if TYPE_CHECKING:
-    from ..core.result import GateResult
+    from ..core.base.result import GateResult
 
 
 class ActiveGate(Protocol):

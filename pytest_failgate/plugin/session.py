@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from ..core.errors import FailgateError, display_path
-from ..core.result import GateResult
+from ..core.base.errors import FailgateError, display_path
+from ..core.base.result import GateResult
 from .items import MARKER, GateFile, is_gate_item
 from .selection import DRY_RUNS, Selection
 from .selection import SELECTION_KEY as _SELECTION_KEY
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..commands.config import Config
-    from ..core.gate import Gate, Mode
+    from ..core.gate.runner import Gate, Mode
 
 # The item property that marks a report as an earlier run's (``tools``): never written from.
 _EARLIER_KEY = "failgate_earlier_run"

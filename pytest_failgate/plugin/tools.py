@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from _pytest.nodes import Node
 
-    from ..core.result import ReportResult
+    from ..core.base.result import ReportResult
 
 _USERS: pytest.StashKey[list[str]] = pytest.StashKey()  # node ids of DeepEval's tests
 
@@ -62,7 +62,7 @@ def deepeval_tests(session: pytest.Session) -> list[str]:
 
 def report_of(item: pytest.Item) -> ReportResult | None:
     """The report a gate item checks (``None`` for the guard and for other tests)."""
-    from ..core.result import ReportResult
+    from ..core.base.result import ReportResult
 
     node: Node | None = item
     while node is not None:

@@ -15,12 +15,12 @@ from ..taxonomy.model import TOTAL
 if TYPE_CHECKING:
     from fractions import Fraction
 
-    from ..compare.allowance import Movement
-    from ..compare.binomial import TailProbability
+    from ..base.verdict import CheckVerdict
     from ..reports.model import Report
-    from ..verdict import CheckVerdict
+    from ..stats.allowance import Movement
+    from ..stats.binomial import TailProbability
     from .load import Entry
-from ..compare.binomial import binomial_upper_tail
+from ..stats.binomial import binomial_upper_tail
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Check:
     movement: Movement | None = None
     needed: int | None = None
     # over a max_rate with a significance level: the exact test, and that level (the run's
-    # family of tests settles the verdict, see ``core.family``)
+    # family of tests settles the verdict, see ``core.gate.family``)
     test: TailProbability | None = None
     level: Fraction | None = None
 

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from ..errors import FailgateError, closest, did_you_mean, display_path
+from ..base.errors import FailgateError, closest, did_you_mean, display_path
+from ..base.yamlsource import Loc, Span, YamlDoc, load_yaml
 from ..reports.model import MetricSpec
 from ..taxonomy.expr import Compiled, ExprError, compile_expr
 from ..taxonomy.files import resolve_taxonomy
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
-from ..yamlsource import Loc, Span, YamlDoc, load_yaml
 from .model import (
     CEILING_KEYS,
     CONTRACT_KEYS,

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from ..compare.intervals import wilson_interval
-from ..formatting import format_number, plural
+from ..base.formatting import format_number, plural
+from ..stats.intervals import wilson_interval
 
 if TYPE_CHECKING:
+    from ..base.verdict import CheckVerdict
     from ..reports.model import Report
-    from ..verdict import CheckVerdict
     from .model import MetricFloor
 
 

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import did_you_mean
+from ..base.errors import did_you_mean
 
 CEILING_KEYS = ("max", "observed", "allowance", "max_rate", "per", "significance", "reason",
                 "owner", "goal")
@@ -31,6 +31,10 @@ CONTRACT_KEYS = ("check", "reports", "reason")
 METRIC_KEYS = ("min", "min_n", "substantive", "reason", "owner")
 SLICE_SEPARATOR = "="  # a key such as ``query_type=comparison`` holds a slice's ceilings
 
+
+# The share of a report's cases outside the system under test above which the run
+# is inconclusive, where the ceilings file does not set it (``inconclusive:``).
+DEFAULT_SHARE = Fraction(1, 4)
 
 def governing_locs(report: str | None, slice_: str | None, name: str
                    ) -> list[tuple[str, ...]]:
@@ -93,7 +97,7 @@ class Ceiling(BaseModel):
 
     max: int | None = None
     # on a noisy pipeline, max = observed + allowance: the count the ceiling was set from,
-    # and the rise an unchanged system stays within (``compare.allowance``)
+    # and the rise an unchanged system stays within (``stats.allowance``)
     observed: int | None = None
     allowance: int | None = None
     max_rate: Fraction | None = None

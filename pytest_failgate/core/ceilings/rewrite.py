@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..errors import FailgateError
-from ..formatting import format_number
+from ..base.errors import FailgateError
+from ..base.formatting import format_number
 from ..taxonomy.model import TOTAL
 from .load import Entry, parse_ceilings, validate_ceilings
 from .model import rate_allowance
@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
+    from ..base.yamlsource import Loc, Span
     from ..reports.model import Report
     from ..taxonomy import Taxonomy
-    from ..yamlsource import Loc, Span
     from .check import Check
     from .load import Entry
 

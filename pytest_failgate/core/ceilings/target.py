@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import FailgateError, display_path
+from ..base.errors import FailgateError, display_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

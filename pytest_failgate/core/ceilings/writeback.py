@@ -9,16 +9,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..errors import FailgateError
-from ..formatting import plural
-from ..yamlsource import digest, read_text
+from ..base.errors import FailgateError
+from ..base.formatting import plural
+from ..base.yamlsource import digest, read_text
 from .rewrite import remove_stale_temps, rewrite, write_atomic
 from .target import check_target, locked
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..result import GateResult
+    from ..base.result import GateResult
 
 def outcomes_from_verdicts(result: GateResult) -> dict[tuple[str, str, str], str]:
     """Outcomes when every check runs, as in the CLI."""

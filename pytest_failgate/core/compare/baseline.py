@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ..errors import FailgateError
-from ..formatting import plural
+from ..base.errors import FailgateError
+from ..base.formatting import plural
+from ..base.result import BaselineResult, ConfigChangeResult
 from ..reports.jsonfile import load_json
-from ..result import BaselineResult, ConfigChangeResult
-from .binomial import paired_increase
+from ..stats.binomial import paired_increase
 from .config import ConfigChange, diff_config, hint_line
 from .metrics import MetricChange, compare_metric
 from .noise import NoiseDocument, read_noise_band
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..reports.model import Report
-    from .binomial import TailProbability
+    from ..stats.binomial import TailProbability
 
 DEFAULT_ALPHA = Fraction(1, 20)
 SHOWN_IDS = 50
@@ -45,7 +45,7 @@ class BaselineRun:
     base: dict[str, Report] = field(default_factory=dict)
     candidate: dict[str, Report] = field(default_factory=dict)
     excluded: tuple[str, ...] = ()  # unstable cases left out of every paired test
-    # each test's decision among all of the run's tests (Holm, ``core.family``), by
+    # each test's decision among all of the run's tests (Holm, ``core.gate.family``), by
     # (report, name) and (report, "metric:<name>"); a test not in it is decided alone
     decided: Mapping[tuple[str, str], bool] = field(default_factory=dict)
     family: str = ""  # how the decisions were made together, for the messages

@@ -9,7 +9,7 @@ evaluation models. A setting of the system (``top_k``, the answering model) is w
 tested: it is shown as "what changed", never taken for the instrument.
 
 When an entry both runs record differs (``judge_model: gpt-4o -> gpt-4.1``), the delta
-measures the judge, not the system: the report is inconclusive (``core.inconclusive``),
+measures the judge, not the system: the report is inconclusive (``core.gate.inconclusive``),
 unless the ceilings file accepts that very change with a reason::
 
     instruments:

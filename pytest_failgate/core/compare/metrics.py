@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from .binomial import paired_increase
+from ..stats.binomial import paired_increase
 from .verdicts import paired_verdict
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
+    from ..base.verdict import BaselineVerdict
     from ..taxonomy.model import CaseMetric
-    from ..verdict import BaselineVerdict
     from .noise import MetricBand
 
 

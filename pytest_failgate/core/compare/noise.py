@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from .checks import check_int
+from ..stats.checks import check_int
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ..formatting import plural
+from ..base.formatting import plural
+from ..stats.allowance import Movement
 from ..taxonomy.model import TOTAL
-from .allowance import Movement
 from .noise import PASSED_MODE
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..errors import FailgateError
+from ..base.errors import FailgateError
 from ..taxonomy.model import TOTAL
 
 if TYPE_CHECKING:

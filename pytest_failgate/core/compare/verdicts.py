@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .binomial import paired_increase
-from .checks import check_alpha, check_int
+from ..stats.binomial import paired_increase
+from ..stats.checks import check_alpha, check_int
 
 if TYPE_CHECKING:
     from fractions import Fraction
 
-    from ..verdict import BaselineVerdict
+    from ..base.verdict import BaselineVerdict
     from .noise import NoiseBand
 
 
@@ -44,7 +44,7 @@ def regression_verdict(new: int, fixed: int, band: NoiseBand | None,
     ``increase = new - fixed``; significant means ``paired_increase(new, fixed)``
     is at most ``alpha``; beyond means ``increase > band_cases(band)``. No
     increase (a decrease, or no change) is always ``pass``. ``significant``, when
-    given, is the test's decision among the run's tests (Holm, ``core.family``).
+    given, is the test's decision among the run's tests (Holm, ``core.gate.family``).
     """
     check_int("new", new)
     check_int("fixed", fixed)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from ..errors import FailgateError
+from ..base.errors import FailgateError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,7 +32,7 @@ def optional(module: str, needed_for: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError:
-        from ..install import needs_extra  # (importlib.metadata: only when it is needed)
+        from ..base.install import needs_extra  # (importlib.metadata: only when it is needed)
 
         raise FailgateError(needs_extra(needed_for, extra, module.partition(".")[0])) from None
 

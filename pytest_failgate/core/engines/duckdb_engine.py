@@ -18,8 +18,8 @@ import json
 import tempfile
 from typing import TYPE_CHECKING, Any
 
-from ..confine import shown
-from ..errors import FailgateError
+from ..base.confine import shown
+from ..base.errors import FailgateError
 from ..reports.model import OWN_FORMAT, Report
 from ..reports.sink import SAMPLE, check_fit
 from . import FIRST_IDS, is_glob, optional

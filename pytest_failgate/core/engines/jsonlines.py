@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FailgateError
+from ..base.errors import FailgateError
 from .dialects import DUCKDB
 
 if TYPE_CHECKING:

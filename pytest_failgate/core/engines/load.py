@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import FailgateError, did_you_mean
+from ..base.errors import FailgateError, did_you_mean
 from . import ENGINES, is_glob
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..base.errors import FailgateError
 from ..compare.pairing import CategoryChange, ReportComparison
-from ..errors import FailgateError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FailgateError
+from ..base.errors import FailgateError
 from ..reports.read import ReadSpec
 from ..taxonomy.expr import ExprError
 from ..taxonomy.model import COMPOSITE, describe_kinds

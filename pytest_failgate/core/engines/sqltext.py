@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..errors import FailgateError, did_you_mean
+from ..base.errors import FailgateError, did_you_mean
 from . import DIALECTS, optional
 from .dialects import DUCKDB, SPARK, Dialect
 from .sqlquery import GateQuery, RuleNotExpressible, compile_gate

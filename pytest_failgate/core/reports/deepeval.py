@@ -56,8 +56,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import FailgateError
-from ..safeopen import open_regular
+from ..base.errors import FailgateError
+from ..base.safeopen import open_regular
 from .jsonfile import Loc, Misshapen, describe, parse_json_file
 from .readers import ReaderOutput
 

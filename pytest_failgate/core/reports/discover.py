@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..confine import check_inside
-from ..errors import FailgateError
+from ..base.confine import check_inside
+from ..base.errors import FailgateError
 from .model import ReportFile, SkippedFile
 
 if TYPE_CHECKING:

@@ -50,7 +50,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FailgateError
+from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, loads, parse_json_file
 from .readers import ReaderOutput, repeat_of
 from .zipzstd import ZipArchive

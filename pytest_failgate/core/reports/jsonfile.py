@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic_core import from_json
 
-from ..errors import FailgateError
-from ..safeopen import open_regular, read_regular
+from ..base.errors import FailgateError
+from ..base.safeopen import open_regular, read_regular
 from ..taxonomy import kind_of
 from .jsondecode import from_json_error
 from .locate import place

@@ -45,8 +45,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..confine import shown
-from ..errors import FailgateError, did_you_mean
+from ..base.confine import shown
+from ..base.errors import FailgateError, did_you_mean
 from .jsonfile import describe, load_json
 from .readers import ReaderOutput, repeat_of
 

@@ -26,7 +26,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FailgateError
+from ..base.errors import FailgateError
 from .jsonfile import describe, json_lines, load_json
 from .readers import ReaderOutput
 

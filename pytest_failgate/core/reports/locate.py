@@ -13,7 +13,7 @@ import re
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from json.scanner import make_scanner
 
-from ..errors import line_col
+from ..base.errors import line_col
 
 _scan_once = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 _WS = re.compile(r"[ \t\n\r]*")

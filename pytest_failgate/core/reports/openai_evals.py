@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FailgateError
+from ..base.errors import FailgateError
 from .jsonfile import describe, json_lines
 from .readers import ReaderOutput
 

@@ -57,7 +57,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import FailgateError
+from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, json_lines, parse_json_file
 from .readers import ReaderOutput
 

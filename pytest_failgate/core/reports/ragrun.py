@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FailgateError
+from ..base.errors import FailgateError
 from .jsonfile import json_lines, load_json, loads
 from .readers import ReaderOutput
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import codecs
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FailgateError, did_you_mean
-from ..safeopen import BINARY_SUFFIXES, ensure_regular, open_regular, read_limit, read_regular
+from ..base.errors import FailgateError, did_you_mean
+from ..base.safeopen import BINARY_SUFFIXES, ensure_regular, open_regular, read_limit, read_regular
 from ..taxonomy import Taxonomy, kind_of
 from ..taxonomy.expr.regex import group_matcher
 from .jsondecode import JsonSyntaxError, ShapeError, decoder, start_of

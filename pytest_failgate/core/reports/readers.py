@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import FailgateError
+from ..base.errors import FailgateError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -78,7 +78,7 @@ class ReaderOutput:
     # case several times (epochs, replicates, trials): the run's own noise source
     repeat_unit: Callable[[str], str] | None = None
     # set (to why) when the run did not finish (it crashed or was cancelled): its counts
-    # cannot be judged, and the report is inconclusive (``core.inconclusive``)
+    # cannot be judged, and the report is inconclusive (``core.gate.inconclusive``)
     interrupted: str | None = None
     # what measured the cases (the judge or grader model, the scorers and metrics, the
     # dataset), as the format records it: a baseline comparison checks it first

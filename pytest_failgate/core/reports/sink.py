@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
-from ..confine import shown
-from ..errors import FailgateError
+from ..base.confine import shown
+from ..base.errors import FailgateError
 from ..taxonomy import kind_of
 from ..taxonomy.expr import ExprRuntimeError
 from ..taxonomy.model import COMPOSITE, metric_number

@@ -15,8 +15,8 @@ import zipfile
 import zlib
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import FailgateError
-from ..safeopen import unpack_limit
+from ..base.errors import FailgateError
+from ..base.safeopen import unpack_limit
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -139,7 +139,7 @@ class ZipArchive:
     def _read_zstd(self, info: zipfile.ZipInfo) -> bytes:
         decode = _decoder()
         if decode is None:
-            from ..install import needs_extra
+            from ..base.install import needs_extra
 
             raise FailgateError(
                 f"member {info.filename} is zstd-compressed (zip method 93); "

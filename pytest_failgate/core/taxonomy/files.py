@@ -29,8 +29,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FailgateError, did_you_mean
-from ..yamlsource import YamlDoc, load_yaml
+from ..base.errors import FailgateError, did_you_mean
+from ..base.yamlsource import YamlDoc, load_yaml
 from .expr import ExprError, compile_expr
 from .expr.regex import UnsupportedPattern, group_matcher
 from .model import (
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-    from ..yamlsource import Loc
+    from ..base.yamlsource import Loc
 
 TOP_KEYS = ("name", "description", "id_field", "id_fields", "defaults", "types", "failed",
             "categories", "caveats", "substantive", "required", "metrics",

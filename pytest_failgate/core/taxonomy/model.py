@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..confine import shown
+from ..base.confine import shown
 
 if TYPE_CHECKING:
     from pathlib import Path

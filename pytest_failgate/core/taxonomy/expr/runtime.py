@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
-from ...confine import shown
+from ...base.confine import shown
 from .errors import ExprRuntimeError
 
 _EMPTY: frozenset[Any] = frozenset()

@@ -1,0 +1,153 @@
+"""A gate run on a noisy pipeline: its noise source, each count's allowance, the budget.
+
+The noise source is the ``--noise`` option (a ``noise_band.json``), else each
+report's own repeats when asked for (``repeats``), else the ceilings file's
+``noise:`` key (a path relative to it, or ``repeats``). Without one the run is exact,
+as on a deterministic pipeline: nothing here changes a verdict or a number.
+
+With one, every count the noise measures (a category, a group, ``total``; not a
+slice's or a population's, which no source measures) gets the allowance that keeps
+an unchanged system under its ceiling: the run's false-alarm budget (the file's
+``significance``, default 0.05) is shared equally by those counts (Bonferroni: the
+chance that any of them fails by chance is at most the budget). ``init`` writes
+``max = observed + allowance``; the ratchet lowers only past the allowance
+(``ceilings.rewrite.plan_ratchet``); each row says the smallest regression it catches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
+
+from ..base.errors import FailgateError, display_path
+from ..base.formatting import format_number, plural
+from ..compare.baseline import DEFAULT_ALPHA, load_noise_bands
+from ..compare.noisemodel import REPEATS, NoiseModel, from_document, from_repeats
+from ..stats.allowance import allowance
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from fractions import Fraction
+
+    from ..ceilings.check import Check
+    from ..ceilings.load import Ceilings
+    from ..taxonomy import Taxonomy
+    from .checked import GateConfig, ReportGate
+
+
+@dataclass(frozen=True)
+class NoiseSource:
+    """Where the noise is read from: a noise band file, or each report's repeats."""
+
+    path: Path | None  # a noise_band.json
+    repeats: bool  # each report's own repeated cases
+    written: str  # how a new ceilings file names it (`noise:`)
+
+    @property
+    def label(self) -> str:
+        return REPEATS if self.path is None else display_path(self.path)
+
+
+@dataclass(frozen=True)
+class NoiseRun:
+    """This run's noise: the model, and the budget its counts share."""
+
+    source: NoiseSource
+    model: NoiseModel
+    budget: Fraction  # family-wise: the chance any count fails by chance, at most
+    items: int  # the counts that share it
+
+    @property
+    def level(self) -> Fraction:
+        """Each count's share of the budget."""
+        return self.budget / self.items
+
+    def describe(self) -> str:
+        return (f"noise from {self.source.label}: an unchanged system fails any of "
+                f"{plural(self.items, 'count')} by chance in at most "
+                f"{format_number(self.budget * 100)}% of runs (allowances at "
+                f"{format_number(self.budget)}/{self.items} each, Bonferroni)")
+
+
+def noise_source(config: GateConfig, ceilings: Ceilings | None) -> NoiseSource | None:
+    """The run's noise source, by precedence (see the module docstring)."""
+    base = config.ceilings_path.parent
+    if config.noise is not None:
+        return NoiseSource(config.noise, False, _relative(config.noise, base))
+    if config.noise_repeats:
+        return NoiseSource(None, True, REPEATS)
+    if ceilings is None or ceilings.model.noise is None:
+        return None
+    written = ceilings.model.noise
+    if written == REPEATS:
+        return NoiseSource(None, True, REPEATS)
+    path = (ceilings.path.parent / written).resolve()
+    if not path.is_file():
+        raise ceilings.doc.error(f"noise: {written} is not a file (a noise_band.json from "
+                                 f"`failgate noise`, relative to this file, or '{REPEATS}')",
+                                 ("noise",))
+    return NoiseSource(path, False, written)
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return PurePath(path.resolve().relative_to(base.resolve())).as_posix()
+    except ValueError:
+        return PurePath(path.resolve()).as_posix()
+
+
+def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequence[ReportGate],
+                  default: Taxonomy) -> tuple[NoiseRun | None, list[str]]:
+    """Give every count the noise measures its movement and allowance (in place).
+
+    A source that measures none of the run's counts leaves the run exact, and says so.
+    """
+    loaded = [g.report for g in gated if g.report is not None]
+    taxonomy_of = {r.name: r.taxonomy or default for r in loaded}
+    if source.path is not None:
+        try:
+            model = from_document(load_noise_bands(source.path), source.label)
+        except FailgateError as exc:
+            raise FailgateError(f"noise: {exc}") from None
+    else:
+        model = from_repeats(loaded, taxonomy_of)
+    found = []
+    for report_gate in gated:
+        report = report_gate.report
+        if report is None:
+            continue
+        for index, check in enumerate(report_gate.checks):
+            if check.slice is not None or check.population is not None:
+                continue  # no source measures a slice's or a population's noise
+            movement = model.movement(report.name, check.name, taxonomy_of[report.name])
+            if movement is not None:
+                found.append((report_gate, index, movement))
+    if not found:
+        what = ("no report repeats its cases" if source.repeats
+                else "it measures none of this run's counts")
+        return None, [f"noise: {source.label}: {what}; the ceilings are exact (give a noise "
+                      "band measured on these reports with `failgate noise`)"]
+    budget = DEFAULT_ALPHA if ceilings is None or ceilings.model.significance is None else (
+        ceilings.model.significance)
+    run = NoiseRun(source, model, budget, len(found))
+    for report_gate, index, movement in found:
+        check = report_gate.checks[index]
+        report_gate.checks[index] = replace(check, movement=movement,
+                                            needed=allowance(movement.cases, run.level))
+    return run, _short_allowances([c for g in gated for c in g.checks], run)
+
+
+def _short_allowances(checks: Sequence[Check], run: NoiseRun) -> list[str]:
+    """Ceilings that allow less than the noise asks: they fail by chance too often."""
+    short = [(c, c.entry.ceiling.allowance or 0) for c in checks
+             if c.needed is not None and c.entry is not None and c.entry.ceiling.max is not None
+             and (c.entry.ceiling.allowance or 0) < c.needed]
+    if not short:
+        return []
+    shown = ", ".join(f"{c.report.name}::{c.name} {have} < {c.needed}" for c, have in short[:5])
+    more = f" and {len(short) - 5} more" if len(short) > 5 else ""
+    return [f"noise: {plural(len(short), 'ceiling')} allow less than {run.source.label} asks "
+            f"({shown}{more}): an unchanged system fails them by chance more often than the "
+            f"{format_number(run.budget * 100)}% budget; ratchet or init with the noise to "
+            "set their allowances"]

@@ -1,0 +1,56 @@
+"""A gate run's outcome as data: what was checked, planned and compared, before wording.
+
+``gate.run_gate`` builds it; ``rows.build_result`` words it into the ``GateResult``
+every front end reads (``gate.Gate.result``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..ceilings.check import Check
+    from ..ceilings.load import Ceilings
+    from ..ceilings.rewrite import Lowering
+    from ..compare.baseline import BaselineRun
+    from ..guard.loosening import GuardResult
+    from ..reports.model import SkippedFile
+    from ..taxonomy import Taxonomy
+    from .checked import GateConfig, ReportGate
+    from .family import Family
+    from .noisy import NoiseRun
+
+
+@dataclass
+class GateRun:
+    """One gate run: the configuration, the default taxonomy, every report's checks, the
+    ratchet plan, and what the guard, a baseline and the noise added."""
+
+    config: GateConfig
+    taxonomy: Taxonomy
+    ceilings: Ceilings | None
+    reports: list[ReportGate]
+    skipped: list[SkippedFile]
+    plan: list[Lowering]
+    warnings: list[str] = field(default_factory=list)
+    guard: GuardResult | None = None
+    baseline: BaselineRun | None = None
+    known: Mapping[str, Taxonomy] = field(default_factory=dict)  # the taxonomies by name
+    noise: NoiseRun | None = None  # where this run's noise is known from, and its budget
+    family: Family | None = None  # the run's significance tests, decided together (Holm)
+
+    def reference(self, taxonomy: Taxonomy) -> str:
+        """How a new ceilings file names a taxonomy: by name if known, else by its file."""
+        if self.known.get(taxonomy.name) is taxonomy or taxonomy.source is None:
+            return taxonomy.name
+        return PurePath(os.path.relpath(taxonomy.source, self.config.ceilings_path.parent)
+                        ).as_posix()
+
+    @property
+    def checks(self) -> list[Check]:
+        return [check for report in self.reports for check in report.checks]

@@ -1,0 +1,441 @@
+"""One gate run, start to finish, with no knowledge of pytest.
+
+Load the ceilings, find and load the reports, classify, check every count, and
+plan the ratchet. A problem with one report is kept beside the others' results
+(the run fails, but the summary still shows what could be read); a problem with
+the ceilings file or the paths stops the run.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..base.errors import FailgateError, display_path
+from ..ceilings.check import Check, consistency_differences, evaluate, unmeasurable
+from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
+from ..ceilings.metrics import evaluate_metric
+from ..ceilings.model import SLICE_SEPARATOR
+from ..ceilings.rewrite import plan_ratchet
+from ..compare.baseline import DEFAULT_ALPHA, BaselineRun, compare_with_baseline, load_noise_bands
+from ..compare.instrument import NEXT as INSTRUMENT_NEXT
+from ..compare.instrument import instrument_changes, unaccepted_text
+from ..compare.noise import NoiseDocument
+from ..engines import is_glob
+from ..engines.load import (
+    TABLE_SUFFIXES,
+    check_engine,
+    datasets,
+    glob_name,
+    is_dataset,
+    load_table,
+    runs_in_engine,
+)
+from ..reports.builtin import builtin_readers
+from ..reports.discover import REPORT_SUFFIXES, discover
+from ..reports.model import Report, ReportFile, SkippedFile
+from ..reports.read import ReadSpec, load_report
+from ..reports.readers import TaxonomyChoice
+from ..taxonomy import Taxonomy, builtin_taxonomies
+from ..taxonomy.expr import ExprRuntimeError
+from ..taxonomy.files import taxonomy_by_name_or_path
+from ..taxonomy.model import GROUP_PREFIX, TOTAL
+from .checked import ContractResult, GateConfig, Mode, ReportGate
+from .family import decide
+from .inconclusive import Inconclusive
+from .inconclusive import judge as judge_inconclusive
+from .noisy import measure_noise, noise_source
+from .rows import build_result
+from .run import GateRun
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from fractions import Fraction
+    from pathlib import Path
+
+    from ..base.result import GateResult
+    from ..reports.readers import ReportReader
+
+__all__ = ["ContractResult", "Gate", "GateConfig", "Mode", "ReportGate", "byte_limit",
+           "load_run", "load_run_or_raise", "run_counts", "run_gate"]
+
+
+class Gate(GateRun):
+    """A gate run as ``run_gate`` returns it: its data, and the result built from it."""
+
+    def result(self) -> GateResult:
+        """The serialisable outcome (item messages, summary data, ratchet plan)."""
+        return build_result(self)
+
+
+def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
+             readers: Sequence[ReportReader] = ()) -> Gate:
+    """Run the whole gate; raises ``FailgateError`` for problems that stop everything.
+
+    ``taxonomies`` are those a ceilings file may name (default: the built-in ones);
+    ``readers`` read formats beyond failgate's own JSON (default: the built-in ones).
+    """
+    taxonomies = builtin_taxonomies() if taxonomies is None else taxonomies
+    readers = (*readers, *builtin_readers())
+    check_engine(config.engine)
+    ceilings: Ceilings | None = None
+    if config.mode == "init" or (config.baseline and not config.ceilings_path.exists()):
+        # init, or a comparison with the baseline alone (no ceilings: every count is free)
+        if config.mode == "init" and config.ceilings_path.exists():
+            raise FailgateError(
+                "already exists; init only creates a new ceilings file (lower the ceilings of "
+                f"an existing one with {config.advice.ratchet})", config.ceilings_path)
+        chosen = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
+                  if config.init_taxonomy is not None else None)
+        choice = TaxonomyChoice(chosen, {}, taxonomies)
+        taxonomy = chosen or taxonomies["rag"]
+    else:
+        if not config.ceilings_path.exists():
+            raise FailgateError(
+                f"not found; create it from the current counts with {config.advice.init}",
+                config.ceilings_path)
+        ceilings = load_ceilings(config.ceilings_path, taxonomies)
+        taxonomy = ceilings.taxonomy
+        choice = TaxonomyChoice(taxonomy, ceilings.overrides, taxonomies)
+    spec = _read_spec(ceilings, taxonomy, config, tuple(readers))
+    gated, skipped = load_run(config.paths, choice, spec, config.engine)
+    if ceilings is None:  # the taxonomy most reports use is the run's default
+        taxonomy = _most_used([g.report for g in gated if g.report is not None], taxonomy)
+    warnings = ceilings.check_report_names(  # the names readers gave (task@model), or files'
+        g.report.name if g.report is not None else g.file.name for g in gated) if ceilings else []
+    for report_gate in gated:
+        if report_gate.report is not None:
+            report = report_gate.report
+            _check(report_gate, report, report.taxonomy, ceilings, config.mode)
+    _refuse_nothing_gated(gated)
+    share = ceilings.model.inconclusive if ceilings is not None else None
+    for report_gate in gated:
+        if report_gate.report is not None:
+            report_gate.inconclusive = judge_inconclusive(  # (init has no ceilings yet)
+                report_gate.report, report_gate.report.taxonomy or taxonomy,
+                report_gate.checks if config.mode != "init" else [], share)
+    source = noise_source(config, ceilings)
+    noisy = None
+    if source is not None and (ceilings is not None or config.mode == "init"):
+        noisy, notes = measure_noise(source, ceilings, gated, taxonomy)
+        warnings += notes
+    baseline = None
+    if config.baseline and any(g.report is not None for g in gated):
+        # (a run none of whose reports loaded fails on those errors, not on the pairing)
+        noise_path = source.path if source is not None else None
+        baseline = _baseline(config, choice, spec, ceilings, gated, noise_path)
+        warnings += baseline.notes()
+    if baseline is not None:
+        _compare_instruments(gated, baseline, ceilings)
+    budget = (ceilings.model.significance if ceilings is not None
+              and ceilings.model.significance is not None else DEFAULT_ALPHA)
+    baseline, family = decide(gated, baseline, budget)
+    # nothing is lowered from a report that cannot be judged
+    checks = [check for g in gated if g.inconclusive is None for check in g.checks]
+    plan = plan_ratchet(checks, noisy is not None) if ceilings is not None else []
+    loosened = None
+    if config.guard_ref:  # the guard, git and the comparison of versions: imported if asked
+        from ..guard.loosening import guard
+
+        loosened = guard(config.ceilings_path, config.guard_ref, **guard_inputs(
+            gated, taxonomies, readers))
+    return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
+                taxonomies, noisy, family)
+
+
+def _compare_instruments(gated: Sequence[ReportGate], baseline: BaselineRun,
+                         ceilings: Ceilings | None) -> None:
+    """A report measured differently from its baseline (another judge, scorer, dataset) is
+    inconclusive, unless the ceilings file accepts that change (``compare.instrument``)."""
+    accepted = ceilings.model.instruments if ceilings is not None else {}
+    for report_gate in gated:
+        report = report_gate.report
+        base = baseline.base.get(report.name) if report is not None else None
+        if report is None or base is None:
+            continue
+        report_gate.instrument = instrument_changes(base.instrument, report.instrument,
+                                                    accepted)
+        unaccepted = [change for change in report_gate.instrument if change.reason is None]
+        if unaccepted and report_gate.inconclusive is None:
+            report_gate.inconclusive = Inconclusive(
+                "the measuring instrument changed", unaccepted_text(unaccepted),
+                next=INSTRUMENT_NEXT.replace("KEY", unaccepted[0].key))
+
+
+def _refuse_nothing_gated(gated: Sequence[ReportGate]) -> None:
+    """A run whose every report counts no category (Inspect logs without samples) and has
+    no metric floor or contract would pass on nothing: an error saying why."""
+    if not gated or any(g.report is None or g.report.uncounted is None or g.checks
+                        or g.metrics or g.contracts for g in gated):
+        return
+    first = gated[0].report
+    assert first is not None
+    raise FailgateError(
+        f"nothing to gate: no report counts a category ({display_path(first.path)}: "
+        f"{first.uncounted}); a gate over nothing would pass vacuously")
+
+
+def _most_used(reports: Sequence[Report], default: Taxonomy) -> Taxonomy:
+    """The taxonomy most of the reports use (the first such on a tie)."""
+    used: dict[str, tuple[int, Taxonomy]] = {}
+    for report in reports:
+        taxonomy = report.taxonomy
+        used[taxonomy.name] = (used.get(taxonomy.name, (0, taxonomy))[0] + 1, taxonomy)
+    return max(used.values(), key=lambda pair: pair[0])[1] if used else default
+
+
+def _baseline(config: GateConfig, choice: TaxonomyChoice, spec: ReadSpec,
+              ceilings: Ceilings | None, gated: list[ReportGate],
+              noise_path: Path | None) -> BaselineRun:
+    """Load the baseline run as this one was loaded, and pair the two."""
+    try:
+        base = load_run_or_raise(config.baseline, choice, spec, config.engine)
+    except FailgateError as exc:
+        raise FailgateError(f"baseline: {exc}") from None
+    noise = load_noise_bands(noise_path) if noise_path is not None else NoiseDocument()
+    alpha = ceilings.model.significance if ceilings is not None else None
+    return compare_with_baseline(base, [g.report for g in gated if g.report is not None],
+                                 noise, alpha, config.exclude_unstable)
+
+
+def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
+             spec: ReadSpec | None = None, engine: str = "python"
+             ) -> tuple[list[ReportGate], list[SkippedFile]]:
+    """Find and load every report of one run; a run with no report at all is an error.
+
+    Parquet files, dataset folders, globs, and JSON Lines under a SQL ``engine`` are
+    classified by that engine; everything else by the Python readers.
+    """
+    spec = spec if spec is not None else ReadSpec(readers=builtin_readers())
+    readers = spec.readers
+    suffixes = (*REPORT_SUFFIXES, *TABLE_SUFFIXES,
+                *(s for reader in readers for s in reader.suffixes))
+    tables = tuple(p for p in paths if is_glob(p) or is_dataset(p))
+    files, skipped = discover(tuple(p for p in paths if p not in tables), suffixes)
+    files = [*(ReportFile(p, glob_name(p)) for p in tables), *datasets(files)]
+    gated: list[ReportGate] = []
+    for file in files:
+        try:
+            loaded = (load_table(file, taxonomy, spec or ReadSpec(), engine)
+                      if runs_in_engine(file.path, engine) else load_report(file, taxonomy, spec))
+        except FailgateError as exc:
+            gated.append(ReportGate(file, error=exc))
+            continue
+        if isinstance(loaded, SkippedFile):
+            if file.path in paths:
+                raise FailgateError(f"not a report: {loaded.reason}", file.path)
+            skipped.append(loaded)
+            continue
+        # under the name its reader gave it (a timestamp dropped, a HELM run folder)
+        gated.append(ReportGate(ReportFile(file.path, loaded.name), report=loaded))
+    gated = _one_run_per_name(gated, skipped)
+    if not gated:
+        where = ", ".join(display_path(p) for p in paths)
+        raise FailgateError(
+            f"no report found under {where}: a gate over nothing would pass vacuously"
+            + (f"; skipped: {_skipped_text(skipped)}" if skipped else "")
+        )
+    skipped.sort(key=lambda s: s.path)
+    return gated, skipped
+
+
+def _one_run_per_name(gated: list[ReportGate], skipped: list[SkippedFile]) -> list[ReportGate]:
+    """One report per name: of the same-named files of one folder that their reader orders
+    (``run_order``: Inspect's log folder keeps every run, DeepEval writes one run to
+    several files), the latest; the others are listed as skipped, naming the one gated.
+    Any other two files of one name (a report and a broken file included) would share
+    ceilings and items: an error naming both."""
+    groups: dict[str, list[ReportGate]] = {}
+    for loaded in gated:
+        name = loaded.report.name if loaded.report is not None else loaded.file.name
+        groups.setdefault(name, []).append(loaded)
+    left_out: set[int] = set()
+    for name, group in groups.items():
+        if len(group) == 1:
+            continue
+        reports = [g.report for g in group]
+        ordered = [r for r in reports if r is not None and r.run_order is not None]
+        if len(ordered) == len(group) and len({(r.format, r.path.parent) for r in ordered}) == 1:
+            latest = max(ordered, key=lambda r: (r.run_order or (), r.path.name))
+            for report in ordered:
+                if report is not latest:
+                    left_out.add(id(report))
+                    skipped.append(SkippedFile(report.path, (
+                        f"{display_path(latest.path)} is gated instead: the latest {report.format} "
+                        f"file of report '{name}' in this folder")))
+            continue
+        first, second = (g.report.path if g.report is not None else g.file.path
+                         for g in group[:2])
+        raise FailgateError(
+            f"two reports are both named '{name}': {display_path(first)} and "
+            f"{display_path(second)}; gate one run at a time (one report path per "
+            "run's folder)")
+    return [g for g in gated if g.report is None or id(g.report) not in left_out]
+
+
+def _skipped_text(skipped: Sequence[SkippedFile]) -> str:
+    """The skipped files and why, for an error that stops the run before any summary."""
+    shown = [f"{display_path(s.path)} ({s.reason})" for s in skipped[:5]]
+    return ", ".join(shown) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+
+
+def load_run_or_raise(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
+                      spec: ReadSpec | None = None, engine: str = "python") -> list[Report]:
+    """A run every report of which must load (a baseline, a diff, a history entry):
+    the first broken report's error is raised."""
+    gated, _ = load_run(paths, taxonomy, spec, engine)
+    for loaded in gated:
+        if loaded.error is not None:
+            raise loaded.error
+    return [loaded.report for loaded in gated if loaded.report is not None]
+
+
+def run_counts(reports: Sequence[Report], taxonomy: Taxonomy) -> dict[str, int]:
+    """Each category's count and the total, added up over one run's reports."""
+    counts = dict.fromkeys((*taxonomy.category_names, TOTAL), 0)
+    for report in reports:
+        for name, count in report.counts.items():  # another taxonomy's names too
+            counts[name] = counts.get(name, 0) + count
+        counts[TOTAL] += report.failed or 0
+    return counts
+
+
+def _read_spec(ceilings: Ceilings | None, taxonomy: Taxonomy, config: GateConfig,
+               readers: tuple[ReportReader, ...]) -> ReadSpec:
+    """What reading must measure for these ceilings: populations, slices, recorded keys."""
+    extra = {}
+    if config.analyze:
+        from .analyze import DEFAULT_SLICES, analysis_slicers
+
+        extra = analysis_slicers(DEFAULT_SLICES)
+    limit = byte_limit(config.max_report_bytes)
+    if ceilings is None:
+        return ReadSpec(slicers=extra, explain=config.explain, readers=readers, max_bytes=limit)
+    counted = {*taxonomy.category_names, TOTAL, "cases", "groups"}
+    recorded = [key for c in ceilings.contracts.values() for key in c.recorded_keys(counted)]
+    if ceilings.metrics:  # an aggregate's recorded metrics and their confidence blocks
+        recorded += [*ceilings.metrics, "ci"]
+    return ReadSpec(ceilings.populations, {**extra, **ceilings.slicers},
+                    tuple(dict.fromkeys(recorded)),
+                    config.explain, readers, ceilings.metrics, limit)
+
+
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9}
+
+
+def byte_limit(text: str | None) -> int | None:
+    """``max-report-bytes`` as a number of bytes: ``5000000``, ``200MB``, ``2GB``."""
+    if text is None:
+        return None
+    found = re.fullmatch(r"\s*(\d+)\s*([KMG]?B?)\s*", text.upper())
+    if found is None or found.group(2) not in _UNITS:
+        raise FailgateError(f"max-report-bytes: '{text}' is not a size; write bytes or a "
+                            "number with KB, MB or GB (200MB)")
+    return int(found.group(1)) * _UNITS[found.group(2)]
+
+
+def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceilings | None,
+           mode: Mode) -> None:
+    """Every check of one report: categories, then total and groups when they have a
+    ceiling, then each slice's, then the contracts."""
+    names: list[str] = list(taxonomy.category_names)
+    optional = [TOTAL, *(GROUP_PREFIX + group for group in taxonomy.groups)]
+    if mode == "init":
+        names.append(TOTAL)
+    elif ceilings is not None:
+        names += [n for n in optional if ceilings.entry(report.name, n) is not None]
+    else:  # no ceilings, a baseline: the counts are free, the comparison decides
+        for name in (*names, TOTAL):
+            count = taxonomy.count(name, report.counts)
+            gated.checks.append(Check(report, name, count, None, "pass", None,
+                                      n_cases=report.n_cases))
+        return
+    alpha = ceilings.model.significance if ceilings is not None else None
+    if report.uncounted is not None:  # only a ceiling written for this report is checked
+        names = []
+        for name in (*taxonomy.category_names, *optional):
+            entry = ceilings.entries.get(("reports", report.name, name)) if ceilings else None
+            if entry is not None:
+                gated.checks.append(unmeasurable(report, name, entry, report.uncounted))
+    for name in names:
+        entry = ceilings.entry(report.name, name) if ceilings is not None else None
+        gated.checks.append(_measure(report, name, entry, taxonomy, alpha))
+    if ceilings is not None and report.tally is not None:
+        for field, values in report.tally.slices.items():
+            if field not in ceilings.slicers:
+                continue  # read for the analysis only
+            for value, cases in values.items():
+                slice_ = f"{field}{SLICE_SEPARATOR}{value}"
+                for name in names:
+                    entry = ceilings.entry(report.name, name, slice_)
+                    count = taxonomy.count(name, cases.counts)
+                    if entry is not None and entry.ceiling.per is not None:
+                        gated.checks.append(unmeasurable(
+                            report, name, entry, "per: populations are not counted per slice",
+                            slice_))
+                    else:
+                        gated.checks.append(evaluate(report, name, count, entry,
+                                                     cases.n_cases, slice_, significance=alpha))
+    if ceilings is not None:
+        for contract in ceilings.contracts.values():
+            if contract.reports is None or report.name in contract.reports:
+                gated.contracts.append(_contract(report, contract, taxonomy))
+        for name, floor in ceilings.model.metrics.items():
+            gated.metrics.append(evaluate_metric(report, name, floor, ceilings.metric_line(name)))
+    if report.kind == "cases" and (report.recorded_counts is not None
+                                   or report.contradictions is not None):
+        gated.differences = [*consistency_differences(report), *(report.contradictions or [])]
+
+
+def _measure(report: Report, name: str, entry: Entry | None, taxonomy: Taxonomy,
+             alpha: Fraction | None) -> Check:
+    per = entry.ceiling.per if entry is not None else None
+    if per is None:
+        return evaluate(report, name, taxonomy.count(name, report.counts), entry,
+                        report.n_cases, significance=alpha)
+    if report.tally is None:
+        return unmeasurable(report, name, entry,
+                            "per: counts a population among the cases, and an aggregate "
+                            "records counts only")
+    inside = report.tally.flagged.get(per, {})
+    return evaluate(report, name, taxonomy.count(name, inside), entry,
+                    report.tally.flags.get(per, 0), population=per, significance=alpha)
+
+
+def _contract(report: Report, contract: ContractCheck, taxonomy: Taxonomy) -> ContractResult:
+    """Evaluate a contract over the report's counts and its recorded aggregates."""
+    namespace: dict[str, Any] = dict(report.counts)
+    namespace[TOTAL] = report.failed
+    namespace["cases"] = report.n_cases
+    namespace["groups"] = {g: taxonomy.count(GROUP_PREFIX + g, report.counts)
+                           for g in taxonomy.groups}
+    missing = []
+    for key in contract.recorded_keys(namespace):
+        if key in report.recorded:
+            namespace[key] = report.recorded[key]
+        else:
+            missing.append(key)
+    if missing or (report.n_cases is None and "cases" in contract.compiled.reads):
+        what = ", ".join(missing) if missing else "cases (num_predictions)"
+        return ContractResult(report, contract, None,
+                              f"the report does not record {what}, so it cannot be checked")
+    try:
+        holds = contract.compiled.holds(namespace)
+    except ExprRuntimeError as exc:
+        return ContractResult(report, contract, None, str(exc))
+    shown = {name: namespace[name] for name in contract.compiled.reads}
+    return ContractResult(report, contract, holds, "", shown)
+
+
+def guard_inputs(gated: Iterable[ReportGate], taxonomies: Mapping[str, Any] | None,
+                 readers: Iterable[ReportReader]) -> dict[str, Any]:
+    """What a run tells the guard beyond the files (``guard``'s keywords): its reports'
+    names, the plugins its taxonomies came from, and the plugin readers that read it."""
+    from ..guard.routes import readers_in_use
+
+    gated = list(gated)
+    used = {g.report.format: g.file.path for g in gated if g.report is not None}
+    return {"reports": [g.report.name if g.report is not None else g.file.name
+                        for g in gated],
+            "origins": getattr(taxonomies, "origins", None),
+            "readers": readers_in_use(readers, used)}

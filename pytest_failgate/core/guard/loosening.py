@@ -1,0 +1,247 @@
+"""The loosening guard: does this change let the gate pass more, without saying why?
+
+It compares what the gate would enforce now with what it enforced at a git ref
+(``enforced.py`` says what counts as looser). The files are found at the ref as
+the gate finds them: the ceilings file at the same place, and the one the ref's
+ini configuration names (or ``ceilings.yaml`` in its rootdir), so moving the
+ceilings to another file, pointing ``failgate_ceilings`` elsewhere or replacing
+the file by a symbolic link is compared with what applied before. "Nothing
+existed at the ref" is the answer only when no ceilings file existed there.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..base.errors import FailgateError, display_path
+from ..base.yamlsource import load_yaml, read_text
+from ..ceilings.load import parse_ceilings, validate_ceilings
+from ..taxonomy import builtin_taxonomies
+from ..taxonomy.files import names_a_file
+from .enforced import Change, Version, content_digest, entry_reason, file_reason, loosenings
+from .gitref import Tree, configured_ceilings, git
+from .routes import (
+    config_at,
+    config_changes,
+    digest,
+    in_repository,
+    outside,
+    plugin_changes,
+    plugin_files,
+    replaced_builtins,
+    replaced_readers,
+    vanished,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterator, Mapping
+
+
+__all__ = ["Change", "Comparison", "GuardResult", "guard", "loosenings", "parse_version"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One ceilings file now against one the gate used at the ref."""
+
+    now: str  # as displayed
+    base: str  # repository-relative path at the ref
+    same_place: bool
+    changes: list[Change]
+
+
+@dataclass(frozen=True)
+class GuardResult:
+    ref: str
+    path: Path
+    comparisons: list[Comparison]
+    routes: list[Change] = field(default_factory=list)  # beyond the file's numbers
+
+    @property
+    def new_file(self) -> bool:
+        return not self.comparisons and not self.routes
+
+    @property
+    def changes(self) -> list[Change]:
+        return [*(change for comparison in self.comparisons for change in comparison.changes),
+                *self.routes]
+
+    @property
+    def passed(self) -> bool:
+        return all(change.excused for change in self.changes)
+
+    def lines(self) -> Iterator[str]:
+        shown = display_path(self.path)
+        if self.new_file:
+            yield (f"guard: no ceilings file existed at {self.ref} (neither {shown} nor the one "
+                   "its configuration names); nothing can have loosened")
+            return
+        changes = self.changes
+        unexcused = [c for c in changes if not c.excused]
+        if not changes:
+            yield f"guard: nothing in {shown} is looser than at {self.ref}"
+        elif unexcused:
+            yield (f"guard: {len(unexcused)} of {len(changes)} loosenings in {shown} since "
+                   f"{self.ref} have no reason written in this change:")
+        else:
+            yield (f"guard: {len(changes)} loosenings in {shown} since {self.ref}, each with a "
+                   "reason written in this change:")
+        for comparison in self.comparisons:
+            if not comparison.same_place:
+                yield f"  compared with {comparison.base} at {self.ref}"
+            for change in comparison.changes:
+                yield "  " + change.describe(comparison.now)
+        for change in self.routes:
+            yield "  " + change.describe(shown if change.line else "")
+        if unexcused:
+            yield ("  to accept a loosening, write {max: N, reason: \"why\"} on its entry (a "
+                   "contract's or floor's `reason`), or for the taxonomy, significance, slices or"
+                   " a removed entry a top-level `reason: \"why\"`; tightening needs no reason")
+        if any(change.label == "location" for change in unexcused):
+            yield ("  a ceilings file outside the repository cannot be excused: no review sees "
+                   "it; put the file itself back in the repository")
+
+
+def guard(path: Path, ref: str, cwd: Path | None = None, *,
+          reports: Collection[str] | None = None,
+          origins: Mapping[str, tuple[str, str | None]] | None = None,
+          readers: Mapping[str, tuple[str | None, bool]] | None = None) -> GuardResult:
+    """Compare the ceilings file (and the one the configuration names) with the ref's, and
+    every other route to a looser gate (``routes``).
+
+    ``reports``: the names of this run's reports, when known (an override naming none of
+    them no longer applies); ``origins``: which plugin defines each taxonomy (``Taxonomies``);
+    ``readers``: the plugin readers that read this run (``routes.readers_in_use``).
+    """
+    written = Path(os.path.abspath(path))  # as configured: a link is kept
+    real_path = Path(os.path.realpath(written))  # a loop of links: refused by read_text
+    work, base = _open(written, cwd or Path.cwd(), ref)
+    read_text(real_path)  # the file the gate reads must exist and be text
+    link = work.relative(written)
+    here = work.relative(cwd or Path.cwd())
+    start = here if here is not None else posixpath.dirname(link) if link is not None else "."
+    configured = configured_ceilings(work, start)
+    routes: list[Change] = []
+    for place, where in ((link, written), (configured, work.top / configured)):
+        moved = outside(work, None if place is None or place.startswith("../") else place,
+                        where)
+        if moved is not None and moved not in routes:
+            routes.append(moved)
+    given = work.relative(real_path)
+    now_places: list[str] = []
+    for candidate in (given, configured):
+        real = work.real(candidate) if candidate is not None else None
+        if real is not None and real not in {work.real(p) for p in now_places}:
+            now_places.append(candidate)  # type: ignore[arg-type]
+    base_config = configured_ceilings(base, start)
+    comparisons: list[Comparison] = []
+    pairs: list[tuple[Version, Version]] = []
+    for place in now_places:
+        real = work.real(place) or place
+        new = _version(work, real, f"{display_path(work.top / place)}")
+        seen: set[str] = set()
+        for candidate in (place, real, base_config):
+            found = base.real(candidate)
+            text = base.read(candidate)
+            if found is None or text is None or found in seen:
+                continue
+            seen.add(found)
+            old = _version(base, found, f"the version at {ref}", text)
+            pairs.append((old, new))
+            comparisons.append(Comparison(display_path(work.top / place), found,
+                                          found in (place, real), loosenings(old, new)))
+    routes += _routes(work, base, start, pairs, reports, origins, readers)
+    return GuardResult(ref, real_path, comparisons, routes)
+
+
+def _open(written: Path, cwd: Path, ref: str) -> tuple[Tree, Tree]:
+    """The repository holding the ceilings file where it is written (a link's folder),
+    else, when that is in none (an ini path leading out of it), the one the guard runs in."""
+    if written.parent.is_dir() and git(["rev-parse", "--show-toplevel"],
+                                       written.parent).returncode == 0:
+        return Tree.open(written.parent, ref)
+    return Tree.open(cwd, ref)
+
+
+def _routes(work: Tree, base: Tree, start: str, pairs: list[tuple[Version, Version]],
+            reports: Collection[str] | None,
+            origins: Mapping[str, tuple[str, str | None]] | None,
+            readers: Mapping[str, tuple[str | None, bool]] | None) -> list[Change]:
+    """What else decides the outcome, compared (``routes``); excused by the ceilings file's
+    top-level reason when this change wrote it."""
+    old_ini, new_ini = config_at(base, start), config_at(work, start)
+    reason = file_reason(pairs[0][0], pairs[0][1]) if pairs else None
+    found = config_changes(old_ini, new_ini, reason)
+    now_plugins, base_plugins = plugin_files(work, new_ini), plugin_files(base, old_ini)
+    # the files the run's plugins came from, as the session loaded them (a conftest.py
+    # whose hooks its text does not name, a module the ini file names by package)
+    sources = [source for _, source in (origins or {}).values()]
+    sources += [source for source, _ in (readers or {}).values()]
+    for relative in in_repository(sources, work.top):
+        for tree, files in ((work, now_plugins), (base, base_plugins)):
+            text = tree.read(relative)
+            if relative not in files and text is not None:
+                files[relative] = digest(text)
+    found += plugin_changes(base_plugins, now_plugins, reason)
+    if pairs and origins:
+        model = pairs[0][1].model
+        used = {model.taxonomy, *model.taxonomies.values()}
+        found += replaced_builtins({u for u in used if isinstance(u, str)}, origins,
+                                   set(builtin_taxonomies()), now_plugins, work.top, reason)
+    if readers:
+        found += replaced_readers(readers, now_plugins, work.top, reason)
+    if pairs and reports is not None:
+        old, new = pairs[0]
+        overrides = {name: new.line(("reports", name)) for name in new.model.reports
+                     if name in old.model.reports}
+        excuses = {name: next((r for entry, ceiling in new.model.reports[name].items()
+                               if (r := entry_reason(ceiling.reason, old.model.reports[name].get(
+                                   entry))) is not None), None) for name in overrides}
+        found += vanished(overrides, excuses, set(reports), reason)
+    return found
+
+
+def parse_version(path: Path) -> Version:
+    """A ceilings file on disk as the guard sees it (its taxonomy file beside it)."""
+    return _version(Tree(path.parent), path.name, display_path(path))
+
+
+def _version(tree: Tree, relative: str, label: str, text: str | None = None) -> Version:
+    path = tree.top / relative
+    if text is None:
+        text = read_text(path)
+    try:  # the ref's version may predate the refusal of aliases: read it, bounded
+        doc = parse_ceilings(path, text) if tree.ref is None else load_yaml(path, text)
+        model = validate_ceilings(doc)
+    except FailgateError as exc:
+        if tree.ref is None:
+            raise
+        raise FailgateError(f"{label}: {exc.message}", path, exc.line, exc.col) from None
+    return Version(model, doc, _taxonomy(model.taxonomy, tree, relative),
+                   {key: _taxonomy(value, tree, relative)
+                    for key, value in model.taxonomies.items()})
+
+
+def _taxonomy(value: str | dict[str, Any], tree: Tree, ceilings: str) -> str:
+    """The taxonomy by what it is: a built-in's name, or the digest of its rules' content."""
+    if isinstance(value, dict):
+        return f"inline (rules {content_digest(value)})"
+    if value in builtin_taxonomies():
+        return f"{value} (built-in)"
+    if not names_a_file(value):
+        return f"{value} (contributed by a plugin)"
+    # by the file's place in the repository, not the text naming it: a ceilings file moved
+    # to another folder names the same taxonomy file with another relative path
+    relative = posixpath.normpath(posixpath.join(posixpath.dirname(ceilings), value))
+    text = tree.read(relative)
+    if text is None:
+        return f"{relative} (missing)"
+    try:
+        digest = content_digest(load_yaml(tree.top / relative, text).data)
+    except FailgateError:
+        digest = content_digest(text)
+    return f"{relative} (rules {digest})"

@@ -1,0 +1,333 @@
+"""The guard's routes beyond the ceilings file: everything else that decides the outcome.
+
+A pull request can loosen the gate without touching a number in ``ceilings.yaml``. The
+guard compares, between the ref and the change, each of these as the gate finds it:
+
+- **the pytest configuration that selects gate items**: ``addopts`` options that select,
+  deselect or switch plugins (``-m "not failgate"``, ``--deselect ceilings.yaml::...``,
+  ``-p no:failgate``, ``--ignore``, ``--lf``...) and the ``failgate_*`` settings that
+  decide what is gated (the reports, ``strict``, a baseline or noise band, the size limit,
+  the engine), and ``required_plugins`` dropping pytest-failgate. An option added or a
+  setting changed is a loosening unless the ceilings file's top-level ``reason`` says
+  why; an option removed, or ``strict`` turned on, tightens;
+- **plugins**: every plugin file in the repository that can define taxonomies or readers
+  (a ``failgate_plugins`` module or file, a ``conftest.py`` defining a failgate hook, and
+  every file of the repository the run loaded a taxonomy or reader from), by its source's
+  digest: one added, changed or removed needs a reason (what code does cannot be ranked
+  looser or tighter). A plugin from outside the repository (an installed package's entry
+  point) that replaces a built-in taxonomy the ceilings file uses, or whose reader took
+  reports a built-in reader reads, is named with its module and source digest, every time;
+- **the ceilings file's real place**: a link, or an ini path, leading outside the
+  repository is a loosening no reason excuses (no review sees that file);
+- **the reports each override applies to**: a ``reports:`` entry naming no report of this
+  run (the report was renamed or removed, so a looser default governs it) needs a reason.
+
+A reason counts only when this change wrote it: new text, not an old reason re-spaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+from typing import TYPE_CHECKING
+
+from ..base.errors import FailgateError, display_path
+from ..base.inifile import IniFile, locate
+from .enforced import Change
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable, Mapping
+    from pathlib import Path
+
+    from ..reports.readers import ReportReader
+    from .gitref import Tree
+
+HOOK_NAMES = ("pytest_failgate_taxonomies", "pytest_failgate_readers")
+# addopts options that choose which items run, or which plugins load (value-taking first)
+_WITH_VALUE = ("-m", "-k", "--deselect", "-p", "--ignore", "--ignore-glob")
+_FLAGS = ("--lf", "--last-failed", "--sw", "--stepwise", "--co", "--collect-only",
+          "--noconftest")
+# the failgate settings that decide what is gated and how strictly
+SETTINGS = ("failgate", "failgate_plugins", "failgate_strict", "failgate_baseline",
+            "failgate_noise", "failgate_exclude_unstable", "failgate_max_report_bytes",
+            "failgate_engine")
+PLUGIN_PACKAGE = "pytest-failgate"
+
+
+def config_at(tree: Tree, start: str) -> IniFile:
+    """The configuration pytest would use from ``start`` in ``tree``."""
+    try:
+        return locate(tree.top / start, tree.read_path)
+    except FailgateError as exc:
+        raise FailgateError(f"{tree.label}: {exc}") from None
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+def selection(ini: IniFile) -> list[str]:
+    """The ``addopts`` options that select or deselect items or switch plugins, each as
+    ``option value`` (``-m not failgate``)."""
+    raw = ini.values.get("addopts")
+    if raw is None:
+        return []
+    try:
+        tokens = shlex.split(raw) if isinstance(raw, str) else [str(t) for t in raw]
+    except ValueError:
+        return [f"addopts {raw}"]  # unparsable: compared as written
+    found: list[str] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        index += 1
+        name, equals, value = token.partition("=")
+        if name.startswith("--failgate"):
+            found.append(token)
+            continue
+        if token in _FLAGS:
+            found.append(token)
+            continue
+        for option in _WITH_VALUE:
+            if name == option and equals:
+                found.append(f"{option} {value}")
+            elif token == option and index < len(tokens):
+                found.append(f"{option} {tokens[index]}")
+                index += 1
+            elif option in ("-m", "-k", "-p") and token.startswith(option) and \
+                    len(token) > 2:
+                found.append(f"{option} {token[2:]}")
+            else:
+                continue
+            break
+    return found
+
+
+def config_changes(old: IniFile, new: IniFile, reason: str | None) -> list[Change]:
+    """What the change's pytest configuration selects or settles more loosely."""
+    where = display_path(new.path) if new.path is not None else "the pytest configuration"
+    changes: list[Change] = []
+    before, after = selection(old), selection(new)
+    added = [option for option in after if option not in before
+             and option != "--failgate-strict"]
+    if added:
+        changes.append(Change(f"{where} addopts", " ".join(before) or "none",
+                              " ".join(after), None, reason))
+    for key in SETTINGS:
+        was, now = old.values.get(key), new.values.get(key)
+        if was == now:
+            continue
+        if key == "failgate_strict" and _true(now) and not _true(was):
+            continue  # strict on: tighter
+        changes.append(Change(f"{where} {key}", _shown(was), _shown(now), None, reason))
+    if _requires_plugin(old) and not _requires_plugin(new):
+        changes.append(Change(f"{where} required_plugins", _shown(old.values.get(
+            "required_plugins")), _shown(new.values.get("required_plugins")), None, reason))
+    return changes
+
+
+def _true(value: object) -> bool:
+    return value is True or (isinstance(value, str)
+                             and value.strip().lower() in ("y", "yes", "t", "true", "on", "1"))
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "not set"
+    return " ".join(value) if isinstance(value, list) else str(value)
+
+
+def _requires_plugin(ini: IniFile) -> bool:
+    value = ini.values.get("required_plugins")
+    words = value.split() if isinstance(value, str) else list(value or ())
+    return any(str(word).startswith(PLUGIN_PACKAGE) for word in words)
+
+
+# --------------------------------------------------------------------------- plugins
+
+
+def plugin_files(tree: Tree, ini: IniFile) -> dict[str, str]:
+    """The repository's plugin files in ``tree`` (relative path -> source digest): the
+    ``failgate_plugins`` entries that are files of the repository, and every
+    ``conftest.py`` that defines a failgate hook."""
+    found: dict[str, str] = {}
+    for spec in _plugin_specs(ini, tree):
+        relative = _plugin_path(tree, ini, spec)
+        if relative is not None:
+            text = tree.read(relative)
+            found[relative] = digest(text) if text is not None else "missing"
+    for relative in tree.files("conftest.py"):
+        text = tree.read(relative)
+        if text is not None and any(hook in text for hook in HOOK_NAMES):
+            found[relative] = digest(text)
+    return found
+
+
+def _plugin_specs(ini: IniFile, tree: Tree) -> list[str]:
+    try:
+        return [str(word) for word in ini.get("failgate_plugins", "names") or ()]
+    except FailgateError as exc:
+        raise FailgateError(f"{tree.label}: {exc}") from None
+
+
+def _plugin_path(tree: Tree, ini: IniFile, spec: str) -> str | None:
+    """A plugin as a file of the repository (None: installed outside it)."""
+    if spec.endswith(".py"):
+        return tree.relative(ini.folder / spec)
+    module = spec.replace(".", "/")
+    for base in (ini.folder, tree.top, tree.top / "src"):
+        for candidate in (base / f"{module}.py", base / module / "__init__.py"):
+            relative = tree.relative(candidate)
+            if relative is not None and tree.read(relative) is not None:
+                return relative
+    return None
+
+
+def plugin_changes(old: Mapping[str, str], new: Mapping[str, str],
+                   reason: str | None) -> list[Change]:
+    """Plugin files added, changed or removed: each needs the file's reason."""
+    changes = []
+    for relative in sorted({*old, *new}):
+        was, now = old.get(relative), new.get(relative)
+        if was != now:
+            changes.append(Change(f"plugin {relative}", f"source {was}" if was else "none",
+                                  f"source {now}" if now else "removed", None, reason))
+    return changes
+
+
+def replaced_builtins(used: Collection[str], origins: Mapping[str, tuple[str, str | None]],
+                      builtins: Collection[str], repo_files: Collection[str],
+                      top: Path, reason: str | None) -> list[Change]:
+    """Taxonomies the ceilings file uses that a plugin from outside the repository
+    replaces (a built-in name): named with the plugin's module and source digest."""
+    changes = []
+    for name in sorted(used):
+        if name not in origins or name not in builtins:
+            continue
+        label, source = origins[name]
+        relative = _inside(source, top)
+        if relative is not None and relative in repo_files:
+            continue  # a repository plugin: compared by its source above
+        shown = f"{name} (replaced by plugin {label}"
+        if source is not None:
+            shown += f", {source}, source {_file_digest(source)}"
+        changes.append(Change(f"taxonomy {name}", f"{name} (built-in)", shown + ")", None,
+                              reason))
+    return changes
+
+
+def source_of(plugin: object) -> str | None:
+    """The file of a plugin's code: a module's, else its class's module's (a reader
+    object, a plugin instance); an adapted reader's, the object it wraps."""
+    import sys
+
+    plugin = getattr(plugin, "_reader", plugin)
+    found = getattr(plugin, "__file__", None)
+    if not isinstance(found, str):
+        module = sys.modules.get(getattr(type(plugin), "__module__", ""))
+        found = getattr(module, "__file__", None)
+    if not isinstance(found, str):  # a module loaded outside sys.modules: its code's file
+        code = [v.__code__ for v in vars(type(plugin)).values() if hasattr(v, "__code__")]
+        found = code[0].co_filename if code else None
+    return found if isinstance(found, str) else None
+
+
+def readers_in_use(readers: Iterable[ReportReader], used: Mapping[str, Path]
+                   ) -> dict[str, tuple[str | None, bool]]:
+    """The plugin readers that read reports of this run (``used``: format name -> one of
+    its files), each with its source and whether it took a built-in format's file (its
+    name is a built-in reader's, or a built-in reader claims that file)."""
+    from ..base.safeopen import open_regular
+    from ..reports.builtin import builtin_readers
+
+    builtin = builtin_readers()
+    found: dict[str, tuple[str | None, bool]] = {}
+    for reader in readers:
+        if reader.name not in used:
+            continue
+        path = used[reader.name]
+        replaces = reader.name in {b.name for b in builtin}
+        if not replaces:
+            try:
+                with open_regular(path) as handle:
+                    head = handle.read(65536)
+            except (OSError, FailgateError):
+                head = b""
+            replaces = any(path.suffix in b.suffixes and b.claims(head) for b in builtin)
+        found[reader.name] = (source_of(reader), replaces)
+    return found
+
+
+def replaced_readers(readers: Mapping[str, tuple[str | None, bool]],
+                     repo_files: Collection[str], top: Path,
+                     reason: str | None) -> list[Change]:
+    """Plugin readers from outside the repository that took a built-in format's reports:
+    named with their module and source digest (what they drop no ref can show)."""
+    changes = []
+    for name, (source, replaces) in sorted(readers.items()):
+        relative = _inside(source, top)
+        if not replaces or (relative is not None and relative in repo_files):
+            continue
+        shown = f"read by plugin {name}"
+        if source is not None:
+            shown += f" ({source}, source {_file_digest(source)})"
+        changes.append(Change(f"reader {name}", "a built-in reader", shown, None, reason))
+    return changes
+
+
+def in_repository(sources: Iterable[str | None], top: Path) -> list[str]:
+    """The sources (plugin code files) that are files of the repository, relative."""
+    return sorted({r for s in sources if (r := _inside(s, top)) is not None})
+
+
+def _inside(source: str | None, top: Path) -> str | None:
+    if source is None:
+        return None
+    real, root = os.path.realpath(source), os.path.realpath(top)
+    relative = os.path.relpath(real, root)
+    return None if relative.startswith("..") else relative.replace(os.sep, "/")
+
+
+def _file_digest(source: str) -> str:
+    try:
+        with open(source, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()[:12]
+    except OSError:
+        return "unreadable"
+
+
+# --------------------------------------------------------------------------- place, reports
+
+
+def outside(tree: Tree, place: str | None, path: Path) -> Change | None:
+    """The ceilings file leading outside the repository (a link, an ini path): a loosening
+    no reason excuses."""
+    if place is not None and tree.real(place) is not None:
+        return None
+    real = os.path.realpath(path)
+    if not os.path.exists(real):
+        return None
+    shown = place if place is not None else display_path(path)
+    return Change("location", f"{shown} in the repository",
+                  f"{real} (outside the repository: no review sees it; no reason excuses it)",
+                  None, None)
+
+
+def vanished(overrides: Mapping[str, int | None], reasons: Mapping[str, str | None],
+             names: Collection[str], reason: str | None) -> list[Change]:
+    """``reports:`` entries that existed at the ref and name no report of this run: the
+    report was renamed or removed, so a looser default governs it now."""
+    changes = []
+    for report, line in sorted(overrides.items()):
+        if report in names:
+            continue
+        excuse = reasons.get(report) or reason
+        changes.append(Change(f"reports.{report}", "applies to a report of the run",
+                              "applies to no report (renamed or removed? the defaults govern "
+                              "it now)", line, excuse))
+    return changes
+

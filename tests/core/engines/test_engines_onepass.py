@@ -1,0 +1,102 @@
+"""The SQL engines bring back the first failing ids from the gate's own scan and find a
+repeated case id without holding the ids: the same ids and the same refusals as the
+Python reader, on Parquet and JSON Lines. (The Spark side is in ``test_engines_spark``.)
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_failgate.core.base.errors import FailgateError
+from pytest_failgate.core.reports.model import Report, ReportFile
+from pytest_failgate.core.reports.read import ReadSpec, load_report
+from pytest_failgate.core.taxonomy import builtin_taxonomies
+
+duckdb = pytest.importorskip("duckdb")
+
+from pytest_failgate.core.engines import FIRST_IDS, sqlquery  # noqa: E402
+from pytest_failgate.core.engines.duckdb_engine import load_duckdb  # noqa: E402
+
+RAG = builtin_taxonomies()["rag"]
+
+
+def rag_cases(n: int, seed: int = 3) -> list[dict[str, Any]]:
+    """Cases in every rag category, ids in no order, optional keys in some cases only."""
+    rng = random.Random(seed)
+    cases = []
+    for i in rng.sample(range(10 * n), n):
+        case: dict[str, Any] = {"id": f"q-{i:05d}", "accuracy": rng.choice([1.0, 0.0, 0.25]),
+                                "abstained": rng.random() < 0.3,
+                                "term_match": rng.random() < 0.5,
+                                "expected_doc_ids": rng.choice([[], ["d1"], ["d2", "d3"]]),
+                                "evidence_doc_ids": rng.choice([[], ["d1"], ["d3"]]),
+                                "query_type": rng.choice(["comparison", "factoid"])}
+        if rng.random() < 0.7:
+            case["answerable"] = rng.random() < 0.8
+        if rng.random() < 0.5:
+            case["attempt_latency"] = [1.0] * rng.randrange(3)
+        if rng.random() < 0.6:
+            case["claim_citation_alignment"] = rng.choice([0.1, 0.9])
+        cases.append(case)
+    return cases
+
+
+def write(folder: Path, cases: list[dict[str, Any]]) -> tuple[Path, Path]:
+    """The cases as JSON Lines and as Parquet (absent keys are nulls there)."""
+    lines = folder / "cases.jsonl"
+    lines.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    parquet = folder / "cases.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * FROM read_json('{lines}', format="
+                             f"'newline_delimited', sample_size=-1)) TO '{parquet}' "
+                             "(FORMAT parquet)")
+    return lines, parquet
+
+
+def python_ids(path: Path) -> dict[str, list[str]]:
+    report = load_report(ReportFile(path, "r"), RAG, ReadSpec())
+    assert isinstance(report, Report)
+    assert report.tally is not None
+    return {name: [str(i) for i in ids] for name, ids in report.tally.ids.items()}
+
+
+def test_duckdb_brings_back_the_python_readers_first_failing_ids(tmp_path: Path) -> None:
+    lines, parquet = write(tmp_path, rag_cases(1500))
+    expected = python_ids(lines)
+    assert sum(len(ids) > FIRST_IDS for ids in expected.values()) >= 4  # cut in most
+    for path in (lines, parquet):
+        report = load_duckdb(ReportFile(path, "r"), RAG, ReadSpec())
+        assert report.tally is not None
+        got = {name: [str(i) for i in ids] for name, ids in report.tally.ids.items()}
+        assert got == {name: ids[:FIRST_IDS] for name, ids in expected.items()}, path.name
+
+
+@pytest.mark.parametrize("candidates", [sqlquery.CANDIDATES, 0])
+def test_a_repeated_case_id_is_refused_by_duckdb_as_by_python(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, candidates: int) -> None:
+    """With ``candidates`` 0 the ids themselves are grouped (past too many repeated hashes)."""
+    monkeypatch.setattr(sqlquery, "CANDIDATES", candidates)
+    cases = rag_cases(3000)
+    cases[2500] = {**cases[2500], "id": cases[700]["id"]}
+    lines, parquet = write(tmp_path, cases)
+    with pytest.raises(FailgateError, match=f"duplicate case id '{cases[700]['id']}'"):
+        python_ids(lines)  # (the Python reader reads no Parquet)
+    for path in (lines, parquet):
+        with pytest.raises(FailgateError) as refused:
+            load_duckdb(ReportFile(path, "r"), RAG, ReadSpec())
+        assert f"duplicate case id '{cases[700]['id']}' (2 cases)" in str(refused.value)
+        assert refused.value.path == path
+
+
+def test_duckdb_keeps_no_spill_folder_in_the_working_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The duplicate check may spill to disk: into a temporary folder, removed after."""
+    monkeypatch.chdir(tmp_path)
+    _, parquet = write(tmp_path, rag_cases(200))
+    before = set(tmp_path.iterdir())
+    load_duckdb(ReportFile(parquet, "r"), RAG, ReadSpec())
+    assert set(tmp_path.iterdir()) == before

@@ -1,0 +1,139 @@
+"""``failgate mcp`` reads only its folder and the client's roots, runs no plugin code unless
+allowed, never echoes a report's values in errors, and bounds every call.
+
+Driven by the official MCP SDK's client over stdio, as an editor would; each refusal has a
+working control call in the same session (a confined server still does its job).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import mcp_calls
+
+pytest.importorskip("mcp")
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "rag-gate"
+SECRET = "sk-live-7f3a9c1e5b"
+
+
+def _text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The server's folder: a run of reports; beside it (outside), another run."""
+    folder = tmp_path / "project"
+    shutil.copytree(DATA / "baseline", folder / "run")
+    shutil.copytree(DATA / "topk1", tmp_path / "outside" / "run")
+    return folder
+
+
+def test_paths_outside_the_working_folder_are_refused(project: Path) -> None:
+    os.symlink(project.parent / "outside", project / "linked")
+    _, results = mcp_calls(project, [
+        ("show", {"paths": ["run"]}),
+        ("show", {"paths": ["/etc"]}),
+        ("show", {"paths": ["../outside/run"]}),
+        ("show", {"paths": ["linked/run"]}),
+        ("check", {"paths": ["run"], "baseline": ["/"]}),
+        ("diff", {"base": "run", "candidate": "/"}),
+        ("show", {"paths": ["run"], "ceilings": "/etc/passwd"}),
+    ])
+    control, *refused = results
+    assert not control.is_error, _text(control)
+    assert control.structured_content["reports"][0]["n_cases"] > 0
+    for result in refused:
+        assert result.is_error
+        assert "is outside the folders this server may read" in _text(result)
+        assert "passwd" not in _text(result) or "/etc/passwd" in _text(result)
+    assert "hosts" not in _text(refused[0])  # /etc was not listed
+
+
+def test_a_link_inside_a_report_folder_leading_out_is_refused(project: Path) -> None:
+    os.symlink(project.parent / "outside" / "run" / "attribution.jsonl",
+               project / "run" / "stolen.jsonl")
+    _, [result] = mcp_calls(project, [("show", {"paths": ["run"]})])
+    assert result.is_error
+    assert "run/stolen.jsonl: is outside the folders" in _text(result)
+
+
+def test_the_clients_roots_are_readable_and_nothing_else(project: Path) -> None:
+    outside = project.parent / "outside"
+    _, [inside_root, elsewhere] = mcp_calls(project, [
+        ("show", {"paths": [str(outside / "run")]}),
+        ("show", {"paths": [str(project.parent)]}),
+    ], roots=[outside])
+    assert not inside_root.is_error, _text(inside_root)
+    assert elsewhere.is_error
+
+
+def test_report_values_never_come_back_in_an_error(project: Path) -> None:
+    (project / "leak").mkdir()
+    (project / "leak" / "cases.jsonl").write_text(
+        json.dumps({"id": "a", "accuracy": SECRET, "answerable": True}) + "\n"
+        + json.dumps({"id": SECRET, "accuracy": 1.0}) + "\n"
+        + json.dumps({"id": SECRET, "accuracy": 1.0}) + "\n")
+    _, [result] = mcp_calls(project, [("show", {"paths": ["leak"]})])
+    text = json.dumps(result.structured_content) if not result.is_error else _text(result)
+    assert "accuracy" in text  # the field is named...
+    assert SECRET not in text  # ...its value is not
+
+
+def test_no_plugin_code_runs_without_the_opt_in(project: Path) -> None:
+    marker = project / "plugin-ran"
+    (project / "plugin.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n\n\n"
+        "def pytest_failgate_taxonomies(config):\n    return {}\n")
+    (project / "pytest.ini").write_text("[pytest]\nfailgate_plugins = plugin.py\n")
+    _, [refused] = mcp_calls(project, [("show", {"paths": ["run"]})])
+    assert refused.is_error
+    assert "--allow-plugins" in _text(refused)
+    assert not marker.exists()
+    _, [allowed] = mcp_calls(project, [("show", {"paths": ["run"]})], args=["--allow-plugins"])
+    assert not allowed.is_error, _text(allowed)
+    assert marker.exists()
+
+
+def test_a_call_over_its_time_is_stopped_and_the_next_one_runs(project: Path) -> None:
+    (project / "plugin.py").write_text(
+        "import time\n\n\ndef pytest_failgate_taxonomies(config):\n"
+        "    if config.paths and config.paths[0].name == 'slow':\n        time.sleep(30)\n"
+        "    return {}\n")
+    (project / "pytest.ini").write_text("[pytest]\nfailgate_plugins = plugin.py\n")
+    shutil.copytree(project / "run", project / "slow")
+    _, [stopped, control] = mcp_calls(project, [
+        ("show", {"paths": ["slow"]}), ("show", {"paths": ["run"]})],
+        args=["--allow-plugins", "--call-seconds", "3"])
+    assert stopped.is_error
+    assert "took longer than 3 s and was stopped" in _text(stopped)
+    assert not control.is_error, _text(control)
+
+
+def test_report_files_over_the_servers_size_limit_are_refused(project: Path) -> None:
+    _, [refused] = mcp_calls(project, [("show", {"paths": ["run"]})],
+                             args=["--max-report-bytes", "1KB"])
+    text = json.dumps(refused.structured_content) if not refused.is_error else _text(refused)
+    assert "more than the limit of 1,000" in text
+
+
+def test_a_plugin_printing_to_stdout_does_not_break_the_protocol(project: Path) -> None:
+    """stdout is the MCP channel: what a call prints goes to the server's stderr."""
+    spoof = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {  # the next call's answer
+        "content": [{"type": "text", "text": "spoofed"}], "isError": True}})
+    (project / "plugin.py").write_text(
+        "print('plugin loaded')\n\n\ndef pytest_failgate_taxonomies(config):\n"
+        f"    print({spoof!r}, flush=True)\n    return {{}}\n")
+    (project / "pytest.ini").write_text("[pytest]\nfailgate_plugins = plugin.py\n")
+    _, [first, second] = mcp_calls(project, [("show", {"paths": ["run"]}),
+                                             ("show", {"paths": ["run"]})],
+                                   args=["--allow-plugins"])
+    for result in (first, second):
+        assert not result.is_error, _text(result)
+        assert result.structured_content["reports"][0]["n_cases"] > 0

@@ -1,0 +1,220 @@
+"""The documentation is checked: the site builds strictly, links resolve, marked commands run.
+
+A fenced ``bash`` block in ``README.md`` or ``docs/`` preceded by ``<!-- runnable -->`` (or
+``<!-- runnable: exit N -->``) runs as one script under ``set -euo pipefail`` in a fresh
+copy of the repository's ``examples/``, ``tests/data/`` and ``ceilings.yaml``, with the
+installed ``failgate`` and ``pytest`` first on ``PATH`` and no network; the script must exit
+with N (default 0); they are marked slow (CI runs them). docs/development.md describes the
+marker for writers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+
+MARKER = re.compile(r"^<!-- runnable(?P<rest>[^\n]*?)-->\n(?P<after>[^\n]*)\n", re.M)
+EXIT = re.compile(r"^(?::\s*exit (?P<code>\d+))?\s*$")
+FENCE_END = re.compile(r"^```[ \t]*$", re.M)
+LINK = re.compile(r"!?\[(?:[^\]\n]|\][^(\n])*\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
+FENCED = re.compile(r"^(`{3,}).*?^\1", re.S | re.M)
+CODE = re.compile(rf"{FENCED.pattern}|`[^`\n]*`", re.S | re.M)
+
+
+class Block(NamedTuple):
+    page: str
+    line: int
+    exit: int
+    script: str
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def runnable_blocks() -> list[Block]:
+    """Every marked block; a marker that is malformed or not before a bash fence is an error."""
+    blocks = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for marker in MARKER.finditer(text):
+            line = text.count("\n", 0, marker.start()) + 1
+            where = f"{_relative(page)}:{line}"
+            rest = EXIT.match(marker["rest"])
+            assert rest, f"{where}: write <!-- runnable --> or <!-- runnable: exit N -->"
+            assert marker["after"] == "```bash", f"{where}: a runnable marker precedes ```bash"
+            end = FENCE_END.search(text, marker.end())
+            assert end, f"{where}: the runnable block is not closed"
+            script = text[marker.end():end.start()]
+            blocks.append(Block(_relative(page), line, int(rest["code"] or 0), script))
+    return blocks
+
+
+BLOCKS = runnable_blocks()
+
+
+def _mkdocs(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(config),
+         "--site-dir", str(site)],
+        capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_the_docs_site_builds_strictly(tmp_path: Path) -> None:
+    """mkdocs is in the test extra, so CI builds the site: a warning is an error."""
+    result = _mkdocs(ROOT / "mkdocs.yml", tmp_path / "site")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "site" / "noise" / "index.html").is_file()
+
+
+def test_broken_links_in_the_docs_fail_the_build(tmp_path: Path) -> None:
+    """The strict build above can fail: mkdocs.yml makes broken links and anchors warnings."""
+    shutil.copytree(DOCS, tmp_path / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    broken = {"no-such-page.md": "a page", "ceilings.md#no-such-heading": "a heading",
+              "../pytest_failgate/options.py": "a file out of the docs"}
+    with (tmp_path / "docs" / "index.md").open("a", encoding="utf-8") as page:
+        page.writelines(f"\nSee [{what}]({link}).\n" for link, what in broken.items())
+    result = _mkdocs(tmp_path / "mkdocs.yml", tmp_path / "site")
+    assert result.returncode != 0
+    for complaint in ("no-such-page.md", "no-such-heading", "options.py"):
+        assert complaint in result.stderr, result.stderr
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"`|\*\*|\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip()).lower()
+    text = "".join(c for c in text if c in " -_" or unicodedata.category(c)[0] in "LN")
+    return text.replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    text = FENCED.sub("", page.read_text(encoding="utf-8"))
+    return {github_slug(m[1]) for m in re.finditer(r"^#{1,6} (.+)$", text, re.M)}
+
+
+def _broken_links(page: Path, root: Path = ROOT) -> list[str]:
+    text = CODE.sub("", page.read_text(encoding="utf-8"))
+    broken = []
+    for match in LINK.finditer(text):
+        target = match["target"]
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):
+            continue  # a URL: not checked offline
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists() or root not in file.parents:
+            broken.append(f"{target}: no such file in the repository")
+        elif anchor and file.suffix == ".md" and anchor not in _anchors(file):
+            where = file.relative_to(root).as_posix()
+            broken.append(f"{target}: no heading {anchor!r} in {where}")
+    return broken
+
+
+def test_the_readme_links_resolve() -> None:
+    """The README is read on the forge, where a relative link points into the repository."""
+    links = LINK.findall(CODE.sub("", (ROOT / "README.md").read_text(encoding="utf-8")))
+    assert any(target.startswith("docs/") for target in links)
+    assert _broken_links(ROOT / "README.md") == []
+
+
+def test_the_readme_is_a_front_door_to_every_page() -> None:
+    """The README introduces and links; the reference is in docs/, so the README stays short
+    and every page of the site is one link away from it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = readme.count("\n")
+    assert lines <= 250, f"README.md has {lines} lines: move reference text into docs/"
+    linked = {(ROOT / target.partition("#")[0]).resolve()
+              for target in LINK.findall(CODE.sub("", readme))}
+    unlinked = sorted(_relative(page) for page in DOCS.glob("*.md") if page.resolve() not in linked)
+    assert unlinked == [], f"the README links no page {unlinked}"
+
+
+# A path into the repository's own folders, in prose, code spans or command blocks alike.
+REPO_PATH = re.compile(
+    r"(?<![\w/.$-])((?:bench|docs|examples|pytest_failgate|scripts|tests|\.ci)/[\w./@-]*[\w/])")
+
+
+def _absent_paths(page: Path, root: Path = ROOT) -> list[str]:
+    return [path for path in REPO_PATH.findall(page.read_text(encoding="utf-8"))
+            if not (root / path).exists()]
+
+
+def test_the_docs_name_only_files_that_are_in_the_repository() -> None:
+    """A script, module or page the docs name exists: no reference to a document that is
+    not in the repository, even outside a link."""
+    absent = {_relative(page): _absent_paths(page) for page in PAGES}
+    assert {page: paths for page, paths in absent.items() if paths} == {}
+
+
+def test_the_path_check_finds_a_missing_script(tmp_path: Path) -> None:
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "speed.py").write_text("")
+    page = tmp_path / "page.md"
+    page.write_text("Run `bench/speed.py`, then python bench/gone.py; see runs/r1/ and "
+                    "tests/data/.\n")
+    assert _absent_paths(page, tmp_path) == ["bench/gone.py", "tests/data/"]
+
+
+def test_the_link_check_finds_a_missing_file_and_heading(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A page\n\n## `ceilings.yaml` keys\n")
+    page = tmp_path / "README.md"
+    page.write_text("[x](docs/a.md#ceilingsyaml-keys) [y](docs/a.md#nope) [z](docs/b.md)\n"
+                    "`[not](a-link.md)` [web](https://example.org/x.md)\n")
+    assert _broken_links(page, tmp_path) == [
+        "docs/a.md#nope: no heading 'nope' in docs/a.md",
+        "docs/b.md: no such file in the repository"]
+
+
+def test_the_docs_mark_commands_runnable() -> None:
+    """A marker the parser missed would leave a command unchecked: every marker is a block."""
+    markers = sum(len(re.findall("^<!-- runnable", page.read_text(encoding="utf-8"), re.M))
+                  for page in PAGES)
+    assert len(BLOCKS) == markers
+    assert {block.page for block in BLOCKS} >= {
+        "README.md", "docs/index.md", "docs/noise.md", "docs/ci.md"}
+
+
+def _sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A copy of what the commands read, and an environment with this install's tools first."""
+    work = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples", work / "examples")
+    shutil.copytree(ROOT / "tests" / "data", work / "tests" / "data")
+    shutil.copy(ROOT / "ceilings.yaml", work / "ceilings.yaml")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_", "FAILGATE", "GIT_", "GITHUB_"))
+           and k not in ("CI", "COV_CORE_SOURCE")}
+    home = tmp_path / "home"
+    home.mkdir()
+    env.update(
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        HOME=str(home), COLUMNS="100", NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1",
+        GIT_AUTHOR_NAME="docs", GIT_AUTHOR_EMAIL="docs@example.org",
+        GIT_COMMITTER_NAME="docs", GIT_COMMITTER_EMAIL="docs@example.org",
+        GIT_CONFIG_NOSYSTEM="1")
+    return work, env
+
+
+@pytest.mark.slow  # about 35 s of CPU in all: CI runs them (CI=true), as does --run-slow
+@pytest.mark.parametrize("block", BLOCKS, ids=[f"{b.page}:{b.line}" for b in BLOCKS])
+def test_a_runnable_command_in_the_docs_runs(tmp_path: Path, block: Block) -> None:
+    work, env = _sandbox(tmp_path)
+    result = subprocess.run(
+        ["bash", "-c", "set -euo pipefail\n" + block.script], cwd=work, env=env,
+        capture_output=True, text=True, timeout=300, check=False, stdin=subprocess.DEVNULL)
+    assert result.returncode == block.exit, (
+        f"{block.page}:{block.line} exited {result.returncode}, not {block.exit}\n"
+        f"{block.script}\n--- stdout\n{result.stdout[-4000:]}\n--- stderr\n"
+        f"{result.stderr[-4000:]}")
