@@ -99,7 +99,7 @@ class Config:
         def word(value: Any) -> str:
             if isinstance(value, str) and value.endswith(".py"):  # a plugin file
                 value = Path(value)
-            text = display_path(value) if isinstance(value, Path) else str(value)
+            text = self._typed(value) if isinstance(value, Path) else str(value)
             return shlex.quote(text) if quote else text
 
         found = []
@@ -112,6 +112,18 @@ class Config:
             found.append((option, [word(v) for v in values]))
         return found
 
+
+    def _typed(self, path: Path) -> str:
+        """``path`` as typed where the front end runs: relative to the working folder when
+        inside the project (``../reports`` from its tests/ folder), else as errors show it."""
+        absolute = Path(os.path.abspath(path))
+        if not (absolute.is_relative_to(self.rootdir)
+                or absolute.is_relative_to(self.rootdir.resolve())):
+            return display_path(path)
+        try:
+            return os.path.relpath(path)
+        except ValueError:  # another drive on Windows
+            return display_path(path)
 
 def _absolute(base: Path, path: str | os.PathLike[str]) -> Path:
     """``path`` from ``base``, symbolic links followed (a loop of links is left as written,

@@ -55,6 +55,23 @@ def test_the_cli_advises_its_own_ratchet_with_the_ceilings_file_given(
                    "with `failgate init reports --ceilings new.yaml`\n")
 
 
+def test_advice_from_a_subfolder_of_the_project_names_the_paths_as_typed_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run from the project's tests/ folder, the paths given (``../reports``) come back
+    relative as typed, not as the machine's absolute paths, and pasting them there works."""
+    root = _project(tmp_path)
+    (root / "pytest.ini").write_text("[pytest]\n")
+    (root / "tests").mkdir()
+    monkeypatch.chdir(root / "tests")
+    code, out, _ = run(capsys, "check", "../reports", "--ceilings", "../c2.yaml", "--strict")
+    assert code == 1
+    assert "run `failgate ratchet ../reports --ceilings ../c2.yaml`" in out
+    assert str(tmp_path) not in _pasted(out)[2] + _pasted(out)[4]
+    assert run(capsys, *_pasted(out)[1:])[0] == 0
+    assert "  unknown: 35" in (root / "c2.yaml").read_text()
+
+
 def test_pytest_advises_its_flags_with_the_ceilings_file_given(
     pytester: pytest.Pytester
 ) -> None:
