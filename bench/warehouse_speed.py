@@ -205,6 +205,7 @@ def spark_run(folder: Path, n_cases: int, rounds: int) -> None:
     import duckdb
 
     sys.path.insert(0, str(ROOT))
+    from pytest_failgate.core.engines import optional
     from pytest_failgate.core.engines.spark_engine import load_spark, session
     from pytest_failgate.core.reports.model import ReportFile
     from pytest_failgate.core.reports.read import ReadSpec
@@ -213,7 +214,8 @@ def spark_run(folder: Path, n_cases: int, rounds: int) -> None:
     parquet = folder / "spark.parquet"
     duckdb.connect().execute(f"COPY (SELECT * FROM '{folder / 'cases.parquet'}' LIMIT "
                              f"{n_cases}) TO '{parquet}' (FORMAT parquet)")
-    from pyspark.sql import SparkSession
+    # through the engine's optional import: mypy checks bench/ where pyspark is not installed
+    SparkSession = optional("pyspark.sql", "the Spark bench", "spark").SparkSession
 
     # failgate's own local session, without the console progress bar in the table
     (SparkSession.builder.master("local[*]").appName("failgate-bench")
