@@ -2,7 +2,7 @@
 
 The lowest layer of a gate run's data: the run itself (``run.GateRun``), the wording of
 its messages (``messages``) and the steps that settle its checks (``family``,
-``noisy``) read these types, and ``gate`` builds them, so none of them imports another.
+``noisy``) read these types, and ``runner`` builds them, so none of them imports another.
 """
 
 from __future__ import annotations

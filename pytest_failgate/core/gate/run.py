@@ -1,7 +1,7 @@
 """A gate run's outcome as data: what was checked, planned and compared, before wording.
 
-``gate.run_gate`` builds it; ``rows.build_result`` words it into the ``GateResult``
-every front end reads (``gate.Gate.result``).
+``runner.run_gate`` builds it; ``rows.build_result`` words it into the ``GateResult``
+every front end reads (``runner.Gate.result``).
 """
 
 from __future__ import annotations
