@@ -53,6 +53,23 @@ def _spark_counts(taxonomy: Any, path: Path, spec: Any) -> tuple[str, Any]:
         return "error", str(exc)
 
 
+def _assert_counted_alike(taxonomy: Any, parquet: Path, spec: Any, rules: list[str]) -> None:
+    """Spark counts what Python counts on the same rows, fails where Python fails, or says
+    the rules have no exact SQL form."""
+    python: tuple[str, Any]
+    try:
+        python = ("ok", _parquet_python_counts(taxonomy, parquet, spec))
+    except Exception as exc:  # a rule error surfaces from the tallier directly
+        python = ("error", str(exc))
+    engine = _spark_counts(taxonomy, parquet, spec)
+    if engine[0] == "error" and "no exact SQL form" in engine[1]:
+        return
+    if python[0] == "error":
+        assert engine[0] == "error"
+        return
+    assert engine == python, rules
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[SCOPED])
 @given(st.lists(RAG_CASE, min_size=1, max_size=30))
 def test_rag_counts_match_python_in_spark(spark: Any, tmp_path: Path,
@@ -82,20 +99,7 @@ def test_generated_rules_count_alike_in_python_and_spark(
     _write_jsonl(path, _cases(raw))
     parquet = _to_parquet(path)
     spec = _spec(slices=("s", "o.x"))
-    python: tuple[str, Any]
-    try:
-        python = ("ok", _parquet_python_counts(taxonomy, parquet, spec))
-    except FailgateError as exc:
-        python = ("error", str(exc))
-    except Exception as exc:  # a rule error surfaces from the tallier directly
-        python = ("error", str(exc))
-    engine = _spark_counts(taxonomy, parquet, spec)
-    if engine[0] == "error" and "no exact SQL form" in engine[1]:
-        return
-    if python[0] == "error":
-        assert engine[0] == "error"
-        return
-    assert engine == python, rules
+    _assert_counted_alike(taxonomy, parquet, spec, rules)
 
 
 def test_json_lines_are_refused_in_spark_with_a_pointer_to_duckdb(
@@ -213,18 +217,7 @@ def test_generated_rules_over_columns_absent_from_every_row_count_alike_in_spark
     anchor = {"id": "anchor", "n": 1, "f": 0.5, "s": "a", "t": True, "l": ["a"]}
     path.write_text("\n".join(json.dumps(c) for c in [anchor, *kept]) + "\n", encoding="utf-8")
     parquet = _to_parquet(path)
-    python: tuple[str, Any]
-    try:
-        python = ("ok", _parquet_python_counts(taxonomy, parquet, _spec()))
-    except Exception as exc:  # a rule error surfaces from the tallier directly
-        python = ("error", str(exc))
-    engine = _spark_counts(taxonomy, parquet, _spec())
-    if engine[0] == "error" and "no exact SQL form" in engine[1]:
-        return
-    if python[0] == "error":
-        assert engine[0] == "error"
-        return
-    assert engine == python, rules
+    _assert_counted_alike(taxonomy, parquet, _spec(), rules)
 
 
 def test_spark_brings_back_the_smallest_failing_ids_from_the_gates_scan(
