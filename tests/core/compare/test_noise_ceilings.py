@@ -419,3 +419,35 @@ def test_a_report_without_a_noise_source_in_a_noisy_run_is_named_and_left_out_of
     assert "not covered: rag/attribution" in result.noise.text
     covered = {row.report for row in result.rows if row.moving is not None}
     assert covered == {"promptfoo/results"}
+
+
+@pytest.mark.parametrize(("drift", "widened"), [(0.0, False), (1.0, True)])
+def test_counts_that_spread_beyond_independent_moves_get_wider_allowances_and_say_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, drift: float, widened: bool) -> None:
+    """Five repeats on five days of a system whose judge is harsher on some days (a shared
+    shift of the log-odds, sigma 1) spread `total` far beyond what its case moves explain:
+    its allowance widens by the bounded dispersion and its noise says which model; without
+    drift (seeded) no count is widened and every allowance is the independent one."""
+    monkeypatch.chdir(tmp_path)
+    rng = random.Random(11)
+    system = System.draw(400, 0.06, rng, drift)
+    runs = [write_run(tmp_path / f"day{i}", system, system.run(rng), rng, f"day{i}")
+            for i in range(6)]
+    band = tmp_path / "noise_band.json"
+    assert main(["noise", *map(str, runs[:5]), "--out", str(band)]) == 0
+    measured = json.loads(band.read_text(encoding="utf-8"))["metric_band"]["mode:correct"]
+    result = gate("init", runs[5], tmp_path / "ceilings.yaml", band)
+    [total] = [row for row in result.rows if row.name == "total"]
+    mu = Fraction(measured["discordant"], 10)  # ten pairs of five runs
+    independent = allowance(may_move(mu), BUDGET / 6)
+    assert result.noise is not None
+    assert total.noise is not None
+    assert total.allowance is not None
+    if widened:
+        assert total.allowance > independent
+        assert "; overdispersed: spread x" in total.noise
+        assert "model: " in result.noise.text
+        assert "widened by their dispersion" in result.noise.text
+    else:
+        assert all("independent case moves" in (row.noise or "") for row in result.rows)
+        assert total.allowance == independent
