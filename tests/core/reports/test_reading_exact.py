@@ -315,3 +315,32 @@ def test_a_bad_byte_far_into_raw_utf8_text_names_its_line(
         loaded(tmp_path / "r.json", broken, decoder, monkeypatch)
     assert "not UTF-8" in caught.value.message
     assert (caught.value.line, caught.value.col) == (line, column)
+
+
+plain_key = st.text(st.characters(blacklist_categories=["Cs", "Cc"],
+                                  blacklist_characters='"\\'), max_size=8)
+
+
+@SETTINGS
+@given(document=st.dictionaries(plain_key, junk, max_size=6), cut=st.floats(0, 1),
+       indent=st.sampled_from([None, 1]))
+def test_top_level_keys_are_the_ones_json_reads_at_the_top(
+        document: dict[str, Any], cut: float, indent: int | None) -> None:
+    """The claims' structural scan against ``json``: the whole object gives exactly its
+    top-level keys (nested keys and strings that look like keys never), each with its
+    value's first byte; any prefix gives a subset and says it is incomplete."""
+    from pytest_failgate.core.reports.jsonfile import top_level
+
+    data = json.dumps(document, ensure_ascii=False, indent=indent).encode()
+    found = top_level(data)
+    assert found is not None
+    keys, whole = found
+    assert whole
+    assert keys == {key.encode(): json.dumps(value, ensure_ascii=False).encode()[0]
+                    for key, value in document.items()}
+    prefix = data[:int(len(data) * cut)]
+    partial = top_level(prefix)
+    if prefix.strip():
+        assert partial is not None
+        assert set(partial[0]) <= set(keys)
+        assert not partial[1] or prefix.rstrip() == data
