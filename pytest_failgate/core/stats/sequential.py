@@ -19,9 +19,10 @@ as the pmfs of the count, so their ratio is
     M_n(C) = BetaBin(s; n, a, b) / Hypergeom(s; N, C, n).
 
 It is the likelihood ratio of a consistent probability measure (the mixture) against
-the true one over the prefixes of the order, hence a nonnegative martingale under ``C``
-with ``M_0 = 1`` (a prefix impossible under ``C`` gives ``+inf``, which only excludes
-that ``C``). Ville's inequality bounds ``P(exists n: M_n(C) >= 1/alpha)`` by ``alpha``,
+the true one over the prefixes of the order, hence, under ``C``, a nonnegative
+supermartingale with ``M_0 = 1``: a martingale while both next cases are possible under
+``C``, falling when only one is (the mixture's mass on the impossible one is lost). A
+prefix impossible under ``C`` gives ``+inf``, which only excludes that ``C``. Ville's inequality bounds ``P(exists n: M_n(C) >= 1/alpha)`` by ``alpha``,
 so ``{C : M_n(C) < 1/alpha}`` holds the true count at every ``n`` simultaneously with
 probability at least ``1 - alpha``, and so does the running intersection. As a function
 of ``C`` the hypergeometric pmf is unimodal (the ratio of consecutive terms falls), so
