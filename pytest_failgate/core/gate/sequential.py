@@ -30,6 +30,7 @@ rule; a ceilings file that decides more (noise allowances, significance tests, s
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -266,3 +267,49 @@ def describe(look: ItemLook) -> str:
         f"{look.name}: {look.count} so far, full run {interval}, ceiling {look.allowed}: "
         f"{look.state}"
     )
+
+
+class PlannedOrder:
+    """Cases in the order they finish, released in the plan's order: the completed prefix.
+
+    A harness finishes cases out of order (failures are often the slow ones), and updating
+    on finishing order would bias the early verdict; the gate is fed only the prefix of the
+    plan whose every case has finished. A case the plan does not hold, or one finished
+    twice, is an error: the plan is the run.
+    """
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self._position = {case_id: index for index, case_id in enumerate(ids)}
+        if len(self._position) != len(ids):
+            twice = next(
+                case_id for index, case_id in enumerate(ids) if self._position[case_id] != index
+            )
+            raise FailgateError(f"the plan lists case {quoted(twice)} twice")
+        self._waiting: dict[int, tuple[str, str | None]] = {}
+        self._finished: set[str] = set()
+        self.released = 0
+
+    def __len__(self) -> int:
+        return len(self._position)
+
+    def finish(self, case_id: str, category: str | None) -> list[tuple[str, str | None]]:
+        """A case finished with ``category``; returns the cases now released (id and
+        category), in plan order (none while an earlier planned case is still running)."""
+        position = self._position.get(case_id)
+        if position is None:
+            raise FailgateError(f"case {quoted(case_id)} is not in the plan")
+        if case_id in self._finished:
+            raise FailgateError(f"case {quoted(case_id)} finished twice")
+        self._finished.add(case_id)
+        self._waiting[position] = (case_id, category)
+        released = []
+        while self.released in self._waiting:
+            released.append(self._waiting.pop(self.released))
+            self.released += 1
+        return released
+
+
+def quoted(case_id: str) -> str:
+    """A case id in a message: as a JSON string (quotes, escapes; never markup), cut short."""
+    text = json.dumps(case_id, ensure_ascii=True)
+    return text if len(text) <= 80 else text[:76] + '..."'
