@@ -190,10 +190,25 @@ class Watched:
         return self.settled.verdict if self.settled is not None else "inconclusive"
 
 
-class _Feed:
-    """Classifies report lines one at a time and feeds the gate the plan's prefix."""
+class CaseGate:
+    """The sequential gate over a run's cases, classified as ``check`` classifies them:
+    fed one case (a mapping, as a report holds it) at a time in the planned order, it
+    returns the settled verdict, or None while the run is still open.
 
-    def __init__(self, app: Failgate, watch: Watch, planned: int) -> None:
+    ``api.sequential_gate`` builds one for any harness; ``watch`` feeds it report lines.
+    """
+
+    def __init__(
+        self,
+        app: Failgate,
+        planned: int,
+        delta: Fraction = DEFAULT_DELTA,
+        name: str = "run",
+        plan: Plan | None = None,
+        path: Path | None = None,
+    ) -> None:
+        from pathlib import Path
+
         from ..core.ceilings.load import load_ceilings
         from ..core.reports.model import ReportFile
         from ..core.reports.sink import CaseSink
@@ -204,29 +219,32 @@ class _Feed:
                 app.config.ceilings,
             )
         ceilings = load_ceilings(app.config.ceilings, app.plugins.taxonomies)
-        name = watch.name or watch.report.stem
         taxonomy = ceilings.overrides.get(name, ceilings.taxonomy)
-        self.gate = SequentialGate(
-            gate_items(taxonomy, ceilings, name, planned), planned, watch.delta
-        )
-        self.order = PlannedOrder(watch.plan.ids) if watch.plan is not None else None
-        self.sink: CaseSink = CaseSink(ReportFile(watch.report, name), taxonomy, app.read_spec())
-        self.path = watch.report
+        self.gate = SequentialGate(gate_items(taxonomy, ceilings, name, planned), planned, delta)
+        self.order = PlannedOrder(plan.ids) if plan is not None else None
+        self.path = path if path is not None else Path(name)
+        self.sink: CaseSink = CaseSink(ReportFile(self.path, name), taxonomy, app.read_spec())
         self.line = 0
         self._states = {look.name: look.state for look in self.gate.looks()}
 
-    def add_line(self, text: str) -> Iterator[str]:
-        """One line of the report: what it changed, as lines to print."""
+    @property
+    def settled(self) -> Settled | None:
+        return self.gate.settled
+
+    def add(self, case: Any) -> Settled | None:
+        """One finished case; the settled verdict, or None."""
+        for _ in self.changes(case):
+            pass
+        return self.gate.settled
+
+    def changes(self, case: Any) -> Iterator[str]:
+        """One finished case, and what it changed, as lines to print."""
         from ..core.reports.sink import CaseProblem
 
-        self.line += 1
-        if not text.strip():
-            return
-        case = _parse_json(text, self.path, self.line)
         try:
             case_id, category = self.sink.add(case)
         except CaseProblem as exc:
-            raise FailgateError(str(exc), self.path, self.line) from None
+            raise FailgateError(str(exc), self.path, self.line or None) from None
         released = (
             [(case_id, category)] if self.order is None else self.order.finish(case_id, category)
         )
@@ -236,10 +254,16 @@ class _Feed:
                 f"cases planned before it"
             )
         for one_id, one in released:
-            self.gate.add(one)
-            yield from self._changes(one_id, one)
             if self.gate.settled is not None:
                 return
+            self.gate.add(one)
+            yield from self._changes(one_id, one)
+
+    def add_line(self, text: str) -> Iterator[str]:
+        """One line of a JSON Lines report: what it changed, as lines to print."""
+        self.line += 1
+        if text.strip():
+            yield from self.changes(_parse_json(text, self.path, self.line))
 
     def _changes(self, case_id: str, category: str | None) -> Iterator[str]:
         yield (
@@ -329,7 +353,14 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     if request.replay and not request.report.is_file():
         raise FailgateError("no such report", request.report)
     planned = planned_count(request)
-    feed = _Feed(app, request, planned)
+    feed = CaseGate(
+        app,
+        planned,
+        request.delta,
+        request.name or request.report.stem,
+        request.plan,
+        request.report,
+    )
     running = None
     if request.command and not request.replay:
         running = subprocess.Popen(list(request.command))  # the user's harness, as given
