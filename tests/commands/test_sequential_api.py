@@ -72,7 +72,7 @@ def test_cases_finishing_out_of_plan_order_wait_for_the_plan(
             assert gate.gate.n == gate.settled.n <= prefix
     assert gate.settled is not None
     assert gate.settled.verdict == "pass"
-    assert gate.settled.n < 12  # 4 passes of 12 rule out 9 of a category allowed 8
+    assert gate.settled.n < 12  # after 4 passes of 12, no category can exceed 8: certain
 
 
 def test_a_plan_of_another_size_is_refused(project: Path,

@@ -187,11 +187,18 @@ def _state(low: int, high: int, allowed: int) -> ItemState:
     return "cleared" if high <= allowed else "open"
 
 
+PRIOR_WEIGHT = 20.0  # the prior's strength, in cases: bench/sequential_savings.py chose it
+
+
 def _prior(allowed: int, planned: int) -> tuple[float, float]:
-    """The beta prior of an item's confidence sequence: uniform. Fixed before the run, as
-    the guarantee requires (it may depend on the ceiling and the plan, never on the cases)."""
-    del allowed, planned
-    return 1.0, 1.0
+    """The beta prior of an item's confidence sequence: centred on the ceiling's rate,
+    worth ``PRIOR_WEIGHT`` cases (each parameter at least 1/2). Any prior fixed before
+    the run keeps the guarantee; this one puts its mass where the decisions are (near
+    the ceiling), which settles improved and unchanged runs sooner than a uniform prior
+    (on the bench: 390 and 887 cases of 1000 rather than 499 and 910) at a small cost on
+    broken runs (29 rather than 24)."""
+    rate = min(allowed, planned) / planned
+    return max(PRIOR_WEIGHT * rate, 0.5), max(PRIOR_WEIGHT * (1 - rate), 0.5)
 
 
 def gate_items(

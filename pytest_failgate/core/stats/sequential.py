@@ -22,11 +22,12 @@ It is the likelihood ratio of a consistent probability measure (the mixture) aga
 the true one over the prefixes of the order, hence, under ``C``, a nonnegative
 supermartingale with ``M_0 = 1``: a martingale while both next cases are possible under
 ``C``, falling when only one is (the mixture's mass on the impossible one is lost). A
-prefix impossible under ``C`` gives ``+inf``, which only excludes that ``C``. Ville's inequality bounds ``P(exists n: M_n(C) >= 1/alpha)`` by ``alpha``,
-so ``{C : M_n(C) < 1/alpha}`` holds the true count at every ``n`` simultaneously with
-probability at least ``1 - alpha``, and so does the running intersection. As a function
-of ``C`` the hypergeometric pmf is unimodal (the ratio of consecutive terms falls), so
-each set is an interval around the mode and two bisections find its ends.
+prefix impossible under ``C`` gives ``+inf``, which only excludes that ``C``. Ville's
+inequality bounds ``P(exists n: M_n(C) >= 1/alpha)`` by ``alpha``, so ``{C : M_n(C) <
+1/alpha}`` holds the true count at every ``n`` simultaneously with probability at least
+``1 - alpha``, and so does the running intersection. As a function of ``C`` the
+hypergeometric pmf is unimodal (the ratio of consecutive terms falls), so each set is an
+interval around the mode, and its ends move a step or two a look from where they were.
 
 The interval is also intersected with the counts the prefix allows at all, ``[s, s + N -
 n]`` (certain, not statistical): at ``n = N`` it is exactly ``{s}``, so the last look is

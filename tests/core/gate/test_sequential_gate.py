@@ -158,16 +158,17 @@ def test_the_last_case_settles_the_full_runs_verdict_exactly() -> None:
     assert reached
 
 
-def test_a_first_case_in_a_category_allowed_one_in_a_thousand_fails_at_once() -> None:
-    """Were at most 12 of 1000 cases in ``c1``, the first case would be one of them with
-    probability under 1.2%, below delta over the two items: the run fails already."""
-    gate = SequentialGate(_items(2, 1), 1000)
-    settled = gate.add("c1")
-    assert settled is not None
-    assert (settled.verdict, settled.n, settled.deciding) == ("fail", 1, ("c1",))
-    assert settled.items[1].low > 1
-    assert settled.line() == ("settled after 1 of 1000 cases: fail (the full run's verdict "
-                              "with probability at least 95%)")
+def test_a_category_allowed_one_in_a_hundred_filling_the_first_cases_fails_at_once() -> None:
+    """Were at most 10 of 1000 cases in ``c1``, the first five being five of them would
+    be a chance of about one in ten billion: the run fails with its count (5) still under
+    the ceiling (10)."""
+    gate = SequentialGate(_items(2, 10), 1000)
+    verdicts = [gate.add("c1") for _ in range(5)]
+    settled = next(v for v in verdicts if v is not None)
+    assert (settled.verdict, settled.deciding) == ("fail", ("c1",))
+    assert settled.items[1].count <= 5 < settled.items[1].low
+    assert settled.line() == (f"settled after {settled.n} of 1000 cases: fail (the full run's "
+                              "verdict with probability at least 95%)")
 
 
 def test_a_count_over_its_ceiling_fails_whatever_the_statistics() -> None:
