@@ -9,6 +9,7 @@ the Accept, Authorization and API-version headers, the JSON body).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -27,7 +28,7 @@ from helpers import EXAMPLES
 
 from pytest_failgate import cli
 from pytest_failgate.ci.__main__ import main as ci_main
-from pytest_failgate.ci.comment import BODY_LIMIT, marker
+from pytest_failgate.ci.comment import BODY_LIMIT, CommentError, marker, upsert
 from pytest_failgate.ci.run import ERROR, OUTCOMES, Outcome, Run, Settings, Step, outcome
 
 ROOT = EXAMPLES.parent
@@ -214,6 +215,8 @@ class FakeGitHub:
     problems: list[str] = field(default_factory=list)
     fail_with: int | None = None
     url: str = ""
+    login: str | None = None  # the token's user; None: a GITHUB_TOKEN, which cannot ask
+    moved_to: str | None = None  # the listing answers 301 to this origin's /repositories/42
 
     def check(self, handler: BaseHTTPRequestHandler) -> None:
         headers = handler.headers
@@ -241,7 +244,20 @@ class FakeGitHub:
             if set(body) != {"body"} or not isinstance(body["body"], str):
                 self.problems.append(f"body: {body}")
         listing = f"/repos/{self.repository}/issues/{self.number}/comments"
-        if method == "GET" and parts.path == listing:
+        if method == "GET" and parts.path == "/user":
+            if self.login is None:
+                return self._send(handler, 403, {
+                    "message": "Resource not accessible by integration"})
+            return self._send(handler, 200, {"login": self.login, "type": "User"})
+        if method == "GET" and parts.path == listing and self.moved_to is not None:
+            handler.send_response(301)
+            handler.send_header("Location", f"{self.moved_to}/repositories/42/issues/"
+                                            f"{self.number}/comments?{parts.query}")
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return None
+        if method == "GET" and parts.path in (listing, f"/repositories/42/issues/{self.number}"
+                                                       "/comments"):
             query = parse_qs(parts.query)
             per_page = int(query.get("per_page", ["30"])[0])
             page = int(query.get("page", ["1"])[0])
@@ -252,7 +268,9 @@ class FakeGitHub:
             return self._send(handler, 200, chunk, link)
         if method == "POST" and parts.path == listing:
             comment = {"id": 9000 + len(self.comments), "body": body["body"],
-                       "html_url": f"https://github.example/pr/7#c{len(self.comments)}"}
+                       "html_url": f"https://github.example/pr/7#c{len(self.comments)}",
+                       "user": {"login": self.login or "github-actions[bot]",
+                                "type": "Bot" if self.login is None else "User"}}
             self.comments.append(comment)
             return self._send(handler, 201, comment)
         found = re.fullmatch(rf"/repos/{self.repository}/issues/comments/(\d+)", parts.path)
@@ -277,11 +295,9 @@ class FakeGitHub:
         handler.wfile.write(data)
 
 
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    fake = FakeGitHub()
-    fake.comments = [{"id": i, "body": f"an unrelated comment {i}",
-                      "html_url": f"https://github.example/pr/7#c{i}"} for i in range(150)]
+@contextlib.contextmanager
+def serve(fake: FakeGitHub) -> Iterator[FakeGitHub]:
+    """``fake`` on a port of 127.0.0.1 of its own (its ``url``)."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -307,6 +323,15 @@ def github() -> Iterator[FakeGitHub]:
         server.server_close()
 
 
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    fake = FakeGitHub()
+    fake.comments = [{"id": i, "body": f"an unrelated comment {i}",
+                      "html_url": f"https://github.example/pr/7#c{i}"} for i in range(150)]
+    with serve(fake) as served:
+        yield served
+
+
 def test_the_comment_is_created_once_then_updated_in_place(
         origin: Path, tmp_path: Path, github: FakeGitHub) -> None:
     api = {"GITHUB_API_URL": github.url}
@@ -330,6 +355,7 @@ def test_the_comment_is_created_once_then_updated_in_place(
     assert second.outputs["verdict"] == "fail"
     assert github.requests == [("GET", f"{listing}?per_page=100"),
                                ("GET", f"{listing}?per_page=100&page=2"),
+                               ("GET", "/user"),  # whose the marked comment is: ours
                                ("PATCH", f"/repos/octo-org/octo-repo/issues/comments/"
                                          f"{ours[0]['id']}")]
     assert [c for c in github.comments if marker("failgate") in c["body"]] == ours
@@ -375,6 +401,63 @@ def test_no_comment_is_written_outside_a_pull_request(
     assert done.outputs["verdict"] == "pass"
     assert github.requests == []
     assert "no pull-request comment: not a pull request (push)" in done.stdout
+
+
+def _marked(comment_id: int, login: str, text: str = "a report") -> dict[str, Any]:
+    return {"id": comment_id, "body": f"{marker('failgate')}\n{text}",
+            "html_url": f"https://github.example/pr/7#c{comment_id}",
+            "user": {"login": login, "type": "Bot" if login.endswith("[bot]") else "User"}}
+
+
+def test_a_marked_comment_by_another_author_is_never_edited(github: FakeGitHub) -> None:
+    # anyone can paste the marker: the first marked comment is someone else's
+    github.comments[3] = _marked(3, "mallory", "mallory's words")
+    posted = upsert(github.url, github.repository, 7, TOKEN, "the gate's report", "failgate")
+    assert posted.action == "created"
+    assert github.comments[3]["body"].endswith("mallory's words")
+    assert not [path for method, path in github.requests if method == "PATCH"]
+    assert github.comments[-1]["body"] == f"{marker('failgate')}\nthe gate's report"
+    assert github.comments[-1]["user"]["login"] == "github-actions[bot]"
+    assert github.problems == []
+
+
+def test_the_tokens_own_marked_comment_is_edited_not_anothers(github: FakeGitHub) -> None:
+    github.login = "octocat"  # a personal token: GET /user answers
+    github.comments[3] = _marked(3, "github-actions[bot]", "the bot's")  # not this token's
+    github.comments[5] = _marked(5, "octocat", "octocat's earlier report")
+    posted = upsert(github.url, github.repository, 7, TOKEN, "the gate's report", "failgate")
+    assert (posted.action, posted.id) == ("updated", 5)
+    assert github.comments[5]["body"] == f"{marker('failgate')}\nthe gate's report"
+    assert github.comments[3]["body"].endswith("the bot's")
+    assert [r for r in github.requests if r[0] != "GET" or r[1] == "/user"] == [
+        ("GET", "/user"), ("PATCH", "/repos/octo-org/octo-repo/issues/comments/5")]
+    assert github.problems == []
+
+
+def test_a_github_token_edits_the_actions_bots_marked_comment(github: FakeGitHub) -> None:
+    github.comments[5] = _marked(5, "github-actions[bot]", "the last run's")
+    posted = upsert(github.url, github.repository, 7, TOKEN, "this run's", "failgate")
+    assert (posted.action, posted.id) == ("updated", 5)
+    assert github.problems == []
+
+
+def test_the_token_never_follows_a_redirect_to_another_origin(github: FakeGitHub) -> None:
+    with serve(FakeGitHub()) as elsewhere:  # another port of the same host: another origin
+        github.moved_to = elsewhere.url
+        with pytest.raises(CommentError, match=r"redirected to another origin \(127\.0\.0\.1:"
+                                               r"\d+\); not followed with the token"):
+            upsert(github.url, github.repository, 7, TOKEN, "a report", "failgate")
+        assert elsewhere.requests == []
+    assert github.requests == [("GET", "/repos/octo-org/octo-repo/issues/7/comments"
+                                       "?per_page=100")]
+
+
+def test_a_redirect_within_the_api_is_followed(github: FakeGitHub) -> None:
+    github.moved_to = github.url  # a renamed repository: GitHub answers 301 on its own origin
+    posted = upsert(github.url, github.repository, 7, TOKEN, "a report", "failgate")
+    assert posted.action == "created"
+    assert ("GET", "/repositories/42/issues/7/comments?per_page=100") in github.requests
+    assert github.problems == []  # every request carried the token
 
 
 def test_a_report_longer_than_a_comment_is_cut_at_a_line() -> None:
