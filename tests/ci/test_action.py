@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -200,6 +202,73 @@ def test_an_unknown_install_mode_and_a_python_without_failgate_are_refused(
                 env={"PATH": f"{bare / 'bin'}:/usr/bin:/bin"})
     assert done.steps[0].returncode == 2
     assert "cannot import pytest_failgate.ci (install: never)" in done.stdout
+
+
+# -- the installed failgate decides, never a folder of the checkout ------------------------
+
+FAKE_CI = """import os
+with open(os.environ["GITHUB_OUTPUT"], "a") as out:
+    out.write("verdict=pass\\nexit-code=0\\n")
+print("the checkout's own failgate ran")
+"""
+
+
+def plant_failgate(work: Path) -> None:
+    """A pull request that regresses, and adds a pytest_failgate/ that says pass."""
+    regress_and_loosen(work)
+    (work / "pytest_failgate" / "ci").mkdir(parents=True)
+    (work / "pytest_failgate" / "__init__.py").write_text("", encoding="utf-8")
+    (work / "pytest_failgate" / "ci" / "__init__.py").write_text("", encoding="utf-8")
+    (work / "pytest_failgate" / "ci" / "__main__.py").write_text(FAKE_CI, encoding="utf-8")
+
+
+def test_a_pytest_failgate_folder_in_the_checkout_is_never_imported_by_the_action(
+        origin: Path, tmp_path: Path) -> None:
+    work = checkout(origin, tmp_path, plant_failgate)
+    done = gate(work, tmp_path)
+    assert "the checkout's own failgate ran" not in done.stdout
+    assert done.outputs["verdict"] == "fail"
+    assert done.steps[-1].returncode == 1
+    assert "FAILED ceilings.yaml::guard" not in done.stdout  # the installed one ran: its report
+    assert "❌ guard:" in done.summary
+
+
+def _copy_of_failgate(work: Path) -> None:
+    shutil.copytree(ROOT / "pytest_failgate", work / "pytest_failgate",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def test_python_m_from_a_checkout_holding_a_failgate_copy_refuses_it(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLES / "reports", work / "reports")
+    shutil.copy(ROOT / "ceilings.yaml", work / "ceilings.yaml")
+    _copy_of_failgate(work)  # e.g. an old copy, edited by the pull request
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PYTHON"))}
+    command = ["-m", "pytest_failgate.ci", "reports", "--out-dir", str(tmp_path / "out")]
+    shadowed = subprocess.run([sys.executable, *command], cwd=work, env=env,
+                              capture_output=True, text=True, check=False)
+    assert shadowed.returncode == 2, shadowed.stdout + shadowed.stderr
+    assert (f"this failgate is the folder {work.resolve() / 'pytest_failgate'} of the checkout "
+            "it would judge, not the installed failgate") in shadowed.stderr
+    assert "run `python -I -m pytest_failgate.ci`" in shadowed.stderr
+    isolated = subprocess.run([sys.executable, "-I", *command], cwd=work, env=env,
+                              capture_output=True, text=True, check=False)
+    assert isolated.returncode == 0, isolated.stdout + isolated.stderr  # the control
+    assert "failgate ci: pass (exit 0)" in isolated.stdout
+
+
+def test_only_an_editable_install_of_the_checkout_may_run_from_it(tmp_path: Path) -> None:
+    from pytest_failgate.ci.__main__ import checkout_copy
+    from pytest_failgate.core.base.errors import FailgateError
+    from pytest_failgate.core.base.install import installed_from
+
+    installed = Path(__import__("pytest_failgate").__file__).parent
+    if (installed_from() or ("",))[0] == "editable":  # a development install of this tree
+        checkout_copy(installed.parent)  # failgate's own repository, gating itself
+    (tmp_path / "pytest_failgate").mkdir()
+    with pytest.raises(FailgateError, match="of the checkout it would judge"):
+        checkout_copy(tmp_path, tmp_path / "pytest_failgate")
+    checkout_copy(tmp_path / "elsewhere")  # the installed copy is not in that workspace
 
 
 # -- the pull-request comment, against a local REST API ------------------------------------
