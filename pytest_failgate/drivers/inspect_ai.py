@@ -27,10 +27,9 @@ completes and holds the verdict open until the run ends.
 
 from __future__ import annotations
 
+import importlib
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
-
-from inspect_ai.util import EarlyStop
 
 from ..commands.app import Failgate
 from ..commands.config import load
@@ -40,9 +39,8 @@ from ..core.reports.inspect_ai import sample_case
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from inspect_ai.dataset import Sample
-    from inspect_ai.log import EvalSpec
-    from inspect_ai.scorer import SampleScore
+# Inspect's types (EvalSpec, Sample, SampleScore) are Any here: failgate type-checks where
+# inspect-ai is not installed
 
 MANAGER = "failgate"
 FORMAT = "inspect_ai"
@@ -60,7 +58,7 @@ class FailgateEarlyStopping:
         self.lines: list[str] = []
         self.stopped = 0
 
-    async def start_task(self, task: EvalSpec, samples: list[Sample], epochs: int) -> str:
+    async def start_task(self, task: Any, samples: list[Any], epochs: int) -> str:
         ids = tuple(f"{sample.id}#{epoch}" for epoch in range(1, epochs + 1)
                     for sample in samples)
         name = self.report or _report_name(task)
@@ -68,16 +66,18 @@ class FailgateEarlyStopping:
                              format_name=FORMAT)
         return MANAGER
 
-    async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:
+    async def schedule_sample(self, id: str | int, epoch: int) -> Any:
+        """None to run the sample; an ``EarlyStop`` to skip it, once settled."""
         settled = self.gate.settled if self.gate is not None else None
         if settled is None:
             return None
         self.stopped += 1
-        return EarlyStop(id=id, epoch=epoch, reason=settled.line(),
+        early_stop = importlib.import_module("inspect_ai.util").EarlyStop
+        return early_stop(id=id, epoch=epoch, reason=settled.line(),
                          metadata={"verdict": settled.verdict})
 
     async def complete_sample(self, id: str | int, epoch: int,
-                              scores: dict[str, SampleScore]) -> None:
+                              scores: dict[str, Any]) -> None:
         if self.gate is None or self.gate.settled is not None:
             return
         sample = {"id": id, "epoch": epoch,
@@ -94,7 +94,7 @@ class FailgateEarlyStopping:
                 "line": settled.line(), "stopped": self.stopped}
 
 
-def _report_name(task: EvalSpec) -> str:
+def _report_name(task: Any) -> str:
     """``task@model``, as failgate names an Inspect log's report."""
     name = str(task.task).rsplit("/", 1)[-1]
     return f"{name}@{task.model}" if task.model else name
