@@ -315,6 +315,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
     from .commands.sequential import Watch, Watched, read_plan, watch
+    from .core.gate.sequential import describe
 
     try:
         delta = Fraction(args.delta)
@@ -330,8 +331,6 @@ def cmd_watch(args: argparse.Namespace) -> int:
             if item.settled is not None:
                 _out()
                 for look in item.settled.items:
-                    from .core.gate.sequential import describe
-
                     _out(f"  {describe(look)}")
                 _out(item.settled.line())
             else:
