@@ -117,6 +117,16 @@ class Tree:
             self._named[name] = sorted({p for p in paths if posixpath.basename(p) == name})
         return self._named[name]
 
+    def under(self, folder: str) -> list[str]:
+        """Every file of the repository under ``folder`` (relative), in path order: tracked
+        or untracked-but-not-ignored in the working tree, tracked at the ref."""
+        args = (["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", folder]
+                if self.ref is None else
+                ["ls-tree", "-r", "-z", "--name-only", str(self.ref), "--", folder])
+        listed = git(args, self.top)
+        return sorted({p for p in listed.stdout.split("\0") if p}) if listed.returncode == 0 \
+            else []
+
     def _read_at_ref(self, relative: str) -> str | None:
         real = self.real(relative)
         return None if real is None else self._show(real)

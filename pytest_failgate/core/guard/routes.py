@@ -20,7 +20,9 @@ guard compares, between the ref and the change, each of these as the gate finds 
 - **the ceilings file's real place**: a link, or an ini path, leading outside the
   repository is a loosening no reason excuses (no review sees that file);
 - **the reports each override applies to**: a ``reports:`` entry naming no report of this
-  run (the report was renamed or removed, so a looser default governs it) needs a reason.
+  run (the report was renamed or removed, so a looser default governs it) needs a reason;
+  when the guard is not told the run's reports, one naming a report file of the repository
+  at the ref that is gone now.
 
 A reason counts only when this change wrote it: new text, not an old reason re-spaced.
 """
@@ -107,9 +109,12 @@ def selection(ini: IniFile) -> list[str]:
     return found
 
 
-def config_changes(old: IniFile, new: IniFile, reason: str | None) -> list[Change]:
-    """What the change's pytest configuration selects or settles more loosely."""
-    where = display_path(new.path) if new.path is not None else "the pytest configuration"
+def config_changes(old: IniFile, new: IniFile, reason: str | None,
+                   where: str | None = None) -> list[Change]:
+    """What the change's pytest configuration selects or settles more loosely (``where``:
+    what the labels call it, by default the ini file)."""
+    if where is None:
+        where = display_path(new.path) if new.path is not None else "the pytest configuration"
     changes: list[Change] = []
     before, after = selection(old), selection(new)
     added = [option for option in after if option not in before
@@ -315,6 +320,19 @@ def outside(tree: Tree, place: str | None, path: Path) -> Change | None:
     return Change("location", f"{shown} in the repository",
                   f"{real} (outside the repository: no review sees it; no reason excuses it)",
                   None, None)
+
+
+def report_files(tree: Tree, names: Collection[str]) -> dict[str, bool]:
+    """For each report name, whether a file of the repository may be that report: its path
+    without the suffix is the name, or ends with ``/`` and the name (the report's name is
+    its path relative to the folder the gate is given, without the suffix)."""
+    stems = set()
+    for relative in tree.under("."):
+        folder, _, file = relative.rpartition("/")
+        stem = file.split(".", 1)[0] if not file.startswith(".") else file
+        stems.add(f"{folder}/{stem}" if folder else stem)
+    return {name: any(stem == name or stem.endswith("/" + name) for stem in stems)
+            for name in names}
 
 
 def vanished(overrides: Mapping[str, int | None], reasons: Mapping[str, str | None],
