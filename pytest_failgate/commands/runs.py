@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..core.base.result import GuardResultModel
+    from ..core.guard.loosening import GuardResult
     from .config import Config
 
 
@@ -115,6 +116,15 @@ def analyze(config: Config | Failgate, slices: Sequence[str] = ()) -> AnalyzeRes
 def guard(config: Config | Failgate, ref: str) -> GuardResultModel:
     """Whether anything the gate enforces was loosened since ``ref`` without a reason."""
     from ..core.base.result import GuardResultModel
+
+    found = compare_with_ref(config, ref)
+    return GuardResultModel(ref=ref, passed=found.passed, lines=list(found.lines()))
+
+
+def compare_with_ref(config: Config | Failgate, ref: str) -> GuardResult:
+    """The guard's comparison, told the run's reports as the gate is given them (the
+    command's arguments, else the ini key ``failgate``): an override naming none of them is
+    caught, and the guard says when it was not told them."""
     from ..core.gate.runner import guard_inputs
     from ..core.guard.loosening import guard as compare
 
@@ -123,8 +133,7 @@ def guard(config: Config | Failgate, ref: str) -> GuardResultModel:
     if app.config.paths:  # the reports the overrides must still name, their readers
         gated, _ = app.load(app.config.paths)
         run = guard_inputs(gated, app.plugins.taxonomies, app.plugins.readers)
-    found = compare(app.config.ceilings, ref, **run)
-    return GuardResultModel(ref=ref, passed=found.passed, lines=list(found.lines()))
+    return compare(app.config.ceilings, ref, **run)
 
 
 def sql(config: Config | Failgate, dialect: str, table: str, sample: Path | None = None

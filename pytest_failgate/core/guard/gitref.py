@@ -124,8 +124,10 @@ class Tree:
                 if self.ref is None else
                 ["ls-tree", "-r", "-z", "--name-only", str(self.ref), "--", folder])
         listed = git(args, self.top)
-        return sorted({p for p in listed.stdout.split("\0") if p}) if listed.returncode == 0 \
-            else []
+        paths = listed.stdout.split("\0") if listed.returncode == 0 else []
+        # the index lists a tracked file deleted from the working tree: not there now
+        return sorted({p for p in paths if p and (self.ref is not None
+                                                  or os.path.lexists(self.top / p))})
 
     def _read_at_ref(self, relative: str) -> str | None:
         real = self.real(relative)

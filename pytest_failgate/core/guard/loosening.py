@@ -109,7 +109,8 @@ class GuardResult:
         if unexcused:
             yield ("  to accept a loosening, write {max: N, reason: \"why\"} on its entry (a "
                    "contract's or floor's `reason`), or for the taxonomy, significance, slices or"
-                   " a removed entry a top-level `reason: \"why\"`; tightening needs no reason")
+                   " a removed entry, the noise band or the configuration a top-level "
+                   "`reason: \"why\"`; tightening needs no reason")
         if any(change.label == "location" for change in unexcused):
             yield ("  a ceilings file outside the repository cannot be excused: no review sees "
                    "it; put the file itself back in the repository")
@@ -254,8 +255,8 @@ def _add(found: list[Change], more: list[Change], where: int) -> None:
 def _vanished(work: Tree, base: Tree, pair: Pair, reports: Collection[str] | None,
               reason: str | None) -> list[Change]:
     """``reports:`` overrides that no longer name a report: of the run's reports when the
-    guard was told them, else of the report files of the repository (one there at the ref
-    and gone now was renamed or removed)."""
+    guard was told them, else of the report files of the repository (one of that name there
+    at the ref and gone now was renamed or removed: the gate may have read it)."""
     old, new = pair.old, pair.new
     overrides = {name: new.line(("reports", name)) for name in new.model.reports
                  if name in old.model.reports}
@@ -265,7 +266,7 @@ def _vanished(work: Tree, base: Tree, pair: Pair, reports: Collection[str] | Non
     if reports is not None:
         return vanished(overrides, excuses, set(reports), reason)
     then, now = report_files(base, overrides), report_files(work, overrides)
-    gone = {name: line for name, line in overrides.items() if then[name] and not now[name]}
+    gone = {name: line for name, line in overrides.items() if then[name] - now[name]}
     return vanished(gone, excuses, set(), reason)
 
 

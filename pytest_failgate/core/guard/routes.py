@@ -21,8 +21,8 @@ guard compares, between the ref and the change, each of these as the gate finds 
   repository is a loosening no reason excuses (no review sees that file);
 - **the reports each override applies to**: a ``reports:`` entry naming no report of this
   run (the report was renamed or removed, so a looser default governs it) needs a reason;
-  when the guard is not told the run's reports, one naming a report file of the repository
-  at the ref that is gone now.
+  when the guard is not told the run's reports, one whose name a report file of the
+  repository had at the ref that is gone now.
 
 A reason counts only when this change wrote it: new text, not an old reason re-spaced.
 """
@@ -322,17 +322,19 @@ def outside(tree: Tree, place: str | None, path: Path) -> Change | None:
                   None, None)
 
 
-def report_files(tree: Tree, names: Collection[str]) -> dict[str, bool]:
-    """For each report name, whether a file of the repository may be that report: its path
-    without the suffix is the name, or ends with ``/`` and the name (the report's name is
+def report_files(tree: Tree, names: Collection[str]) -> dict[str, set[str]]:
+    """For each report name, the files of the repository that may be that report: their
+    path without the suffix is the name, or ends with ``/`` and the name (a report's name is
     its path relative to the folder the gate is given, without the suffix)."""
-    stems = set()
+    found: dict[str, set[str]] = {name: set() for name in names}
     for relative in tree.under("."):
         folder, _, file = relative.rpartition("/")
         stem = file.split(".", 1)[0] if not file.startswith(".") else file
-        stems.add(f"{folder}/{stem}" if folder else stem)
-    return {name: any(stem == name or stem.endswith("/" + name) for stem in stems)
-            for name in names}
+        stem = f"{folder}/{stem}" if folder else stem
+        for name in names:
+            if stem == name or stem.endswith("/" + name):
+                found[name].add(relative)
+    return found
 
 
 def vanished(overrides: Mapping[str, int | None], reasons: Mapping[str, str | None],
