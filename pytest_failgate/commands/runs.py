@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..core.base.result import GuardResultModel
+    from ..core.compare.noise import NoiseDocument
     from ..core.guard.loosening import GuardResult
     from .config import Config
 
@@ -58,16 +59,13 @@ def diff(config: Config | Failgate, base: Path, candidate: Path) -> DiffResult:
 
 def noise(config: Config | Failgate, runs: Sequence[Path], out: Path) -> NoiseResult:
     """Each category's and metric's noise band from repeated runs of one configuration,
-    written to ``out`` in the regression gate's ``noise_band.json`` format."""
+    written to ``out`` in the regression gate's ``noise_band.json`` format, with the runs it
+    was measured from (``measured_from``, relative to ``out``) so it can be re-measured."""
     from ..core.compare.noise import noise_band_document
-    from ..core.compare.repeats import noise_from_runs
+    from ..core.compare.provenance import MEASURED_FROM, runs_written
 
-    if len(runs) < 2:
-        raise FailgateError("a noise band needs at least two runs of one configuration")
-    app = Failgate.of(config)
-    loaded = [(run.name, app.load_all((run,))) for run in runs]
-    measured = noise_from_runs(loaded)
-    document = noise_band_document(measured)
+    measured = _measure(config, runs)
+    document = {**noise_band_document(measured), MEASURED_FROM: runs_written(out, runs)}
     try:
         out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                        encoding="utf-8")
@@ -79,6 +77,30 @@ def noise(config: Config | Failgate, runs: Sequence[Path], out: Path) -> NoiseRe
         metric_bands={name: Band(min=float(m.min), max=float(m.max), std=m.std)
                       for name, m in measured.metric_bands.items()},
         unstable_cases=list(measured.unstable_cases))
+
+
+def remeasure(config: Config | Failgate, band: Path, runs: Sequence[Path] = ()
+              ) -> tuple[list[Path], list[str]]:
+    """Measure a noise band again from the runs it names (or ``runs``): the runs, and every
+    number of the file they do not reproduce (none: the band is what those runs measure)."""
+    from ..core.compare.baseline import load_noise_bands
+    from ..core.compare.provenance import differences, recorded_runs
+
+    recorded = load_noise_bands(band)
+    runs = list(runs) or recorded_runs(band, recorded)
+    for run in runs:
+        if not run.exists():
+            raise FailgateError("a run the band was measured from is not there", run)
+    return runs, differences(recorded, _measure(config, runs))
+
+
+def _measure(config: Config | Failgate, runs: Sequence[Path]) -> NoiseDocument:
+    from ..core.compare.repeats import noise_from_runs
+
+    if len(runs) < 2:
+        raise FailgateError("a noise band needs at least two runs of one configuration")
+    app = Failgate.of(config)
+    return noise_from_runs([(run.name, app.load_all((run,))) for run in runs])
 
 
 def history(config: Config | Failgate, folder: Path) -> HistoryResult:
