@@ -246,8 +246,8 @@ def cmd_noise(args: argparse.Namespace) -> int:
 
     config = configure(args)
     if args.check:
-        band = Path(os.path.realpath(args.check))
-        runs, differ = remeasure(config, band, [Path(os.path.realpath(r)) for r in args.runs])
+        recorded = Path(os.path.realpath(args.check))
+        runs, differ = remeasure(config, recorded, [Path(os.path.realpath(r)) for r in args.runs])
         shown = " ".join(display_path(run) for run in runs)
         if not differ:
             _out(f"noise: {args.check} is what {shown} measure")
