@@ -243,6 +243,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def cmd_noise(args: argparse.Namespace) -> int:
     from .commands.runs import noise, remeasure
+    from .core.base.formatting import plural
 
     config = configure(args)
     if args.check:
@@ -252,7 +253,7 @@ def cmd_noise(args: argparse.Namespace) -> int:
         if not differ:
             _out(f"noise: {args.check} is what {shown} measure")
             return EXIT_PASS
-        _out(f"noise: {args.check} is not what {shown} measure ({len(differ)} differences):")
+        _out(f"noise: {args.check} is not what {shown} measure ({plural(len(differ), 'difference')}):")
         for line in differ:
             _out(f"  {line}")
         return EXIT_FAIL

@@ -111,6 +111,10 @@ class GuardResult:
                    "contract's or floor's `reason`), or for the taxonomy, significance, slices or"
                    " a removed entry, the noise band or the configuration a top-level "
                    "`reason: \"why\"`; tightening needs no reason")
+        if any(change.label.startswith("noise ") for change in changes):
+            yield ("  a noise band is evidence measured from runs: `failgate noise --check "
+                   "BAND` measures it again from the runs it names (measured_from) and lists "
+                   "what differs")
         if any(change.label == "location" for change in unexcused):
             yield ("  a ceilings file outside the repository cannot be excused: no review sees "
                    "it; put the file itself back in the repository")

@@ -110,6 +110,7 @@ def test_a_widened_band_is_caught_by_the_allowances_and_bands_it_yields(
     assert "noise noise_band.json mode:retrieval_miss allowance: 5 -> " in out
     assert "noise noise_band.json mode:retrieval_miss band: 2 cases -> 20 cases" in out
     assert "noise noise_band.json answerable_accuracy band: " in out
+    assert "`failgate noise --check BAND` measures it again from the runs it names" in out
 
 
 def test_a_narrowed_band_passes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -359,3 +360,42 @@ def test_a_renamed_report_is_caught_from_the_repository_when_not_told_the_report
     assert code == 1, out
     assert "reports.attribution: applies to a report of the run -> applies to no report" in out
     assert "the guard was not told the run's reports" in out
+
+
+# --------------------------------------------------------------------------- re-measured
+
+
+def test_a_band_measures_again_to_itself_from_the_runs_it_names(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _band(repo / "noise_band.json")["measured_from"] == [
+        "baseline", "repeats/r2", "repeats/r3"]
+    code, out, _ = run_cli(capsys, "noise", "--check", "noise_band.json")
+    assert code == 0, out
+    assert "noise: noise_band.json is what baseline repeats/r2 repeats/r3 measure" in out
+
+
+def test_a_band_edited_by_hand_does_not_measure_again_to_itself(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    band = _band(repo / "noise_band.json")["metric_band"]["mode:retrieval_miss"]
+    _edit_band(repo / "noise_band.json", mode_retrieval_miss={"discordant": 160, "max": 75})
+    code, out, _ = run_cli(capsys, "noise", "--check", "noise_band.json")
+    assert code == 1, out
+    assert "(1 difference):" in out
+    assert (f"metric_band[mode:retrieval_miss]: file -> runs: discordant 160 -> "
+            f"{band['discordant']}, max 75 -> {band['max']}") in out
+    # measured from other runs than it names: the runs given say so too
+    code, out, _ = run_cli(capsys, "noise", "--check", "noise_band.json", "baseline",
+                           "repeats/r2")
+    assert code == 1, out
+    assert "n_runs: the file says 3, the runs give 2" in out
+
+
+def test_a_band_that_names_no_runs_is_a_clear_error(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = _band(repo / "noise_band.json")
+    del document["measured_from"]
+    (repo / "noise_band.json").write_text(json.dumps(document))
+    code, out, err = run_cli(capsys, "noise", "--check", "noise_band.json")
+    assert code == 2, out + err
+    assert "noise_band.json: the band does not say which runs it was measured from" in err
+    assert "Traceback" not in err
