@@ -253,7 +253,8 @@ def cmd_noise(args: argparse.Namespace) -> int:
         if not differ:
             _out(f"noise: {args.check} is what {shown} measure")
             return EXIT_PASS
-        _out(f"noise: {args.check} is not what {shown} measure ({plural(len(differ), 'difference')}):")
+        counted = plural(len(differ), "difference")
+        _out(f"noise: {args.check} is not what {shown} measure ({counted}):")
         for line in differ:
             _out(f"  {line}")
         return EXIT_FAIL
