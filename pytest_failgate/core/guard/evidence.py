@@ -3,7 +3,7 @@
 A noise band widens what the gate accepts three ways: each count's **allowance** (how far
 a ceiling stays above its count, and how far the ratchet keeps it there: computed from the
 band's ``discordant``/``moved``/``std`` by the gate's own functions, ``compare.noisemodel``
-and ``stats.allowance``, at the file's budget shared by the band's counts), each category's
+and ``Movement.needed``, at the file's budget shared by the band's counts), each category's
 and metric's **band** in a baseline comparison (an increase must exceed it), and its
 **unstable cases** (left out of every paired test when ``failgate_exclude_unstable`` is on).
 The guard finds the band the gate reads at the ref and now (the ``failgate_noise`` setting,
@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING
 from ..base.errors import FailgateError
 from ..compare.baseline import DEFAULT_ALPHA
 from ..compare.noise import NoiseDocument, read_noise_band
-from ..compare.noisemodel import REPEATS, band_movement
+from ..compare.noisemodel import REPEATS, from_document
 from ..compare.verdicts import band_cases
 from ..reports.jsonfile import loads
-from ..stats.allowance import allowance
 from .enforced import Change, content_digest
 
 if TYPE_CHECKING:
@@ -130,13 +129,14 @@ def noise_changes(old: Noise, new: Noise, reason: str | None, line: int | None
 
 def allowances(noise: Noise) -> dict[str, int]:
     """Each count the band measures, with the allowance the gate gives it: its movement's
-    cases at the file's budget shared equally by the band's counts (``gate.noisy``)."""
+    (``Movement.needed``, widened by the count's dispersion) at the file's budget shared
+    equally by the band's counts (``gate.noisy``)."""
     document = noise.document
     if document is None or not document.bands:
         return {}
     level = noise.budget / len(document.bands)
-    return {name: allowance(band_movement(band, noise.label).cases, level)
-            for name, band in document.bands.items()}
+    return {name: movement.needed(level)
+            for name, movement in from_document(document, noise.label).shared.items()}
 
 
 def _count_changes(old: Noise, new: Noise, where: str, reason: str | None,

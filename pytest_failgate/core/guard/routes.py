@@ -24,7 +24,8 @@ guard compares, between the ref and the change, each of these as the gate finds 
   when the guard is not told the run's reports, one whose name a report file of the
   repository had at the ref that is gone now.
 
-A reason counts only when this change wrote it: new text, not an old reason re-spaced.
+A reason counts only when this change wrote it: new words, not an old reason re-spaced,
+re-cased or padded with invisible characters (``enforced.reason_words``).
 """
 
 from __future__ import annotations
