@@ -7,7 +7,8 @@ step level, or ``PYTEST_ADDOPTS=... pytest`` in a step's ``run:``) changes what 
 reads in CI without touching the ini file. The guard compares each such configuration, a
 **context**, at the ref and now: the ini file alone (``""``), and the ini file with each
 GitHub workflow's (``.github/workflows/*.yml``) ``PYTEST_ADDOPTS`` words after its
-``addopts``.
+``addopts``. failgate's own options among those words (``--failgate-ceilings=loose.yaml``,
+``--failgate-noise``, ``--failgate=...``) are read as the settings they beat.
 """
 
 from __future__ import annotations
@@ -30,19 +31,54 @@ ENV = "PYTEST_ADDOPTS"
 # `PYTEST_ADDOPTS=value` in a shell line: a quoted value, or one word (linear: no nesting)
 _IN_RUN = re.compile(r"PYTEST_ADDOPTS=(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|]+)")
 _MAX_NODES = 100_000
+# failgate's options that settle what is gated, by the ini key each one beats
+_SETTING = {f"--failgate{'-' + name if name else ''}": f"failgate{'_' + name if name else ''}"
+            .replace("-", "_")
+            for name in ("", "ceilings", "noise", "baseline", "plugins", "strict",
+                         "exclude-unstable", "max-report-bytes", "engine")}
+_FLAGS = ("failgate_strict", "failgate_exclude_unstable")
+_MANY = ("failgate", "failgate_baseline", "failgate_plugins")  # repeatable: all of them
 
 
 def contexts(tree: Tree, start: str) -> dict[str, IniFile]:
     """Each configuration CI may run pytest with, by where it is set (``""``: the ini file
     alone; else the workflow file's path)."""
     ini = config_at(tree, start)
-    found = {"": ini}
+    found = {"": with_options(ini)}
     for workflow, words in ci_addopts(tree).items():
         merged = IniFile(ini.rootdir, ini.path, {**ini.values, "addopts": [*ini.addopts(),
                                                                            *words]},
                          ini.mode, ini.overridden)
-        found[workflow] = merged.with_args(merged.addopts())
+        found[workflow] = with_options(merged.with_args(merged.addopts()))
     return found
+
+
+def with_options(ini: IniFile) -> IniFile:
+    """The configuration with failgate's own options among its ``addopts`` words read as
+    the settings they beat (``--failgate-ceilings=loose.yaml`` is ``failgate_ceilings``,
+    ``--failgate-strict`` turns ``failgate_strict`` on), as pytest reads them."""
+    words = ini.addopts()
+    found: dict[str, list[str]] = {}
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        name, equals, value = word.partition("=")
+        key = _SETTING.get(name)
+        if key is None:
+            continue
+        if key in _FLAGS:
+            found[key] = ["true"]
+        elif equals:
+            found.setdefault(key, []).append(value)
+        elif index < len(words):
+            found.setdefault(key, []).append(words[index])
+            index += 1
+    if not found:
+        return ini
+    args = [f"{key}={shlex.join(values) if key in _MANY else values[-1]}"
+            for key, values in found.items()]
+    return ini.with_args([word for arg in args for word in ("-o", arg)])
 
 
 def ceilings_place(tree: Tree, ini: IniFile) -> str:

@@ -263,6 +263,29 @@ def test_an_override_ini_in_addopts_naming_looser_ceilings_is_caught(
     assert "loose.yaml:11 ceilings.retrieval_miss: 70 -> 90" in out
 
 
+def test_failgate_options_in_addopts_are_read_as_the_settings_they_beat(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--failgate-ceilings`` and ``--failgate-noise`` in addopts beat the ini keys under
+    pytest: a reason for the addopts change does not excuse what the files they name
+    loosen; with that reason, the same options naming the files as they were pass (the
+    control)."""
+    _loose(repo)
+    shutil.copy(repo / "noise_band.json", repo / "wider.json")
+    _edit_band(repo / "wider.json", mode_retrieval_miss={"min": 40, "max": 90})
+    (repo / "pytest.ini").write_text(
+        INI + "addopts = --failgate-ceilings=loose.yaml --failgate-noise wider.json\n")
+    _reason(repo, '"the nightly job gates with its own files (#70)"')
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "loose.yaml:11 ceilings.retrieval_miss: 70 -> 90  (no reason written)" in out
+    assert "noise noise_band.json -> wider.json mode:retrieval_miss band: 2 cases -> 50 cases" \
+        in out
+    (repo / "pytest.ini").write_text(
+        INI + "addopts = --failgate-ceilings=ceilings.yaml --failgate-noise noise_band.json\n")
+    code, out = _guard(capsys)
+    assert code == 0, out
+
+
 def test_an_override_ini_of_the_reports_is_caught(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (repo / "pytest.ini").write_text(INI + "addopts = --override-ini=failgate=repeats/r2\n")
