@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .core.base.errors import FailgateError
+from .core.base.errors import FailgateError, display_path
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
 
@@ -242,9 +242,22 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_noise(args: argparse.Namespace) -> int:
-    from .commands.runs import noise
+    from .commands.runs import noise, remeasure
+    from .core.base.formatting import plural
 
     config = configure(args)
+    if args.check:
+        recorded = Path(os.path.realpath(args.check))
+        runs, differ = remeasure(config, recorded, [Path(os.path.realpath(r)) for r in args.runs])
+        shown = " ".join(display_path(run) for run in runs)
+        if not differ:
+            _out(f"noise: {args.check} is what {shown} measure")
+            return EXIT_PASS
+        counted = plural(len(differ), "difference")
+        _out(f"noise: {args.check} is not what {shown} measure ({counted}):")
+        for line in differ:
+            _out(f"  {line}")
+        return EXIT_FAIL
     measured = noise(config, [Path(os.path.realpath(run)) for run in args.runs], Path(args.out))
     _out(f"noise over {measured.n_runs} runs -> {args.out}")
     width = max(len(name) for name in [*measured.bands, *measured.metric_bands])
@@ -415,10 +428,13 @@ def _parser() -> argparse.ArgumentParser:
 
     noise = command("noise", "measure each category's noise band from repeated runs",
                     "failgate noise run1/ run2/ run3/ --out noise_band.json", cmd_noise)
-    noise.add_argument("runs", nargs="+", metavar="RUN",
+    noise.add_argument("runs", nargs="*", metavar="RUN",
                        help="the reports of one run of the same configuration (2 or more)")
     noise.add_argument("--out", default="noise_band.json", metavar="FILE",
                        help="where to write the bands (default: noise_band.json)")
+    noise.add_argument("--check", metavar="FILE",
+                       help="measure the band FILE again from the runs it names (or the RUNs "
+                            "given) and list every number that differs; exit 1 if any does")
 
     history = command("history", "counts per category over a folder of runs, as a table and an "
                       "SVG chart", "failgate history reports/history/ --svg history.svg",
