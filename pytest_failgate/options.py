@@ -120,6 +120,10 @@ OPTIONS: tuple[Option, ...] = (
            "allowance, the ratchet lowers only past the allowance, a baseline comparison uses "
            "its bands (default: the ceilings file's noise:)", "FILE",
            commands=("check", "init", "ratchet")),
+    Option("confirm", "paths", "a second, independent run of the same system (main's previous "
+           "run): on a noisy pipeline the ratchet lowers a ceiling only when this run's count "
+           "fell past the noise too, and records the mean of the two", "PATH",
+           commands=("ratchet",)),
     Option("analyze", "flag", "add a single-run diagnosis to the summary: failures by the "
            "taxonomy's stage, the bottleneck stage, the weakest slices with exact intervals, "
            "and what to look at first with the taxonomy's hints", commands=("check",)),

@@ -207,18 +207,27 @@ def _run(folder: Path, counts: dict[str, int]) -> Path:
     return folder
 
 
-@pytest.mark.parametrize(("retrieval", "lowered"), [
-    (12, None), (4, None),  # within the allowance of 8: the count may be a lucky one
-    (3, (11, 3, 8)), (0, (8, 0, 8)),  # 9 and 12 below the observed 12: past the noise
+@pytest.mark.parametrize(("retrieval", "confirming", "lowered"), [
+    (12, 12, None), (4, 2, None),  # within the allowance of 8: the count may be a lucky one
+    (3, 3, (11, 3, 8)), (0, 0, (8, 0, 8)),  # 9 and 12 below the observed 12: past the noise
+    (0, 3, (10, 2, 8)),  # observed from both runs: the mean of 0 and 3, rounded half up
+    (0, 5, None),  # the second run did not fall past the noise: not confirmed
+    (0, None, None),  # one low run alone lowers nothing
 ])
-def test_the_ratchet_lowers_a_noisy_ceiling_only_past_its_allowance(
-        tmp_path: Path, retrieval: int, lowered: tuple[int, int, int] | None) -> None:
+def test_the_ratchet_lowers_a_noisy_ceiling_only_past_its_allowance_in_two_runs(
+        tmp_path: Path, retrieval: int, confirming: int | None,
+        lowered: tuple[int, int, int] | None) -> None:
     ceilings = tmp_path / "ceilings.yaml"
     ceilings.write_text(CEILINGS, encoding="utf-8")
-    run = _run(tmp_path / "run", {"retrieval_miss": retrieval, "hallucination": 6,
-                                  "false_refusal": 5, "over_answer": 5, "other": 5,
-                                  "correct": 20})
-    gate("ratchet", run, ceilings)
+    others = {"hallucination": 6, "false_refusal": 5, "over_answer": 5, "other": 5,
+              "correct": 20}
+    run = _run(tmp_path / "run", {"retrieval_miss": retrieval, **others})
+    confirm = (() if confirming is None
+               else (_run(tmp_path / "previous", {"retrieval_miss": confirming, **others}),))
+    result = run_gate(GateConfig((run,), ceilings, "ratchet", confirm=confirm)).result()
+    writeback.ratchet(ceilings, result, writeback.outcomes_from_verdicts(result))
+    if confirming is None:
+        assert any("fell past the noise in this run alone" in w for w in result.warnings)
     text = ceilings.read_text(encoding="utf-8")
     if lowered is None:
         assert text == CEILINGS
@@ -240,9 +249,13 @@ def test_with_a_noise_source_the_ratchet_sets_the_allowance_the_noise_asks_for(
         "mode:retrieval_miss": {**entry, "moved": 3, "discordant": 6},  # mu 2: 6 may move
         **{f"mode:{c}": entry for c in CATEGORIES if c != "retrieval_miss"}}}),
         encoding="utf-8")
-    run = _run(tmp_path / "run", {"retrieval_miss": 0, "hallucination": 6, "false_refusal": 5,
-                                  "over_answer": 5, "other": 5, "correct": 20})
-    result = gate("ratchet", run, ceilings, band)
+    others = {"hallucination": 6, "false_refusal": 5, "over_answer": 5, "other": 5,
+              "correct": 20}
+    run = _run(tmp_path / "run", {"retrieval_miss": 0, **others})
+    previous = _run(tmp_path / "previous", {"retrieval_miss": 0, **others})
+    result = run_gate(GateConfig((run,), ceilings, "ratchet", noise=band,
+                                 confirm=(previous,))).result()
+    writeback.ratchet(ceilings, result, writeback.outcomes_from_verdicts(result))
     needed = {row.name: row.needed for row in result.rows}
     assert needed["retrieval_miss"] == allowance(may_move(Fraction(2)), BUDGET / 5) == 6
     text = ceilings.read_text(encoding="utf-8")
