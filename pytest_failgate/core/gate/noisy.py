@@ -22,6 +22,7 @@ from fractions import Fraction
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
+from ..base.confine import check_inside
 from ..base.errors import FailgateError, display_path
 from ..base.formatting import format_number, plural
 from ..compare.baseline import DEFAULT_ALPHA, load_noise_bands
@@ -110,6 +111,7 @@ def noise_source(config: GateConfig, ceilings: Ceilings | None) -> NoiseSource |
     if written == REPEATS:
         return NoiseSource(None, True, REPEATS)
     path = (ceilings.path.parent / written).resolve()
+    check_inside(path)  # a confined run answers "outside" before it looks
     if not path.is_file():
         raise ceilings.doc.error(f"noise: {written} is not a file (a noise_band.json from "
                                  f"`failgate noise`, relative to this file, or '{REPEATS}')",
