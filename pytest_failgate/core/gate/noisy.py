@@ -26,8 +26,7 @@ from ..base.confine import check_inside
 from ..base.errors import FailgateError, display_path
 from ..base.formatting import format_number, plural
 from ..compare.baseline import DEFAULT_ALPHA, load_noise_bands
-from ..compare.noisemodel import REPEATS, NoiseModel, from_document, from_repeats
-from ..stats.allowance import rate_allowance
+from ..compare.noisemodel import REPEATS, NoiseModel, count_allowance, from_document, from_repeats
 from ..stats.dispersion import CONFIDENCE
 
 if TYPE_CHECKING:
@@ -181,29 +180,6 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
                      f"{source.label} by more than the noise allows: a new ceiling is set "
                      "from this run's count; measure the noise again on this system")
     return run, notes
-
-
-def count_allowance(model: NoiseModel, check: Check, movement: Movement, level: Fraction,
-                    taxonomy: Taxonomy) -> int:
-    """The allowance of one count at ``level``: the one function every allowance comes from
-    (the guard compares what it gives).
-
-    A count moves as its noise measures (:meth:`Movement.needed`, widened by its
-    dispersion). A category of failures outside the system under test (provider or judge
-    errors) is a tolerance: it may also reach what its observed error rate gives
-    (:func:`rate_allowance`: the band's runs with this one), whichever is larger.
-    """
-    needed = movement.needed(level)
-    if check.name not in taxonomy.outside or not check.report.n_cases:
-        return needed
-    n = check.report.n_cases
-    seen, trials = check.count, n
-    mean = model.mean(check.name, taxonomy, n)
-    runs = len(model.run_ids)
-    if mean is not None and runs:
-        seen += math.floor(mean * runs + Fraction(1, 2))  # the band's errors, all its runs
-        trials += runs * n
-    return max(needed, rate_allowance(seen, trials, n, check.count, level))
 
 
 def observed_center(model: NoiseModel, check: Check, taxonomy: Taxonomy,
