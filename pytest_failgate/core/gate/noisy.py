@@ -10,8 +10,10 @@ slice's or a population's, which no source measures) gets the allowance that kee
 an unchanged system under its ceiling: the run's false-alarm budget (the file's
 ``significance``, default 0.05) is shared equally by those counts (Bonferroni: the
 chance that any of them fails by chance is at most the budget). ``init`` writes
-``max = observed + allowance``; the ratchet lowers only past the allowance
-(``ceilings.rewrite.plan_ratchet``); each row says the smallest regression it catches.
+``max = observed + allowance``, ``observed`` from the band's mean with this run
+(:func:`observed_center`); the ratchet lowers only past the allowance, in this run and a
+confirming one (``ceilings.rewrite.plan_ratchet``); each row says the smallest regression
+it catches, and the noise line which model the allowances rest on.
 """
 
 from __future__ import annotations
