@@ -322,6 +322,21 @@ def test_pytest_addopts_set_by_a_workflow_is_read_as_pytest_reads_it(
         "-p no:randomly" in out
 
 
+def test_pytest_addopts_naming_another_configuration_file_is_caught(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pytest reads ``PYTEST_ADDOPTS`` before it picks its ini file: ``-c`` swaps it."""
+    _loose(repo)
+    (repo / "ci.ini").write_text(INI + "failgate_ceilings = loose.yaml\n")
+    workflows = repo / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "gate.yml").write_text(
+        "on: push\nenv:\n  PYTEST_ADDOPTS: -c ci.ini\njobs:\n  gate:\n"
+        "    runs-on: ubuntu-latest\n    steps:\n      - run: pytest\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "gate.yml PYTEST_ADDOPTS (with pytest.ini) addopts: none -> -c ci.ini" in out
+
+
 def test_pytest_addopts_in_a_run_line_and_a_stricter_one_pass_or_fail_as_they_should(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A ``PYTEST_ADDOPTS=...`` prefix in a step's ``run:`` is read too; the control, one
