@@ -437,3 +437,23 @@ def test_a_band_that_names_no_runs_is_a_clear_error(
     assert code == 2, out + err
     assert "noise_band.json: the band does not say which runs it was measured from" in err
     assert "Traceback" not in err
+
+
+def test_pytest_gates_with_the_overridden_ceilings_and_its_guard_item_names_them(
+        measured: Path, pytester: pytest.Pytester) -> None:
+    """Under pytest ``-o failgate_ceilings=loose.yaml`` in addopts is the file the gate
+    reads (a regression within its raised ceiling passes); the guard item fails naming
+    what loose.yaml loosened against the ceilings main enforced."""
+    project = pytester.path
+    for name in ("baseline", "repeats"):
+        shutil.copytree(measured / name, project / name)
+    for name in ("noise_band.json", "ceilings.yaml"):
+        shutil.copy(measured / name, project / name)
+    pytester.makeini(INI)
+    git(project, "init", "-q", "-b", "main")
+    commit(project, "base")
+    _loose(project)
+    pytester.makeini(INI + "addopts = -o failgate_ceilings=loose.yaml\n")
+    result = pytester.runpytest("--failgate-guard=main", "-p", "no:xdist")
+    result.stdout.fnmatch_lines(["*loose.yaml:11 ceilings.retrieval_miss: 70 -> 90*"])
+    assert result.parseoutcomes().get("failed") == 1  # the guard item alone
