@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..cli import EXIT
 from ..core.base.errors import FailgateError, display_path
+from ..core.base.formatting import one_line
 from ..core.base.inifile import DEFAULT_CEILINGS
 from ..core.guard.gitref import git
+from ..output.github import inert
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -219,10 +221,10 @@ def _guard(settings: Settings) -> tuple[Step, GuardResult | None]:
         print(f"+ failgate guard --base {ref} --ceilings {display_path(path)}", flush=True)
         result = guard(path, ref)
     except FailgateError as exc:
-        print(f"failgate: error: {exc}", file=sys.stderr)
+        print(inert(f"failgate: error: {exc}"), file=sys.stderr)
         return Step("guard", ERROR, [*notes, str(exc)]), None
     for line in result.lines():
-        print(line)
+        print(inert(line))
     return Step("guard", outcome(EXIT["pass"] if result.passed else EXIT["fail"]), notes), result
 
 
@@ -270,7 +272,7 @@ def _markdown(run: Run, gate_md: str | None, guard_note: str | None) -> str:
 
 
 def _code(text: str) -> str:
-    return text.replace("`", "'").replace("\n", " ")
+    return one_line(text).replace("`", "'")
 
 
 def settings_from_args(argv: Sequence[str] | None = None) -> Settings:

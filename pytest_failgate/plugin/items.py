@@ -45,7 +45,9 @@ def _session(node: pytest.Collector) -> ActiveGate:
 
 def _short(excinfo: ExceptionInfo[BaseException], fallback: Any) -> str | TerminalRepr:
     if isinstance(excinfo.value, FailgateError | GateFailure | _ReportsError):
-        return str(excinfo.value)
+        from ..output.github import inert
+
+        return inert(str(excinfo.value))  # its report's content is never a CI command
     return fallback  # type: ignore[no-any-return]
 
 
