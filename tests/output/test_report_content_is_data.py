@@ -86,13 +86,15 @@ def test_the_ci_step_prints_no_workflow_command_from_report_content(
 def test_the_pytest_summary_prints_no_workflow_command_from_report_content(
     pytester: pytest.Pytester, project: Path
 ) -> None:
-    (project / "reports" / HOSTILE_FILE).unlink()  # a node id cannot hold a line break
     pytester.makeini("[pytest]\n")
     result = pytester.runpytest_subprocess(f"--failgate={project / 'reports'}",
                                            f"--failgate-ceilings={project / 'ceilings.yaml'}",
                                            "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert forged_commands("\n".join(result.outlines + result.errlines)) == []
+    shown = "\n".join(result.outlines + result.errlines)
+    assert forged_commands(shown) == []
+    assert "::warning::evil\\n::add-mask::x" in shown  # the report that did not load
+    result.stdout.fnmatch_lines(["FAILED *ceilings.yaml::eval_summary::retrieval_miss*"])
 
 
 class _Tags(HTMLParser):
