@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .core.base.errors import FailgateError, display_path
+from .core.base.formatting import one_line
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
 
@@ -38,7 +39,14 @@ BAR_WIDTH = 30
 SHOWN_IDS = 10  # case ids per line in `diff`
 
 def _out(line: str = "") -> None:
-    print(line)
+    print(_inert(line))
+
+
+def _inert(text: str) -> str:
+    """No line of report content printed can be a CI workflow command (output.github)."""
+    from .output.github import inert
+
+    return inert(text)
 
 
 def command_advice(config: Config) -> Advice:
@@ -91,6 +99,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     for line in written.lines:
         if not line.startswith("wrote "):
             _out(line)
+    for command in written.commands:
+        print(command)  # failgate's own annotations, escaped by output.github.annotation
     if written.failed:
         print("failgate: error: a report file could not be written (above)", file=sys.stderr)
         return EXIT_INPUT
@@ -165,7 +175,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _ids(ids: list[str], n: int, shown: int) -> str:
-    return ", ".join(ids[:shown]) + (f" (+{n - shown} more)" if n > shown else "")
+    return ", ".join(map(one_line, ids[:shown])) + (f" (+{n - shown} more)" if n > shown else "")
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -519,13 +529,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except FailgateError as exc:
-        print(f"failgate: error: {exc}", file=sys.stderr)
+        print(_inert(f"failgate: error: {exc}"), file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:  # `failgate show ... | head`: the reader left; so do we, quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAIL
     except OSError as exc:  # a file the system refused (a name too long, permissions)
-        print(f"failgate: error: {_os_error(exc)}", file=sys.stderr)
+        print(_inert(f"failgate: error: {_os_error(exc)}"), file=sys.stderr)
         return EXIT_INPUT
 
 

@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..cli import EXIT
 from ..core.base.errors import FailgateError, display_path
+from ..core.base.formatting import one_line
 from ..core.base.inifile import DEFAULT_CEILINGS
 from ..core.guard.gitref import git
+from ..output.github import inert
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -171,7 +173,7 @@ def _gate(settings: Settings, markdown: Path, json_path: Path) -> Step:
     except SystemExit as exc:  # argparse: a usage error (already printed)
         code = exc.code if isinstance(exc.code, int) else 2
     except Exception as exc:  # a bug must still leave a report and a verdict
-        print(f"failgate: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(inert(f"failgate: internal error: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return Step("gate", ERROR, [f"internal error: {type(exc).__name__}: {exc}"])
     notes = [line.removeprefix("failgate: ") for line in errors.getvalue().splitlines()
              if line.strip()]
@@ -224,10 +226,10 @@ def _guard(settings: Settings) -> tuple[Step, GuardResult | None]:
               flush=True)
         result = compare_with_ref(config, ref)
     except FailgateError as exc:
-        print(f"failgate: error: {exc}", file=sys.stderr)
+        print(inert(f"failgate: error: {exc}"), file=sys.stderr)
         return Step("guard", ERROR, [*notes, str(exc)]), None
     for line in result.lines():
-        print(line)
+        print(inert(line))
     return Step("guard", outcome(EXIT["pass"] if result.passed else EXIT["fail"]), notes), result
 
 
@@ -275,7 +277,7 @@ def _markdown(run: Run, gate_md: str | None, guard_note: str | None) -> str:
 
 
 def _code(text: str) -> str:
-    return text.replace("`", "'").replace("\n", " ")
+    return one_line(text).replace("`", "'")
 
 
 def settings_from_args(argv: Sequence[str] | None = None) -> Settings:
