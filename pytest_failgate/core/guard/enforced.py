@@ -317,11 +317,11 @@ def _file_changes(old: Version, new: Version, reason: str | None) -> list[Change
         changes.append(Change("inconclusive", shares[0], shares[1],
                               new.line(("inconclusive",)), reason))
     for report, recorded in sorted(old.model.instrument.items()):
-        now = new.model.instrument.get(report, {})
+        kept = new.model.instrument.get(report, {})
         for key, value in sorted(recorded.items()):
-            if now.get(key) != value:  # a run measured otherwise is judged, not inconclusive
+            if kept.get(key) != value:  # a run measured otherwise is judged, not inconclusive
                 changes.append(Change(f"instrument.{report}.{key}", value,
-                                      now.get(key, "not recorded (any instrument is judged)"),
+                                      kept.get(key, "not recorded (any instrument is judged)"),
                                       new.line(("instrument", report)), reason))
     for key, accepted in sorted(new.model.instruments.items()):
         earlier = old.model.instruments.get(key)
