@@ -461,6 +461,7 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
                                      items=noise.items, noise=_yaml_key(noise.source)
                                      ).rstrip("\n")]
     lines += _taxonomy_lines(default, reports, reference)
+    lines += instrument_lines(loaded)
     lines.append("ceilings:")
     for name in names:
         lines += entry(name, *defaults[name], "  ")
@@ -475,6 +476,26 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
     if overrides:
         lines += ["reports:", *overrides]
     return "\n".join(lines) + "\n"
+
+
+def instrument_lines(reports: Sequence[Report]) -> list[str]:
+    """The ``instrument:`` block: what measured each report the file is set from (its judge,
+    scorer options, thresholds, grader, dataset, as its format records them), one flow
+    mapping a report. A later run measured otherwise is inconclusive, baseline or not,
+    unless ``instruments:`` accepts the change with a reason (``core.compare.instrument``).
+    Values are report content: written as JSON strings (valid YAML), never as markup."""
+    measured = [(report.name, report.instrument) for report in sorted(
+        reports, key=lambda report: report.name) if report.instrument]
+    if not measured:
+        return []
+    lines = ["# what measured the runs these ceilings were set from: a run measured otherwise",
+             "# is inconclusive unless `instruments:` accepts the change with its reason",
+             "instrument:"]
+    for name, instrument in measured:
+        entries = ", ".join(f"{_yaml_key(key)}: {json.dumps(value, ensure_ascii=False)}"
+                            for key, value in sorted(instrument.items()))
+        lines.append(f"  {_yaml_key(name)}: {{{entries}}}")
+    return lines
 
 
 def _ceiling(parts: tuple[int, int | None]) -> int:

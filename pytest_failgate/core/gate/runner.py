@@ -19,7 +19,7 @@ from ..ceilings.model import SLICE_SEPARATOR
 from ..ceilings.rewrite import plan_ratchet, unconfirmed
 from ..compare.baseline import DEFAULT_ALPHA, BaselineRun, compare_with_baseline, load_noise_bands
 from ..compare.instrument import NEXT as INSTRUMENT_NEXT
-from ..compare.instrument import instrument_changes, unaccepted_text
+from ..compare.instrument import SINCE_INIT, instrument_changes, unaccepted_text
 from ..compare.noise import NoiseDocument
 from ..engines import is_glob
 from ..engines.load import (
@@ -125,6 +125,8 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         noise_path = source.path if source is not None else None
         baseline = _baseline(config, choice, spec, ceilings, gated, noise_path)
         warnings += baseline.notes()
+    if ceilings is not None and config.mode != "init":
+        _compare_recorded_instruments(gated, ceilings)
     if baseline is not None:
         _compare_instruments(gated, baseline, ceilings)
     budget = (ceilings.model.significance if ceilings is not None
@@ -157,9 +159,10 @@ def _compare_instruments(gated: Sequence[ReportGate], baseline: BaselineRun,
         base = baseline.base.get(report.name) if report is not None else None
         if report is None or base is None:
             continue
-        report_gate.instrument = instrument_changes(base.instrument, report.instrument,
-                                                    accepted)
-        unaccepted = [change for change in report_gate.instrument if change.reason is None]
+        changes = instrument_changes(base.instrument, report.instrument, accepted)
+        report_gate.instrument = [*report_gate.instrument, *(
+            change for change in changes if change not in report_gate.instrument)]
+        unaccepted = [change for change in changes if change.reason is None]
         if unaccepted and report_gate.inconclusive is None:
             report_gate.inconclusive = Inconclusive(
                 "the measuring instrument changed", unaccepted_text(unaccepted),
@@ -209,6 +212,24 @@ def _unconfirmed_notes(checks: Sequence[Check], confirmed: Mapping[tuple[str, st
                 "previous run)")
     return [f"ratchet: {names}{more} fell past the noise in this run alone; a noisy ceiling "
             f"is lowered only when a second run confirms the drop ({how})"]
+
+
+def _compare_recorded_instruments(gated: Sequence[ReportGate], ceilings: Ceilings) -> None:
+    """A report measured otherwise than the runs its ceilings were set from (the file's
+    ``instrument:``) is inconclusive, unless ``instruments:`` accepts the change."""
+    recorded = ceilings.model.instrument
+    accepted = ceilings.model.instruments
+    for report_gate in gated:
+        report = report_gate.report
+        if report is None or report.name not in recorded:
+            continue
+        report_gate.instrument = instrument_changes(recorded[report.name], report.instrument,
+                                                    accepted)
+        unaccepted = [change for change in report_gate.instrument if change.reason is None]
+        if unaccepted and report_gate.inconclusive is None:
+            report_gate.inconclusive = Inconclusive(
+                "the measuring instrument changed", unaccepted_text(unaccepted, SINCE_INIT),
+                next=INSTRUMENT_NEXT.replace("KEY", unaccepted[0].key))
 
 
 def _refuse_nothing_gated(gated: Sequence[ReportGate]) -> None:

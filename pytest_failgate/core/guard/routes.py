@@ -48,7 +48,9 @@ if TYPE_CHECKING:
 
 HOOK_NAMES = ("pytest_failgate_taxonomies", "pytest_failgate_readers")
 # addopts options that choose which items run, or which plugins load (value-taking first)
-_WITH_VALUE = ("-m", "-k", "--deselect", "-p", "--ignore", "--ignore-glob")
+_WITH_VALUE = ("-m", "-k", "--deselect", "-p", "--ignore", "--ignore-glob",
+               # another configuration file or rootdir (PYTEST_ADDOPTS is read before them)
+               "-c", "--config-file", "--rootdir", "--confcutdir")
 _FLAGS = ("--lf", "--last-failed", "--sw", "--stepwise", "--co", "--collect-only",
           "--noconftest")
 # the failgate settings that decide what is gated and how strictly
@@ -101,7 +103,7 @@ def selection(ini: IniFile) -> list[str]:
             elif token == option and index < len(tokens):
                 found.append(f"{option} {tokens[index]}")
                 index += 1
-            elif option in ("-m", "-k", "-p") and token.startswith(option) and \
+            elif option in ("-m", "-k", "-p", "-c") and token.startswith(option) and \
                     len(token) > 2:
                 found.append(f"{option} {token[2:]}")
             else:

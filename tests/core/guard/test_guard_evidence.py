@@ -322,6 +322,21 @@ def test_pytest_addopts_set_by_a_workflow_is_read_as_pytest_reads_it(
         "-p no:randomly" in out
 
 
+def test_pytest_addopts_naming_another_configuration_file_is_caught(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pytest reads ``PYTEST_ADDOPTS`` before it picks its ini file: ``-c`` swaps it."""
+    _loose(repo)
+    (repo / "ci.ini").write_text(INI + "failgate_ceilings = loose.yaml\n")
+    workflows = repo / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "gate.yml").write_text(
+        "on: push\nenv:\n  PYTEST_ADDOPTS: -c ci.ini\njobs:\n  gate:\n"
+        "    runs-on: ubuntu-latest\n    steps:\n      - run: pytest\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "gate.yml PYTEST_ADDOPTS (with pytest.ini) addopts: none -> -c ci.ini" in out
+
+
 def test_pytest_addopts_in_a_run_line_and_a_stricter_one_pass_or_fail_as_they_should(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A ``PYTEST_ADDOPTS=...`` prefix in a step's ``run:`` is read too; the control, one
@@ -422,3 +437,23 @@ def test_a_band_that_names_no_runs_is_a_clear_error(
     assert code == 2, out + err
     assert "noise_band.json: the band does not say which runs it was measured from" in err
     assert "Traceback" not in err
+
+
+def test_pytest_gates_with_the_overridden_ceilings_and_its_guard_item_names_them(
+        measured: Path, pytester: pytest.Pytester) -> None:
+    """Under pytest ``-o failgate_ceilings=loose.yaml`` in addopts is the file the gate
+    reads (a regression within its raised ceiling passes); the guard item fails naming
+    what loose.yaml loosened against the ceilings main enforced."""
+    project = pytester.path
+    for name in ("baseline", "repeats"):
+        shutil.copytree(measured / name, project / name)
+    for name in ("noise_band.json", "ceilings.yaml"):
+        shutil.copy(measured / name, project / name)
+    pytester.makeini(INI)
+    git(project, "init", "-q", "-b", "main")
+    commit(project, "base")
+    _loose(project)
+    pytester.makeini(INI + "addopts = -o failgate_ceilings=loose.yaml\n")
+    result = pytester.runpytest("--failgate-guard=main", "-p", "no:xdist")
+    result.stdout.fnmatch_lines(["*loose.yaml:11 ceilings.retrieval_miss: 70 -> 90*"])
+    assert result.parseoutcomes().get("failed") == 1  # the guard item alone
