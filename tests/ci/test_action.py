@@ -258,11 +258,10 @@ def test_python_m_from_a_checkout_holding_a_failgate_copy_refuses_it(tmp_path: P
 
 
 def test_only_an_editable_install_of_the_checkout_may_run_from_it(tmp_path: Path) -> None:
+    import pytest_failgate
     from pytest_failgate.ci.__main__ import checkout_copy
     from pytest_failgate.core.base.errors import FailgateError
     from pytest_failgate.core.base.install import installed_from
-
-    import pytest_failgate
 
     installed = Path(str(pytest_failgate.__file__)).parent
     if (installed_from() or ("",))[0] == "editable":  # a development install of this tree
