@@ -262,7 +262,9 @@ def test_only_an_editable_install_of_the_checkout_may_run_from_it(tmp_path: Path
     from pytest_failgate.core.base.errors import FailgateError
     from pytest_failgate.core.base.install import installed_from
 
-    installed = Path(__import__("pytest_failgate").__file__).parent
+    import pytest_failgate
+
+    installed = Path(str(pytest_failgate.__file__)).parent
     if (installed_from() or ("",))[0] == "editable":  # a development install of this tree
         checkout_copy(installed.parent)  # failgate's own repository, gating itself
     (tmp_path / "pytest_failgate").mkdir()
