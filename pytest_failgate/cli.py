@@ -45,19 +45,24 @@ def command_advice(config: Config) -> Advice:
     """The CLI's words for the actions the core suggests: the command with the paths, the
     ceilings file and the other settings this run was given (what the ini file sets, the
     command reads again)."""
-    from .core.base.advice import Advice
+    from .core.base.advice import TAXONOMY_FILE, Advice
 
-    def command(action: str) -> str:
+    def command(action: str, taxonomy: str | None = None) -> str:
         parts = ["failgate", action]
         for option, words in config.given_words(action):
+            if taxonomy is not None and option.name == "taxonomy":
+                continue
             if option.positional:
                 parts += words
             else:
                 parts += [part for word in words for part in (option.cli_flag, word)] \
                     if words else [option.cli_flag]
+        if taxonomy is not None:
+            parts += ["--taxonomy", taxonomy]
         return "`" + " ".join(parts) + "`"
 
-    return Advice(init=command("init"), ratchet=command("ratchet"))
+    return Advice(init=command("init"), ratchet=command("ratchet"),
+                  init_taxonomy=command("init", TAXONOMY_FILE))
 
 
 def _print_summary(result: GateResult) -> None:

@@ -134,11 +134,12 @@ OPTIONS: tuple[Option, ...] = (
            "else local[*]; Parquet and ORC; the [spark] extra). Parquet always runs in a SQL "
            "engine (DuckDB unless spark is asked for)", "ENGINE", default="python",
            commands=GATE_COMMANDS, choices=("python", "duckdb", "spark")),
-    Option("taxonomy", "text", "the taxonomy to classify with, a name or a taxonomy file, "
-           "instead of the ceilings file's (for init: the one to write for every report; "
-           "default: each format's own, rag for failgate's own shapes)", "NAME|PATH",
-           commands=("init", "show", "analyze", "diff", "noise", "history", "sql"),
-           pytest=False),
+    Option("taxonomy", "text", "the taxonomy to classify with: a name (rag, a plugin's) or a "
+           "taxonomy file (in the ini key: relative to the ini file). A new ceilings file "
+           "names it in its taxonomy: line; once the file exists, it decides and this must "
+           "name the same taxonomy (default: each format's own, rag for failgate's own "
+           "shapes)", "NAME|PATH",
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql")),
     Option("plugins", "names", "more modules, or .py files (in the ini key: relative to the ini "
            "file), whose pytest_failgate_taxonomies / pytest_failgate_readers hooks add "
            "taxonomies and readers; every front end loads the same ones", "MODULE",

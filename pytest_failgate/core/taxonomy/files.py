@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..base.errors import FailgateError, did_you_mean
+from ..base.errors import FailgateError, closest, did_you_mean, display_path
 from ..base.yamlsource import YamlDoc, load_yaml
 from .expr import ExprError, compile_expr
 from .expr.regex import UnsupportedPattern, group_matcher
@@ -378,9 +378,13 @@ def taxonomy_by_name_or_path(value: str, taxonomies: Mapping[str, Taxonomy]) -> 
 
         path = Path(value)
         if not path.is_file():
-            raise FailgateError(f"taxonomy file '{value}' not found")
+            raise FailgateError(f"taxonomy file '{display_path(path)}' not found (a path "
+                                "given on the command line is relative to the working "
+                                "directory; in the ini key, to the ini file)")
         return load_taxonomy_file(path.resolve())
-    raise FailgateError(f"unknown taxonomy '{value}'" + did_you_mean(value, taxonomies)
+    guess = closest(value, taxonomies)
+    raise FailgateError(f"unknown taxonomy '{value}'"
+                        + (f"; did you mean '{guess}'?" if guess is not None else "")
                         + f" (the taxonomies: {', '.join(sorted(taxonomies))}; or a path to "
                         "a taxonomy file)")
 
