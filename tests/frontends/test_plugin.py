@@ -390,7 +390,7 @@ def test_guard_item_fails_when_a_ceiling_was_loosened_since_the_ref(
     result.assert_outcomes(failed=1, deselected=GATE_ITEMS)
     result.stdout.fnmatch_lines([
         "*_ guard against main _*",
-        "guard: 1 of 1 loosenings in ceilings.yaml since main have no reason written*",
+        "guard: 1 of 1 loosening in ceilings.yaml since main has no reason written*",
         "  ceilings.yaml:14 ceilings.unknown: 35 -> 40  (no reason written)",
     ])
     ceilings.write_text(ceilings.read_text().replace(
