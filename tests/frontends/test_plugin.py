@@ -327,7 +327,7 @@ def test_missing_fields_are_reported_in_the_summary(pytester: pytest.Pytester) -
         ("no-ceilings", "*ceilings.yaml: not found; create it from the current counts with "
                         "`pytest --failgate=reports --failgate-init`"),
         ("no-reports", "*no report found under reports: a gate over nothing would pass*"),
-        ("missing-path", "*nowhere: no such file or directory"),
+        ("missing-path", "*nowhere: no such file or directory (a report path given*"),
         ("bad-json", "reports/eval_summary.json:1:*invalid JSON*"),
         ("mistyped", "reports/run.jsonl:1:*case #1: 'abstained' is \"no\" (a string)*"),
     ],

@@ -310,3 +310,13 @@ def test_the_release_workflow_builds_checks_and_publishes_a_tag() -> None:
     assert any(step.get("uses", "").startswith("pypa/gh-action-pypi-publish@")
                for step in publish["steps"])
     assert not any("password" in step.get("with", {}) for step in publish["steps"])
+
+
+def test_the_quick_start_says_how_long_its_commands_take() -> None:
+    """A reader who starts the test suite knows whether to wait or to come back."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme[readme.index("## Quick start"):readme.index("\n## ", readme.index(
+        "## Quick start") + 1)]
+    assert "pytest -n 2" in quick
+    assert re.search(r"takes a few minutes", quick)
+    assert re.search(r"takes well under a minute", quick)
