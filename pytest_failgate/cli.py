@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .core.base.errors import FailgateError
+from .core.base.errors import FailgateError, display_path
+from .core.base.formatting import one_line
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
 
@@ -41,11 +42,19 @@ _paint = False
 
 
 def _out(line: str = "") -> None:
+    line = _inert(line)
     if _paint:
         from .output.colour import paint
 
         line = paint(line)
     print(line)
+
+
+def _inert(text: str) -> str:
+    """No line of report content printed can be a CI workflow command (output.github)."""
+    from .output.github import inert
+
+    return inert(text)
 
 
 def command_advice(config: Config) -> Advice:
@@ -103,6 +112,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     for line in written.lines:
         if not line.startswith("wrote "):
             _out(line)
+    for command in written.commands:
+        print(command)  # failgate's own annotations, escaped by output.github.annotation
     if written.failed:
         print("failgate: error: a report file could not be written (above)", file=sys.stderr)
         return EXIT_INPUT
@@ -177,7 +188,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _ids(ids: list[str], n: int, shown: int) -> str:
-    return ", ".join(ids[:shown]) + (f" (+{n - shown} more)" if n > shown else "")
+    return ", ".join(map(one_line, ids[:shown])) + (f" (+{n - shown} more)" if n > shown else "")
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -254,9 +265,22 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_noise(args: argparse.Namespace) -> int:
-    from .commands.runs import noise
+    from .commands.runs import noise, remeasure
+    from .core.base.formatting import plural
 
     config = configure(args)
+    if args.check:
+        recorded = Path(os.path.realpath(args.check))
+        runs, differ = remeasure(config, recorded, [Path(os.path.realpath(r)) for r in args.runs])
+        shown = " ".join(display_path(run) for run in runs)
+        if not differ:
+            _out(f"noise: {args.check} is what {shown} measure")
+            return EXIT_PASS
+        counted = plural(len(differ), "difference")
+        _out(f"noise: {args.check} is not what {shown} measure ({counted}):")
+        for line in differ:
+            _out(f"  {line}")
+        return EXIT_FAIL
     measured = noise(config, [Path(os.path.realpath(run)) for run in args.runs], Path(args.out))
     _out(f"noise over {measured.n_runs} runs -> {args.out}")
     width = max(len(name) for name in [*measured.bands, *measured.metric_bands])
@@ -327,6 +351,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
     from .commands.sequential import Watch, Watched, read_plan, watch
+    from .core.gate.sequential import describe
 
     try:
         delta = Fraction(args.delta)
@@ -342,8 +367,6 @@ def cmd_watch(args: argparse.Namespace) -> int:
             if item.settled is not None:
                 _out()
                 for look in item.settled.items:
-                    from .core.gate.sequential import describe
-
                     _out(f"  {describe(look)}")
                 _out(item.settled.line())
             else:
@@ -433,10 +456,13 @@ def _parser() -> argparse.ArgumentParser:
 
     noise = command("noise", "measure each category's noise band from repeated runs",
                     "failgate noise run1/ run2/ run3/ --out noise_band.json", cmd_noise)
-    noise.add_argument("runs", nargs="+", metavar="RUN",
+    noise.add_argument("runs", nargs="*", metavar="RUN",
                        help="the reports of one run of the same configuration (2 or more)")
     noise.add_argument("--out", default="noise_band.json", metavar="FILE",
                        help="where to write the bands (default: noise_band.json)")
+    noise.add_argument("--check", metavar="FILE",
+                       help="measure the band FILE again from the runs it names (or the RUNs "
+                            "given) and list every number that differs; exit 1 if any does")
 
     history = command("history", "counts per category over a folder of runs, as a table and an "
                       "SVG chart", "failgate history reports/history/ --svg history.svg",
@@ -556,13 +582,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except FailgateError as exc:
-        print(f"failgate: error: {exc}", file=sys.stderr)
+        print(_inert(f"failgate: error: {exc}"), file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:  # `failgate show ... | head`: the reader left; so do we, quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAIL
     except OSError as exc:  # a file the system refused (a name too long, permissions)
-        print(f"failgate: error: {_os_error(exc)}", file=sys.stderr)
+        print(_inert(f"failgate: error: {_os_error(exc)}"), file=sys.stderr)
         return EXIT_INPUT
 
 

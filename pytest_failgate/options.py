@@ -90,7 +90,8 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("failgate", "paths", "the evaluation reports to gate: a report file or a directory "
-           "of reports", "PATH", commands=(*GATE_COMMANDS, "analyze"), positional="paths",
+           "of reports", "PATH", commands=(*GATE_COMMANDS, "analyze", "guard"),
+           positional="paths",
            notes=(("pytest", " (repeatable; giving it turns failgate on)"),
                   ("cli", " (default: the ini key failgate)"))),
     Option("ceilings", "path", "the ceilings file (default: the ini key failgate_ceilings, "
@@ -132,6 +133,10 @@ OPTIONS: tuple[Option, ...] = (
                   ("init", "; each ceiling is written as observed + allowance"),
                   ("ratchet", "; a ceiling is lowered only past its allowance"),
                   ("check", "; a baseline comparison uses its bands"))),
+    Option("confirm", "paths", "a second, independent run of the same system (main's previous "
+           "run): on a noisy pipeline the ratchet lowers a ceiling only when this run's count "
+           "fell past the noise too, and records the mean of the two", "PATH",
+           commands=("ratchet",)),
     Option("analyze", "flag", "add a single-run diagnosis to the summary: failures by the "
            "taxonomy's stage, the bottleneck stage, the weakest slices with exact intervals, "
            "and what to look at first with the taxonomy's hints", commands=("check",)),
@@ -141,7 +146,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("max-report-bytes", "text", "refuse report files larger than SIZE (bytes, or with "
            "KB, MB or GB: 200MB), for reports from untrusted sources (an archive's members "
            "decompress to at most SIZE together; without it, to 1 GB)", "SIZE",
-           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history")),
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard")),
     Option("engine", "text", "where cases are classified: python (the default), duckdb "
            "(Parquet, JSON Lines, globs; the [duckdb] extra) or spark (the active SparkSession, "
            "else local[*]; Parquet and ORC; the [spark] extra). Parquet always runs in a SQL "
@@ -162,7 +167,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("plugins", "names", "more modules, or .py files (in the ini key: relative to the ini "
            "file), whose pytest_failgate_taxonomies / pytest_failgate_readers hooks add "
            "taxonomies and readers; every front end loads the same ones", "MODULE",
-           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql", "watch")),
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql", "watch",
+                     "guard")),
 )
 
 BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}

@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import re
+import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +22,10 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..cli import EXIT
 from ..core.base.errors import FailgateError, display_path
+from ..core.base.formatting import one_line
 from ..core.base.inifile import DEFAULT_CEILINGS
 from ..core.guard.gitref import git
+from ..output.github import inert
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -170,7 +173,7 @@ def _gate(settings: Settings, markdown: Path, json_path: Path) -> Step:
     except SystemExit as exc:  # argparse: a usage error (already printed)
         code = exc.code if isinstance(exc.code, int) else 2
     except Exception as exc:  # a bug must still leave a report and a verdict
-        print(f"failgate: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(inert(f"failgate: internal error: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return Step("gate", ERROR, [f"internal error: {type(exc).__name__}: {exc}"])
     notes = [line.removeprefix("failgate: ") for line in errors.getvalue().splitlines()
              if line.strip()]
@@ -203,26 +206,30 @@ def ensure_ref(ref: str, cwd: Path) -> str | None:
 
 
 def _guard(settings: Settings) -> tuple[Step, GuardResult | None]:
-    """The guard on the ceilings file the gate used (the ini file's, unless given); its
-    structured result, for annotations on the lines that loosened."""
+    """The guard on the ceilings file the gate used (the ini file's, unless given), told
+    the reports the gate was given; its structured result, for annotations on the lines
+    that loosened."""
     from ..commands.config import load
-    from ..core.guard.loosening import guard
+    from ..commands.runs import compare_with_ref
 
     ref = settings.guard_base
     assert ref is not None
     notes: list[str] = []
     try:
-        path = load({"ceilings": settings.ceilings}).ceilings
+        config = load({"ceilings": settings.ceilings, "paths": list(settings.reports)})
+        path = config.ceilings
         fetched = ensure_ref(ref, path.parent if path.parent.is_dir() else Path.cwd())
         if fetched is not None:
             notes.append(f"could not fetch {ref}: {fetched}")
-        print(f"+ failgate guard --base {ref} --ceilings {display_path(path)}", flush=True)
-        result = guard(path, ref)
+        shown = " ".join(shlex.quote(report) for report in settings.reports)
+        print(f"+ failgate guard --base {ref} --ceilings {display_path(path)} {shown}".rstrip(),
+              flush=True)
+        result = compare_with_ref(config, ref)
     except FailgateError as exc:
-        print(f"failgate: error: {exc}", file=sys.stderr)
+        print(inert(f"failgate: error: {exc}"), file=sys.stderr)
         return Step("guard", ERROR, [*notes, str(exc)]), None
     for line in result.lines():
-        print(line)
+        print(inert(line))
     return Step("guard", outcome(EXIT["pass"] if result.passed else EXIT["fail"]), notes), result
 
 
@@ -270,7 +277,7 @@ def _markdown(run: Run, gate_md: str | None, guard_note: str | None) -> str:
 
 
 def _code(text: str) -> str:
-    return text.replace("`", "'").replace("\n", " ")
+    return one_line(text).replace("`", "'")
 
 
 def settings_from_args(argv: Sequence[str] | None = None) -> Settings:

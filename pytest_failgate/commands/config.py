@@ -56,6 +56,7 @@ class Config:
     guard: str | None = None
     baseline: tuple[Path, ...] = ()
     noise: Path | None = None
+    confirm: tuple[Path, ...] = ()
     analyze: bool = False
     exclude_unstable: bool = False
     max_report_bytes: str | None = None
@@ -81,7 +82,7 @@ class Config:
             baseline=self.baseline, noise=None if repeats else self.noise,
             noise_repeats=repeats, exclude_unstable=self.exclude_unstable,
             analyze=self.analyze, max_report_bytes=self.max_report_bytes, engine=self.engine,
-            advice=self.advice)
+            advice=self.advice, confirm=self.confirm)
 
     @property
     def outputs(self) -> Outputs:

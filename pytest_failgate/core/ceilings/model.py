@@ -25,7 +25,8 @@ from ..base.errors import did_you_mean
 CEILING_KEYS = ("max", "observed", "allowance", "max_rate", "per", "significance", "reason",
                 "owner", "goal")
 TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "noise", "inconclusive",
-            "instruments", "slices", "ceilings", "reports", "contracts", "metrics", "reason")
+            "instrument", "instruments", "slices", "ceilings", "reports", "contracts",
+            "metrics", "reason")
 INSTRUMENT_KEYS = ("from", "to", "reason")
 CONTRACT_KEYS = ("check", "reports", "reason")
 METRIC_KEYS = ("min", "min_n", "substantive", "reason", "owner")
@@ -276,6 +277,9 @@ class CeilingsModel(BaseModel):
     # the share of a report's cases that may fail outside the system under test (a
     # provider, quota or judge error) before the report is inconclusive (default 1/4)
     inconclusive: Fraction | None = None
+    # what measured the runs the ceilings were set from (init writes it), per report:
+    # a later run measured otherwise is inconclusive unless `instruments` accepts it
+    instrument: dict[str, dict[str, Text]] = {}
     # accepted changes of the measuring instrument (judge_model, grader, ...), by key
     instruments: dict[str, InstrumentChange] = {}
     slices: list[str] = []
@@ -299,7 +303,7 @@ class CeilingsModel(BaseModel):
         if "version" not in value:
             raise ValueError("'version: 1' is required (the format of this file)")
         for key in ("ceilings", "reports", "contracts", "slices", "metrics", "taxonomies",
-                    "instruments"):
+                    "instrument", "instruments"):
             if key in value and value[key] is None:
                 raise ValueError(f"'{key}' is empty; remove it or add entries")
         for key in ("slice_ceilings", "report_slices"):

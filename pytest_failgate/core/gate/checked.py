@@ -45,6 +45,8 @@ class GateConfig:
     analyze: bool = False  # add the single-run diagnosis (stages, slices, priorities)
     max_report_bytes: str | None = None  # refuse larger report files ("200MB"; untrusted input)
     engine: str = "python"  # where cases are classified: python, duckdb or spark
+    # a second, independent run of the same system: what confirms a noisy ratchet's drop
+    confirm: tuple[Path, ...] = ()
     advice: Advice = field(default_factory=Advice)  # the front end's words for init, ratchet
 
 

@@ -17,10 +17,10 @@ from ..ceilings.check import Check, consistency_differences, evaluate, unmeasura
 from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
 from ..ceilings.metrics import evaluate_metric
 from ..ceilings.model import SLICE_SEPARATOR
-from ..ceilings.rewrite import plan_ratchet
+from ..ceilings.rewrite import plan_ratchet, unconfirmed
 from ..compare.baseline import DEFAULT_ALPHA, BaselineRun, compare_with_baseline, load_noise_bands
 from ..compare.instrument import NEXT as INSTRUMENT_NEXT
-from ..compare.instrument import instrument_changes, unaccepted_text
+from ..compare.instrument import SINCE_INIT, instrument_changes, unaccepted_text
 from ..compare.noise import NoiseDocument
 from ..engines import is_glob
 from ..engines.load import (
@@ -131,6 +131,8 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         noise_path = source.path if source is not None else None
         baseline = _baseline(config, choice, spec, ceilings, gated, noise_path)
         warnings += baseline.notes()
+    if ceilings is not None and config.mode != "init":
+        _compare_recorded_instruments(gated, ceilings)
     if baseline is not None:
         _compare_instruments(gated, baseline, ceilings)
     budget = (ceilings.model.significance if ceilings is not None
@@ -138,7 +140,11 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     baseline, family = decide(gated, baseline, budget)
     # nothing is lowered from a report that cannot be judged
     checks = [check for g in gated if g.inconclusive is None for check in g.checks]
-    plan = plan_ratchet(checks, noisy is not None) if ceilings is not None else []
+    confirmed = None
+    if config.mode == "ratchet" and ceilings is not None:
+        confirmed = _confirmed(config, choice, spec, checks)
+        warnings += _unconfirmed_notes(checks, confirmed, config)
+    plan = plan_ratchet(checks, noisy is not None, confirmed) if ceilings is not None else []
     loosened = None
     if config.guard_ref:  # the guard, git and the comparison of versions: imported if asked
         from ..guard.loosening import guard
@@ -186,12 +192,76 @@ def _compare_instruments(gated: Sequence[ReportGate], baseline: BaselineRun,
         base = baseline.base.get(report.name) if report is not None else None
         if report is None or base is None:
             continue
-        report_gate.instrument = instrument_changes(base.instrument, report.instrument,
+        changes = instrument_changes(base.instrument, report.instrument, accepted)
+        report_gate.instrument = [*report_gate.instrument, *(
+            change for change in changes if change not in report_gate.instrument)]
+        unaccepted = [change for change in changes if change.reason is None]
+        if unaccepted and report_gate.inconclusive is None:
+            report_gate.inconclusive = Inconclusive(
+                "the measuring instrument changed", unaccepted_text(unaccepted),
+                next=INSTRUMENT_NEXT.replace("KEY", unaccepted[0].key))
+
+
+def _confirmed(config: GateConfig, choice: TaxonomyChoice, spec: ReadSpec,
+               checks: Sequence[Check]) -> dict[tuple[str, str], int] | None:
+    """Each count of the confirming run (``confirm``), by (report, name); None without one.
+
+    A report of it that failed outside the system (a provider or judge error) confirms
+    nothing: its counts are left out.
+    """
+    if not config.confirm:
+        return None
+    try:
+        reports = load_run_or_raise(config.confirm, choice, spec, config.engine)
+    except FailgateError as exc:
+        raise FailgateError(f"confirm: {exc}") from None
+    found: dict[tuple[str, str], int] = {}
+    for report in reports:
+        taxonomy = report.taxonomy
+        if any(report.counts.get(name) for name in taxonomy.outside):
+            continue
+        for check in checks:
+            if check.report.name != report.name or check.slice is not None:
+                continue
+            if check.name == TOTAL:
+                found[(report.name, TOTAL)] = report.failed or 0
+            else:
+                members = taxonomy.members(check.name) or [check.name]
+                found[(report.name, check.name)] = sum(report.counts.get(m, 0) for m in members)
+    return found
+
+
+def _unconfirmed_notes(checks: Sequence[Check], confirmed: Mapping[tuple[str, str], int] | None,
+                       config: GateConfig) -> list[str]:
+    """The drops past the noise that wait for a second run (the ratchet lowers none alone)."""
+    waiting = [c for c in unconfirmed(checks)
+               if confirmed is None or (c.report.name, c.name) not in confirmed]
+    if not waiting:
+        return []
+    names = ", ".join(f"{c.report.name}::{c.name} {c.count}" for c in waiting[:5])
+    more = f" and {len(waiting) - 5} more" if len(waiting) > 5 else ""
+    how = ("the confirming run does not measure them" if config.confirm
+           else "give a second, independent run of the same system with --confirm (main's "
+                "previous run)")
+    return [f"ratchet: {names}{more} fell past the noise in this run alone; a noisy ceiling "
+            f"is lowered only when a second run confirms the drop ({how})"]
+
+
+def _compare_recorded_instruments(gated: Sequence[ReportGate], ceilings: Ceilings) -> None:
+    """A report measured otherwise than the runs its ceilings were set from (the file's
+    ``instrument:``) is inconclusive, unless ``instruments:`` accepts the change."""
+    recorded = ceilings.model.instrument
+    accepted = ceilings.model.instruments
+    for report_gate in gated:
+        report = report_gate.report
+        if report is None or report.name not in recorded:
+            continue
+        report_gate.instrument = instrument_changes(recorded[report.name], report.instrument,
                                                     accepted)
         unaccepted = [change for change in report_gate.instrument if change.reason is None]
         if unaccepted and report_gate.inconclusive is None:
             report_gate.inconclusive = Inconclusive(
-                "the measuring instrument changed", unaccepted_text(unaccepted),
+                "the measuring instrument changed", unaccepted_text(unaccepted, SINCE_INIT),
                 next=INSTRUMENT_NEXT.replace("KEY", unaccepted[0].key))
 
 
