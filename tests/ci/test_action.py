@@ -141,7 +141,7 @@ def test_a_regression_and_a_loosening_fail_with_annotations_on_their_lines(
         f"origin/main without a reason: ceilings.yaml:{unknown_line} ceilings.unknown: 35 -> 40"
         "  (no reason written)"]
     assert done.summary.startswith("## failgate: ❌ fail\n")
-    assert "❌ guard: 1 of 1 loosenings in ceilings.yaml since origin/main" in done.summary
+    assert "❌ guard: 1 of 1 loosening in ceilings.yaml since origin/main" in done.summary
 
 
 def test_an_input_error_is_the_error_verdict_with_its_message(
