@@ -38,8 +38,16 @@ EXIT = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "error": EXIT_INPUT,
 BAR_WIDTH = 30
 SHOWN_IDS = 10  # case ids per line in `diff`
 
+_paint = False
+
+
 def _out(line: str = "") -> None:
-    print(_inert(line))
+    line = _inert(line)
+    if _paint:
+        from .output.colour import paint
+
+        line = paint(line)
+    print(line)
 
 
 def _inert(text: str) -> str:
@@ -53,19 +61,24 @@ def command_advice(config: Config) -> Advice:
     """The CLI's words for the actions the core suggests: the command with the paths, the
     ceilings file and the other settings this run was given (what the ini file sets, the
     command reads again)."""
-    from .core.base.advice import Advice
+    from .core.base.advice import TAXONOMY_FILE, Advice
 
-    def command(action: str) -> str:
+    def command(action: str, taxonomy: str | None = None) -> str:
         parts = ["failgate", action]
         for option, words in config.given_words(action):
+            if taxonomy is not None and option.name == "taxonomy":
+                continue
             if option.positional:
                 parts += words
             else:
                 parts += [part for word in words for part in (option.cli_flag, word)] \
                     if words else [option.cli_flag]
+        if taxonomy is not None:
+            parts += ["--taxonomy", taxonomy]
         return "`" + " ".join(parts) + "`"
 
-    return Advice(init=command("init"), ratchet=command("ratchet"))
+    return Advice(init=command("init"), ratchet=command("ratchet"),
+                  init_taxonomy=command("init", TAXONOMY_FILE))
 
 
 def _print_summary(result: GateResult) -> None:
@@ -368,8 +381,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="failgate",
         description="Gate LLM/RAG evaluation reports by failure category, outside pytest. "
                     "Same core, configuration and numbers as `pytest --failgate`.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"failgate {__version__}")
+    parser.add_argument(*COLOR_FLAG, **COLOR_ARGUMENT)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help_text: str, example: str,
@@ -379,19 +394,22 @@ def _parser() -> argparse.ArgumentParser:
             name, help=help_text, description=help_text,
             epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        sub.set_defaults(run=run)
+        sub.set_defaults(run=run, command_parser=sub)
+        # after the command too (``failgate check --color=no``); absent, the top level's holds
+        sub.add_argument(*COLOR_FLAG, **{**COLOR_ARGUMENT, "default": argparse.SUPPRESS})
         for option in for_command(name):
             if option.positional:  # none given: the ini key's (``failgate``)
                 sub.add_argument(option.positional, nargs="*", metavar=option.metavar,
-                                 help=option.help)
+                                 help=option.help_for(name))
             elif option.kind == "flag":
-                sub.add_argument(option.cli_flag, action="store_true", help=option.help)
+                sub.add_argument(option.cli_flag, action="store_true",
+                                 help=option.help_for(name))
             elif option.kind in ("paths", "names"):
                 sub.add_argument(option.cli_flag, action="append", default=[],
-                                 metavar=option.metavar, help=option.help)
+                                 metavar=option.metavar, help=option.help_for(name))
             else:  # None when not given: the ini key, else the default, decides
                 sub.add_argument(option.cli_flag, metavar=option.metavar,
-                                 choices=option.choices, help=option.help)
+                                 choices=option.choices, help=option.help_for(name))
         return sub
 
     command("check", "check every category count against its ceiling",
@@ -517,15 +535,50 @@ def configure(args: argparse.Namespace) -> Config:
     return replace(config, advice=command_advice(config))
 
 
+EXIT_CODES = """\
+exit codes:
+  0  the gate passed
+  1  it failed: a count above its ceiling, a regression, a loosening without a reason
+  2  a usage or input error (one line says which file and where)
+  3  inconclusive: a report cannot be judged (init and ratchet record nothing from it)
+
+`failgate COMMAND --help` shows a command's options and an example."""
+
+COLOR_FLAG = ("--color",)
+COLOR_ARGUMENT: dict[str, Any] = {
+    "choices": ("auto", "yes", "no"), "default": "auto", "metavar": "WHEN",
+    "help": "colour the output: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR "
+            "turns it on), yes or no (default: auto)"}
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; one the command does not take is refused with that command's usage
+    (not the top level's) and the flag it most resembles."""
+    from .core.base.errors import closest
+
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        command: argparse.ArgumentParser = args.command_parser
+        flags = [flag for action in command._actions for flag in action.option_strings]
+        guess = closest(unknown[0].split("=", 1)[0], flags)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}"
+                      + (f" (did you mean {guess}?)" if guess else ""))
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     harness: list[str] = []
     if words[:1] == ["watch"] and "--" in words:  # `watch FILE ... -- CMD ...`: the harness
         cut = words.index("--")
         words, harness = words[:cut], words[cut + 1:]
-    args = _parser().parse_args(words)
+    args = _parse(_parser(), words)
     if harness:
         args.harness = harness
+    from .output.colour import use_colour
+
+    global _paint  # the CLI prints through ``_out``: one switch for the whole run
+    _paint = use_colour(args.color, sys.stdout)
     try:
         return int(args.run(args))
     except FailgateError as exc:

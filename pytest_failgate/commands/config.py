@@ -213,6 +213,12 @@ def _value(option: Option, value: Any, base: Path) -> Any:
         return _as_written(base, value) if option.name == "ceilings" else _absolute(base, value)
     if option.kind == "flag":
         return bool(value)
+    if option.name == "taxonomy":  # a taxonomy file: from where it was written
+        from ..core.taxonomy.files import names_a_file
+
+        if names_a_file(str(value)):
+            check_path_length(base / str(value))
+            return str(_absolute(base, str(value)))
     return str(value)
 
 

@@ -381,15 +381,15 @@ def _fsync_directory(directory: Path) -> None:
 
 
 INIT_HEADER = """\
-# Failure-category ceilings, enforced by `pytest --failgate=REPORTS` (or `failgate check`).
-# After a fix, lower them with a ratchet: `failgate ratchet REPORTS` (or --failgate-ratchet).
+# Failure-category ceilings, enforced by `pytest {pytest}` (or `failgate check {cli}`).
+# After a fix, lower them with a ratchet: `failgate ratchet {cli}` (or --failgate-ratchet).
 # Raising one is a reviewed change: write it as {{max: N, reason: "..."}}.
 version: 1
 taxonomy: {taxonomy}
 """
 
 NOISY_HEADER = """\
-# Failure-category ceilings, enforced by `pytest --failgate=REPORTS` (or `failgate check`).
+# Failure-category ceilings, enforced by `pytest {pytest}` (or `failgate check {cli}`).
 # On this noisy evaluation each ceiling is max = observed + allowance: the count this run
 # had, and how far an unchanged system's count rises by chance (from the noise source
 # below; at most {budget} of unchanged runs fail any of these {items} counts by chance).
@@ -413,7 +413,8 @@ class InitNoise:
 
 
 def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
-              reference: Callable[[Taxonomy], str], noise: InitNoise | None = None) -> str:
+              reference: Callable[[Taxonomy], str], noise: InitNoise | None = None,
+              paths: Sequence[str] = ("REPORTS",)) -> str:
     """A new ceilings file holding today's counts exactly, or with their noise allowances.
 
     ``taxonomy:`` is ``default``; a report classified by another taxonomy gets a line
@@ -428,7 +429,12 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
     gives one (``noise.observed``: the band's mean with this run): a default takes the
     highest count and the largest allowance of the reports it governs (as a ratchet
     lowers it).
+
+    ``paths`` are the reports' paths as the header's commands name them (relative to the
+    ceilings file's folder, where the commands run).
     """
+    words = {"pytest": " ".join(f"--failgate={path}" for path in paths),
+             "cli": " ".join(paths)}
     names = list(dict.fromkeys(
         name for _, taxonomy in [(None, default), *reports]
         for name in (*taxonomy.category_names, TOTAL)))
@@ -454,12 +460,13 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
     loaded = [report for report, _ in reports]
     defaults = {name: parts(name, loaded) for name in names}
     if noise is None:
-        lines = [INIT_HEADER.format(taxonomy=_yaml_key(reference(default))).rstrip("\n")]
+        lines = [INIT_HEADER.format(taxonomy=_yaml_key(reference(default)), **words
+                                   ).rstrip("\n")]
     else:
         budget = f"{format_number(noise.budget * 100)}%"
         lines = [NOISY_HEADER.format(taxonomy=_yaml_key(reference(default)), budget=budget,
-                                     items=noise.items, noise=_yaml_key(noise.source)
-                                     ).rstrip("\n")]
+                                     items=noise.items, noise=_yaml_key(noise.source),
+                                     **words).rstrip("\n")]
     lines += _taxonomy_lines(default, reports, reference)
     lines += instrument_lines(loaded)
     lines.append("ceilings:")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..base.advice import TAXONOMY_FILE
 from ..base.errors import FailgateError, display_path
 from ..ceilings.check import Check, consistency_differences, evaluate, unmeasurable
 from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
@@ -36,6 +37,7 @@ from ..reports.discover import REPORT_SUFFIXES, discover
 from ..reports.model import Report, ReportFile, SkippedFile
 from ..reports.read import ReadSpec, load_report
 from ..reports.readers import TaxonomyChoice
+from ..reports.sink import UnfitTaxonomy
 from ..taxonomy import Taxonomy, builtin_taxonomies
 from ..taxonomy.expr import ExprRuntimeError
 from ..taxonomy.files import taxonomy_by_name_or_path
@@ -96,9 +98,13 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
                 config.ceilings_path)
         ceilings = load_ceilings(config.ceilings_path, taxonomies)
         taxonomy = ceilings.taxonomy
+        if config.init_taxonomy is not None:
+            _same_taxonomy(taxonomy_by_name_or_path(config.init_taxonomy, taxonomies),
+                           taxonomy, config.ceilings_path)
         choice = TaxonomyChoice(taxonomy, ceilings.overrides, taxonomies)
     spec = _read_spec(ceilings, taxonomy, config, tuple(readers))
     gated, skipped = load_run(config.paths, choice, spec, config.engine)
+    _taxonomy_hints(gated, config, ceilings is not None)
     if ceilings is None:  # the taxonomy most reports use is the run's default
         taxonomy = _most_used([g.report for g in gated if g.report is not None], taxonomy)
     warnings = ceilings.check_report_names(  # the names readers gave (task@model), or files'
@@ -147,6 +153,33 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
             gated, taxonomies, readers))
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
                 taxonomies, noisy, family)
+
+
+def _taxonomy_hints(gated: Sequence[ReportGate], config: GateConfig, existing: bool) -> None:
+    """How to give a taxonomy that fits, from where the user stands: the ``taxonomy:`` line
+    of the ceilings file once it exists, else an init naming the taxonomy file."""
+    for report_gate in gated:
+        error = report_gate.error
+        if not isinstance(error, UnfitTaxonomy):
+            continue
+        how = (f"in {config.ceilings_path.name} (taxonomy: {TAXONOMY_FILE})" if existing
+               else f"with {config.advice.init_taxonomy}")
+        report_gate.error = FailgateError(f"{error.message} {how}", error.path, error.line,
+                                          error.col)
+
+
+def _same_taxonomy(given: Taxonomy, written: Taxonomy, path: Path) -> None:
+    """Once a ceilings file exists its ``taxonomy:`` decides (a change to it is reviewed:
+    the guard compares it); a taxonomy setting naming another one is a mistake, not a way
+    to classify differently."""
+    if (given.name, given.source) == (written.name, written.source):
+        return
+    where = (f" ({display_path(given.source)})" if given.source is not None
+             and given.name == written.name else "")
+    raise FailgateError(
+        f"the taxonomy setting names taxonomy {given.name}{where}, but this file's "
+        f"taxonomy: is {written.name}; once the ceilings file exists its taxonomy: line "
+        "decides: change that line (a reviewed change) or drop the setting", path)
 
 
 def _compare_instruments(gated: Sequence[ReportGate], baseline: BaselineRun,

@@ -126,6 +126,8 @@ class Change:
     new: Shown
     line: int | None  # where it is set now (None: removed)
     reason: str | None  # the reason this change wrote for it, if any
+    # the entry still carries the reason written for its old limit, which excuses nothing new
+    kept_reason: bool = False
 
     @property
     def excused(self) -> bool:
@@ -137,7 +139,12 @@ class Change:
         where = (f"{path}:{self.line} " if self.line else f"{path} (entry removed) " if path
                  else "")
         text = f"{where}{self.label}: {show(self.old)} -> {show(self.new)}"
-        return text + (f'  reason: "{self.reason}"' if self.reason else "  (no reason written)")
+        if self.reason:
+            return f'{text}  reason: "{self.reason}"'
+        if self.kept_reason:
+            return (f"{text}  (its reason is the one written for the old limit, which does "
+                    "not cover this change: write why this change loosens it)")
+        return f"{text}  (no reason written)"
 
 
 def show(value: Shown) -> str:
@@ -235,9 +242,11 @@ def _item_change(old: Version, new: Version, report: str | None, slice_: str | N
     was_entry = old.entry(was_at) if was_at is not None else None
     now_entry = new.entry(now_at) if now_at is not None else None
     reason = None
+    kept = False
     if now_entry is not None and now_at is not None:
         before = old.entry(now_at)
         reason = _reason(now_entry.reason, before.reason if before is not None else None)
+        kept = reason is None and bool(now_entry.reason and now_entry.reason.strip())
     if reason is None and was_at is not None and new.entry(was_at) is None:
         reason = file_reason  # what governed it was removed: the file says why
     label, line = ".".join(own), new.line(now_at) if now_at is not None else None
@@ -253,7 +262,7 @@ def _item_change(old: Version, new: Version, report: str | None, slice_: str | N
         if suffix == FAMILY and alphas[1] is None and (
                 old.model.significance != new.model.significance):
             continue  # tested by the file-wide level this change set: reported there
-        changes.append(Change(label + suffix, a, b, line, reason))
+        changes.append(Change(label + suffix, a, b, line, reason, kept and reason is None))
     return changes
 
 
@@ -316,6 +325,13 @@ def _file_changes(old: Version, new: Version, reason: str | None) -> list[Change
     if shares[1] > shares[0]:  # more failures outside the system judged as a pass
         changes.append(Change("inconclusive", shares[0], shares[1],
                               new.line(("inconclusive",)), reason))
+    for report, recorded in sorted(old.model.instrument.items()):
+        kept = new.model.instrument.get(report, {})
+        for key, value in sorted(recorded.items()):
+            if kept.get(key) != value:  # a run measured otherwise is judged, not inconclusive
+                changes.append(Change(f"instrument.{report}.{key}", value,
+                                      kept.get(key, "not recorded (any instrument is judged)"),
+                                      new.line(("instrument", report)), reason))
     for key, accepted in sorted(new.model.instruments.items()):
         earlier = old.model.instruments.get(key)
         if earlier != accepted:  # a comparison across another judge is judged, not inconclusive

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError, display_path
+from ..base.formatting import plural
 from ..base.yamlsource import load_yaml, read_text
 from ..ceilings.load import parse_ceilings, validate_ceilings
 from ..taxonomy import builtin_taxonomies
@@ -90,11 +91,13 @@ class GuardResult:
         if not changes:
             yield f"guard: nothing in {shown} is looser than at {self.ref}"
         elif unexcused:
-            yield (f"guard: {len(unexcused)} of {len(changes)} loosenings in {shown} since "
-                   f"{self.ref} have no reason written in this change:")
+            have = "has" if len(unexcused) == 1 else "have"
+            yield (f"guard: {len(unexcused)} of {plural(len(changes), 'loosening')} in {shown} "
+                   f"since {self.ref} {have} no reason written in this change:")
         else:
-            yield (f"guard: {len(changes)} loosenings in {shown} since {self.ref}, each with a "
-                   "reason written in this change:")
+            each = "with a" if len(changes) == 1 else "each with a"
+            yield (f"guard: {plural(len(changes), 'loosening')} in {shown} since {self.ref}, "
+                   f"{each} reason written in this change:")
         for comparison in self.comparisons:
             if not comparison.same_place:
                 yield f"  compared with {comparison.base} at {self.ref}"

@@ -396,3 +396,26 @@ def test_a_tighter_test_or_a_rate_without_a_test_passes(repo: Path) -> None:
     path.write_text(CEILINGS.replace("significance: 0.05\n", "").replace(
         "  group:content: 8", "  group:content: {max: 8, max_rate: 0.9}"))
     assert guard(path, "main").passed
+
+
+RECORDED = "instrument:\n  a:\n    judge_model: gpt-4o-2024-08-06\n"
+
+
+def test_the_recorded_instrument_changed_or_removed_is_caught(repo: Path) -> None:
+    """``instrument:`` says what measured the runs the ceilings were set from; a run
+    measured otherwise is inconclusive. Rewriting it to the new judge (or removing it)
+    has that run judged instead: a loosening; recording more is stricter (the control)."""
+    path = repo / "ceilings.yaml"
+    path.write_text(CEILINGS.replace("slices:", RECORDED + "slices:"))
+    git(repo, "commit", "-qam", "the instrument recorded")
+    path.write_text(CEILINGS.replace("slices:", RECORDED.replace(
+        "gpt-4o-2024-08-06", "gpt-4.1-2025-04-14") + "slices:"))
+    lines = list(guard(path, "main").lines())
+    assert any("instrument.a.judge_model: gpt-4o-2024-08-06 -> gpt-4.1-2025-04-14  (no reason "
+               "written)" in line for line in lines), lines
+    path.write_text(CEILINGS)
+    lines = list(guard(path, "main").lines())
+    assert any("instrument.a.judge_model: gpt-4o-2024-08-06 -> not recorded" in line
+               for line in lines), lines
+    path.write_text(CEILINGS.replace("slices:", RECORDED + "    grader: exact\nslices:"))
+    assert guard(path, "main").passed
