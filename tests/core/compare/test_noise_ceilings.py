@@ -174,9 +174,11 @@ def test_without_a_noise_source_init_and_ratchet_are_exact_as_before(
         f"  {name}: {counts[name]}" for name in (*CATEGORIES, "total")]
     assert init.noise is None
     assert all(row.moving is None for row in init.rows)
-    # every lower count is ratcheted to, exactly
+    # every lower count is ratcheted to, exactly (a run that fails anywhere writes nothing)
     later = gate("ratchet", runs[1], ceilings)
-    lowered = {row.name: min(row.count, counts[row.name])  # type: ignore[type-var]
+    failing = any(row.verdict == "fail" for row in later.rows)
+    lowered = {row.name: counts[row.name] if failing
+               else min(row.count, counts[row.name])  # type: ignore[type-var]
                for row in later.rows}
     assert [line for line in ceilings.read_text(encoding="utf-8").split("\nceilings:\n")[1]
             .splitlines() if line.startswith("  ")] == [
@@ -299,10 +301,11 @@ def test_an_unchanged_noisy_system_rarely_fails_and_a_real_regression_is_caught(
     assert all(size >= 16 for t in trials for size in t.sizes.values())
 
 
-def test_without_noise_the_same_loop_fails_every_unchanged_pull_request(tmp_path: Path) -> None:
+def test_without_noise_the_same_loop_fails_nearly_every_unchanged_pull_request(
+        tmp_path: Path) -> None:
     """What the exact loop does on a noisy system (the reason for the noise source)."""
     outcome = trial(18, Loop(mode="exact", merges=10), tmp_path)
-    assert outcome.false_alarms == 10
+    assert outcome.false_alarms >= 9
 
 
 @pytest.mark.slow
