@@ -108,9 +108,9 @@ def cmd_init(args: argparse.Namespace) -> int:
         _out(line)
     for line in ["", *done.lines]:
         _out(line)
-    if done.result.load_errors or (not done.written and not done.result.inconclusive):
+    if not done.written and done.result.verdict == "pass":  # nothing to write, or refused
         return EXIT_INPUT
-    return EXIT_INCONCLUSIVE if done.result.inconclusive else EXIT_PASS
+    return EXIT[done.result.verdict]
 
 
 def cmd_ratchet(args: argparse.Namespace) -> int:

@@ -114,7 +114,6 @@ def analyze(config: Config | Failgate, slices: Sequence[str] = ()) -> AnalyzeRes
 
 def guard(config: Config | Failgate, ref: str) -> GuardResultModel:
     """Whether anything the gate enforces was loosened since ``ref`` without a reason."""
-    from ..core.base.result import GuardResultModel
     from ..core.gate.runner import guard_inputs
     from ..core.guard.loosening import guard as compare
 
@@ -123,8 +122,7 @@ def guard(config: Config | Failgate, ref: str) -> GuardResultModel:
     if app.config.paths:  # the reports the overrides must still name, their readers
         gated, _ = app.load(app.config.paths)
         run = guard_inputs(gated, app.plugins.taxonomies, app.plugins.readers)
-    found = compare(app.config.ceilings, ref, **run)
-    return GuardResultModel(ref=ref, passed=found.passed, lines=list(found.lines()))
+    return compare(app.config.ceilings, ref, **run).model()
 
 
 def sql(config: Config | Failgate, dialect: str, table: str, sample: Path | None = None

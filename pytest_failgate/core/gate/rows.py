@@ -117,8 +117,7 @@ def build_result(gate: Gate) -> GateResult:
         default_ceilings={name: ceiling.max for name, ceiling in
                           (gate.ceilings.model.ceilings.items() if gate.ceilings else ())
                           if ceiling.max is not None},
-        guard=None if gate.guard is None else GuardResultModel(
-            ref=gate.guard.ref, passed=gate.guard.passed, lines=list(gate.guard.lines())),
+        guard=_guard(gate),
         init_text=(
             init_text(gate.taxonomy, [(r, r.taxonomy) for r in judged], gate.reference,
                       _init_noise(gate))
@@ -132,6 +131,16 @@ def build_result(gate: Gate) -> GateResult:
         analysis=_analysis(loaded) if gate.config.analyze else None,
         ratchet_advice=gate.config.advice.ratchet,
     )
+
+
+def _guard(gate: Gate) -> GuardResultModel | None:
+    """The guard's verdict: its comparison, or why it could not compare."""
+    if gate.guard_error is not None:
+        ref = gate.config.guard_ref
+        return GuardResultModel(ref=ref or "", passed=False, error=gate.guard_error,
+                                lines=[f"guard: could not compare with {ref}: "
+                                       f"{gate.guard_error}"])
+    return None if gate.guard is None else gate.guard.model()
 
 
 def _analysis(loaded: list[Report]) -> list[ReportAnalysis]:

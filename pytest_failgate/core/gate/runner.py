@@ -64,8 +64,10 @@ class Gate(GateRun):
     """A gate run as ``run_gate`` returns it: its data, and the result built from it."""
 
     def result(self) -> GateResult:
-        """The serialisable outcome (item messages, summary data, ratchet plan)."""
-        return build_result(self)
+        """The serialisable outcome (item messages, summary data, ratchet plan), built once."""
+        if self.built is None:
+            self.built = build_result(self)
+        return self.built
 
 
 def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
@@ -133,14 +135,17 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     # nothing is lowered from a report that cannot be judged
     checks = [check for g in gated if g.inconclusive is None for check in g.checks]
     plan = plan_ratchet(checks, noisy is not None) if ceilings is not None else []
-    loosened = None
+    loosened = guard_error = None
     if config.guard_ref:  # the guard, git and the comparison of versions: imported if asked
         from ..guard.loosening import guard
 
-        loosened = guard(config.ceilings_path, config.guard_ref, **guard_inputs(
-            gated, taxonomies, readers))
+        try:  # with this run's inputs: its reports' names, plugins and readers
+            loosened = guard(config.ceilings_path, config.guard_ref, **guard_inputs(
+                gated, taxonomies, readers))
+        except FailgateError as exc:  # the gate's result stands; the guard's is an error
+            guard_error = str(exc)
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
-                taxonomies, noisy, family)
+                taxonomies, noisy, family, guard_error)
 
 
 def _compare_instruments(gated: Sequence[ReportGate], baseline: BaselineRun,

@@ -145,8 +145,8 @@ def test_pytest_ratchet_through_a_symlink_fails_the_session(
 
 def _ratchet_when_released(barrier: Any, path: str, result: Any, queue: Any) -> None:
     barrier.wait()
-    lines = writeback.ratchet(Path(path), result, writeback.outcomes_from_verdicts(result))
-    queue.put(lines[0])
+    done = writeback.ratchet(Path(path), result, writeback.outcomes_from_verdicts(result))
+    queue.put(done.lines[0])
 
 
 def test_two_ratchets_at_once_never_both_claim_a_lowering(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def gate(mode: Mode, run: Path, ceilings: Path, noise: Path | None = None) -> Ga
     """One command of the loop through the core (init and ratchet write the file)."""
     result = run_gate(GateConfig((run,), ceilings, mode, noise=noise)).result()
     if mode == "init":
-        assert "wrote" in writeback.init(ceilings, result)[0]
+        assert writeback.init(ceilings, result).written
     if mode == "ratchet":
         writeback.ratchet(ceilings, result, writeback.outcomes_from_verdicts(result))
     return result
