@@ -416,6 +416,12 @@ def configure(args: argparse.Namespace) -> Config:
     return replace(config, advice=command_advice(config))
 
 
+def check_config(argv: Sequence[str]) -> Config:
+    """The configuration ``failgate check ARGV`` runs with (the CI step's gate); a usage
+    error raises ``SystemExit`` as the command would, after saying so."""
+    return configure(_parser().parse_args(["check", *argv]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:

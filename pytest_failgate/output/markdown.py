@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..core.base.result import GateResult, GuardResultModel, Row
+    from ..core.base.verdict import RunVerdict
 
 _VERDICT = {"pass": "✅ pass", "fail": "❌ FAIL", "error": "⚠️ error", "record": "📝 new",
             "inconclusive": "⚠️ INCONCLUSIVE", "skip": "⏸️ not judged"}
@@ -36,7 +37,7 @@ def _row_line(row: Row, with_baseline: bool, noisy: bool = False) -> str:
 
 
 # the run's verdict, as the comment's headline and the CI step's heading mark it
-RUN_MARK = {"pass": "✅", "fail": "❌", "error": "⚠️", "inconclusive": "❔"}
+RUN_MARK: dict[RunVerdict, str] = {"pass": "✅", "fail": "❌", "error": "⚠️", "inconclusive": "❔"}
 
 
 def render_markdown(result: GateResult,
