@@ -105,6 +105,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         taxonomy = _most_used([g.report for g in gated if g.report is not None], taxonomy)
     warnings = ceilings.check_report_names(  # the names readers gave (task@model), or files'
         g.report.name if g.report is not None else g.file.name for g in gated) if ceilings else []
+    warnings += ceilings.deprecations() if ceilings is not None else []
     for report_gate in gated:
         if report_gate.report is not None:
             report = report_gate.report
@@ -385,7 +386,7 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
         for contract in ceilings.contracts.values():
             if contract.reports is None or report.name in contract.reports:
                 gated.contracts.append(_contract(report, contract, taxonomy))
-        for name, floor in ceilings.model.metrics.items():
+        for name, floor in ceilings.model.floors.items():
             gated.metrics.append(evaluate_metric(report, name, floor, ceilings.metric_line(name)))
     if report.kind == "cases" and (report.recorded_counts is not None
                                    or report.contradictions is not None):
