@@ -8,6 +8,12 @@ run to run except chance: each case independently re-draws its outcome with prob
 ``--flip`` per run (the same case, answerable or not, drawn again from its kind's
 outcomes). The noise band is measured from ``--repeats`` runs of it (``failgate noise``).
 
+``--drift SIGMA`` makes the noise correlated: every run falls on its own day (the band's
+repeats too: spread over days, as docs/noise.md recommends), and the day shifts every
+case's log-odds of failing by the same amount, drawn from a normal distribution of
+standard deviation SIGMA (a judge or provider harsher on some days). 0.25 and 0.5 are the
+figures docs/noise.md gives.
+
 Two questions, each over ``--trials`` independent systems (seeded):
 
 - **false alarms**: how many of the ``--merges`` unchanged pull requests fail the gate;
@@ -51,10 +57,12 @@ def main() -> None:
     parser.add_argument("--bands", type=int, default=3, help="regression size in band widths")
     parser.add_argument("--least", type=float, default=0.04,
                         help="regression size at least this share of the cases")
+    parser.add_argument("--drift", type=float, default=0.0,
+                        help="day-level shift of the log-odds, its standard deviation")
     parser.add_argument("--seed", type=int, default=18)
     args = parser.parse_args()
     loop = Loop(args.mode, args.cases, args.flip, args.repeats, args.merges, args.bands,
-                args.least)
+                args.least, args.drift)
     started = time.perf_counter()
     trials = []
     with tempfile.TemporaryDirectory(prefix="failgate-noise-loop-") as tmp:
@@ -62,7 +70,8 @@ def main() -> None:
             trials.append(trial(args.seed + index, loop, Path(tmp)))
     prs = sum(t.prs for t in trials)
     alarms = sum(t.false_alarms for t in trials)
-    print(f"mode {args.mode}: {args.cases} cases, flip {args.flip}, noise band from "
+    print(f"mode {args.mode}: {args.cases} cases, flip {args.flip}, drift {args.drift}, "
+          f"noise band from "
           f"{args.repeats} repeats, {args.trials} trials of {args.merges} merges "
           f"(seed {args.seed}; {time.perf_counter() - started:.0f} s)")
     print(f"  unchanged pull requests that failed: {alarms} of {prs} ({alarms / prs:.1%}); "

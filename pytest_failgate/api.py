@@ -40,9 +40,13 @@ from .core.taxonomy.model import Taxonomy
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
+    from fractions import Fraction
+    from pathlib import Path
 
-__all__ = ["FailgateError", "Reader", "ReaderOutput", "Taxonomy", "hookimpl", "taxonomy",
-           "taxonomy_from_yaml"]
+    from .commands.sequential import CaseGate
+
+__all__ = ["FailgateError", "Reader", "ReaderOutput", "Taxonomy", "hookimpl",
+           "sequential_gate", "taxonomy", "taxonomy_from_yaml"]
 
 
 def taxonomy_from_yaml(text: str, source: str = "<taxonomy>") -> Taxonomy:
@@ -87,3 +91,45 @@ def taxonomy(name: str, *, failed: str, categories: Sequence[str | Mapping[str, 
     document |= {key: value for key, value in optional.items() if value}
     return taxonomy_from_yaml(yaml.safe_dump(document, sort_keys=False, allow_unicode=True),
                               f"<taxonomy {name}>")
+
+
+def sequential_gate(planned: int, *, ceilings: str | Path | None = None,
+                    delta: Fraction | float | str = "0.05", report: str = "run",
+                    plan: str | Path | None = None) -> CaseGate:
+    """A gate fed one case at a time, in the run's planned random order, that settles the
+    full run's verdict as soon as the cases decide it (``docs/sequential.md``).
+
+    ``gate.add(case)`` takes a case as a report holds it (a mapping) and returns None while
+    the run is open, else the settled verdict: ``.verdict`` (``pass``, ``fail`` or
+    ``inconclusive``), ``.n`` of ``.planned`` cases, ``.line()``. The ceilings file, the
+    taxonomy and the plugins are resolved as ``failgate check`` resolves them (the ini file
+    of the working folder); ``report`` is the run's name in the ceilings file. The verdict
+    is the full run's with probability at least ``1 - delta`` provided the cases come in a
+    uniformly random order fixed before the run (``plan``: a ``failgate plan`` file; cases
+    may then finish in any order).
+
+    ```python
+    gate = api.sequential_gate(1000, ceilings="ceilings.yaml")
+    for case in run_in_planned_order(dataset):
+        settled = gate.add(case)
+        if settled is not None:
+            print(settled.line())
+            break
+    ```
+    """
+    from fractions import Fraction
+    from pathlib import Path
+
+    from .commands.app import Failgate
+    from .commands.config import load
+    from .commands.sequential import CaseGate, read_plan
+
+    app = Failgate(load({} if ceilings is None else {"ceilings": str(ceilings)}))
+    order = None
+    if plan is not None:
+        order = read_plan(Path(plan))
+        if len(order.ids) != planned:
+            raise FailgateError(f"{planned} planned cases, but the plan orders "
+                                f"{len(order.ids)}", Path(plan))
+    level = Fraction(str(delta)) if isinstance(delta, float) else Fraction(delta)
+    return CaseGate(app, planned, level, report, order)

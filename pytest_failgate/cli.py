@@ -301,6 +301,46 @@ def cmd_sql(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    from .commands.sequential import make_plan, write_plan
+
+    plan = make_plan(Path(args.source), args.seed)
+    write_plan(plan, Path(args.out))
+    _out(f"plan: {len(plan.ids)} cases of {args.source} in a random order (seed {plan.seed}) "
+         f"-> {args.out}")
+    return EXIT_PASS
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from fractions import Fraction
+
+    from .commands.sequential import Watch, Watched, read_plan, watch
+
+    try:
+        delta = Fraction(args.delta)
+    except (ValueError, ZeroDivisionError):
+        raise FailgateError(f"--delta must be a number between 0 and 1, not {args.delta}"
+                            ) from None
+    request = Watch(report=Path(args.report), planned=args.planned,
+                    plan=read_plan(Path(args.plan)) if args.plan else None, delta=delta,
+                    replay=args.replay, name=args.name, command=tuple(args.harness),
+                    idle_seconds=args.idle_seconds)
+    for item in watch(configure(args), request):
+        if isinstance(item, Watched):
+            if item.settled is not None:
+                _out()
+                for look in item.settled.items:
+                    from .core.gate.sequential import describe
+
+                    _out(f"  {describe(look)}")
+                _out(item.settled.line())
+            else:
+                _out(f"not settled: {item.ended}: inconclusive")
+            return EXIT[item.verdict]
+        _out(item)
+    return EXIT_INCONCLUSIVE  # pragma: no cover - watch always ends with how it ended
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="failgate",
@@ -391,6 +431,42 @@ def _parser() -> argparse.ArgumentParser:
     command("schema", "print the JSON Schema of --json / --failgate-json output",
             "failgate schema > failgate.schema.json", cmd_schema)
 
+    plan = command("plan", "write a seeded random order of a case set's ids, for watch",
+                   "failgate plan dataset.jsonl --seed 7 --out plan.json", cmd_plan)
+    plan.add_argument("source", metavar="FILE",
+                      help="a dataset file or a report: JSON Lines, a JSON array of cases, "
+                           "or an object with case_results")
+    plan.add_argument("--seed", type=int, metavar="N",
+                      help="the seed of the order (default: a fresh random one, recorded in "
+                           "the plan)")
+    plan.add_argument("--out", default="plan.json", metavar="FILE",
+                      help="where to write the plan (default: plan.json)")
+
+    watch = command("watch", "gate a JSON Lines report as it is written, and stop as soon as "
+                    "the verdict is settled (the full run's with probability 1 - delta)",
+                    "failgate watch results.jsonl --plan plan.json -- python run_eval.py",
+                    cmd_watch)
+    watch.add_argument("report", metavar="FILE", help="the JSON Lines report being written")
+    watch.add_argument("--planned", type=int, metavar="N",
+                       help="the number of cases the run will have (the report's order is "
+                            "then taken as the random order)")
+    watch.add_argument("--plan", metavar="FILE",
+                       help="the run's planned order (`failgate plan`); cases are judged in "
+                            "its order, whatever order they finish in")
+    watch.add_argument("--replay", action="store_true",
+                       help="read a finished report as if its cases were arriving (N: its "
+                            "cases, unless --planned or --plan says)")
+    watch.add_argument("--delta", default="0.05", metavar="D",
+                       help="the most probability that an early verdict is not the full "
+                            "run's (default: 0.05)")
+    watch.add_argument("--name", metavar="NAME",
+                       help="the report's name in the ceilings file (default: the file's "
+                            "name without its suffix)")
+    watch.add_argument("--idle-seconds", type=float, default=300.0, metavar="S",
+                       help="without a harness to run: give up when the report has not grown "
+                            "for S seconds (default: 300)")
+    watch.set_defaults(harness=[])
+
     sql = command("sql", "print the gate as one SQL query (counts per category and slice)",
                   "failgate sql --dialect spark --table eval.cases --sample cases.parquet",
                   cmd_sql)
@@ -423,7 +499,14 @@ def check_config(argv: Sequence[str]) -> Config:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    harness: list[str] = []
+    if words[:1] == ["watch"] and "--" in words:  # `watch FILE ... -- CMD ...`: the harness
+        cut = words.index("--")
+        words, harness = words[:cut], words[cut + 1:]
+    args = _parser().parse_args(words)
+    if harness:
+        args.harness = harness
     try:
         return int(args.run(args))
     except FailgateError as exc:

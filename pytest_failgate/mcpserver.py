@@ -85,6 +85,7 @@ def _config(**arguments: Any) -> Config:
     from .core.base.confine import check_inside
     from .core.gate.runner import byte_limit
 
+    _check_named_paths(arguments)
     config = load(arguments)
     limit = byte_limit(LIMITS.max_report_bytes)
     ini_limit = byte_limit(config.max_report_bytes)
@@ -96,6 +97,26 @@ def _config(**arguments: Any) -> Config:
         if path is not None:
             check_inside(path)
     return config
+
+
+def _check_named_paths(arguments: dict[str, Any]) -> None:
+    """Every path the call names is inside the roots, checked as written before anything
+    reads or even looks for it: a path outside gets the same answer whether or not a file
+    is there (no existence oracle), whatever would have looked first (the configuration's
+    loading, a taxonomy's lookup)."""
+    from .core.base.confine import check_inside
+    from .core.compare.noisemodel import REPEATS
+    from .core.taxonomy.files import names_a_file
+
+    for key in ("paths", "ceilings", "baseline", "noise", "taxonomy", "base", "candidate"):
+        value = arguments.get(key)
+        for named in (value if isinstance(value, list) else [value]):
+            if not isinstance(named, str) or not named:
+                continue
+            if (key == "noise" and named == REPEATS) or (key == "taxonomy"
+                                                          and not names_a_file(named)):
+                continue  # a name, not a path
+            check_inside(Path(named))
 
 
 def check(paths: list[str] | None = None, ceilings: str | None = None,
@@ -139,6 +160,7 @@ def diff(base: str, candidate: str, taxonomy: str | None = None,
     from .commands.runs import diff as run
     from .core.base.confine import check_inside
 
+    _check_named_paths({"base": base, "candidate": candidate})
     config = _config(taxonomy=taxonomy, ceilings=ceilings)
     runs = Path(os.path.realpath(base)), Path(os.path.realpath(candidate))
     for path in runs:

@@ -87,7 +87,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("ceilings", "path", "the ceilings file (default: the ini key failgate_ceilings, "
            "relative to the ini file, else ceilings.yaml in the rootdir)", "FILE",
            default="ceilings.yaml",
-           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard", "sql")),
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard", "sql",
+                     "watch")),
     Option("ratchet", "flag", "after the run, lower every ceiling whose count fell; never "
            "raises one (the ratchet command)", action=True),
     Option("strict", "flag", "fail items whose ceiling is above the count, so gains must be "
@@ -143,7 +144,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("plugins", "names", "more modules, or .py files (in the ini key: relative to the ini "
            "file), whose pytest_failgate_taxonomies / pytest_failgate_readers hooks add "
            "taxonomies and readers; every front end loads the same ones", "MODULE",
-           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql")),
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql", "watch")),
 )
 
 BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}

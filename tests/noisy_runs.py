@@ -3,9 +3,20 @@
 Shared by the noise tests and ``bench/noise_loop.py``: a system of cases, each with its
 usual outcome; a run re-draws each case's outcome with probability ``flip`` (from the
 outcomes of its kind: answerable or not); a regression moves passing cases into a
-category for good. Runs are written as the RAG regression gate writes them
-(``attribution.jsonl`` and a ``run.jsonl`` header), with unique ids, an optional key in
-some cases only and non-ASCII notes.
+category for good.
+
+Cases of one run are independent unless the system ``drift``s: then each run falls on
+its own day, and the day shifts every case's log-odds of failing by the same ``z``, drawn
+from a normal distribution of standard deviation ``drift`` (a judge or provider harsher
+on some days: every flaky case moves together). The shift is applied after the re-draw,
+coupled so that a case's chance of failing is exactly ``logistic(logit(p) + z)`` with
+``p`` its chance without drift: on a harsher day a passing case fails with probability
+``(p' - p) / (1 - p)`` (into a failure of its kind, drawn by weight), on a milder one a
+failing case passes with probability ``(p - p') / p``.
+
+Runs are written as the RAG regression gate writes them (``attribution.jsonl`` and a
+``run.jsonl`` header), with unique ids, an optional key in some cases only and non-ASCII
+notes.
 """
 
 from __future__ import annotations
@@ -49,17 +60,41 @@ class System:
     outcome: list[str]
     slices: list[str]
     flip: float
+    drift: float = 0.0  # the day-level shift's standard deviation, in log-odds
 
     @classmethod
-    def draw(cls, n: int, flip: float, rng: random.Random) -> System:
+    def draw(cls, n: int, flip: float, rng: random.Random, drift: float = 0.0) -> System:
         answerable = [rng.random() < 0.9 for _ in range(n)]
         return cls(answerable, [_draw(a, rng) for a in answerable],
-                   [rng.choice(SLICES) if a else "no_answer" for a in answerable], flip)
+                   [rng.choice(SLICES) if a else "no_answer" for a in answerable], flip, drift)
 
     def run(self, rng: random.Random) -> list[str]:
-        """One evaluation run: each case re-draws its outcome with probability ``flip``."""
-        return [_draw(a, rng) if rng.random() < self.flip else usual
-                for a, usual in zip(self.answerable, self.outcome, strict=True)]
+        """One evaluation run: each case re-draws its outcome with probability ``flip``;
+        with ``drift``, then the run's day shifts every case's log-odds of failing."""
+        outcomes = [_draw(a, rng) if rng.random() < self.flip else usual
+                    for a, usual in zip(self.answerable, self.outcome, strict=True)]
+        if self.drift > 0:
+            outcomes = self._shifted(outcomes, rng.gauss(0.0, self.drift), rng)
+        return outcomes
+
+    def failing(self, index: int) -> float:
+        """The case's chance of failing a run without drift."""
+        table = ANSWERABLE if self.answerable[index] else NO_ANSWER
+        drawn = 1 - table["correct"] / sum(table.values())
+        usual = self.outcome[index] != "correct"
+        return (1 - self.flip) * usual + self.flip * drawn
+
+    def _shifted(self, outcomes: list[str], shift: float, rng: random.Random) -> list[str]:
+        shifted = []
+        for index, mode in enumerate(outcomes):
+            p = self.failing(index)
+            moved = 1 / (1 + math.exp(-(math.log(p / (1 - p)) + shift)))
+            if mode == "correct" and moved > p and rng.random() < (moved - p) / (1 - p):
+                mode = _failure(self.answerable[index], rng)
+            elif mode != "correct" and moved < p and rng.random() < (p - moved) / p:
+                mode = "correct"
+            shifted.append(mode)
+        return shifted
 
     def regressed(self, category: str, size: int, rng: random.Random) -> System:
         """The same system with ``size`` passing cases now usually in ``category``."""
@@ -68,11 +103,18 @@ class System:
                 if o == "correct" and a == (mode != "over_answer")]
         moved = set(rng.sample(fits, min(size, len(fits))))
         outcome = [mode if i in moved else o for i, o in enumerate(self.outcome)]
-        return System(self.answerable, outcome, self.slices, self.flip)
+        return System(self.answerable, outcome, self.slices, self.flip, self.drift)
 
 
 def _draw(answerable: bool, rng: random.Random) -> str:
     table = ANSWERABLE if answerable else NO_ANSWER
+    return rng.choices(list(table), list(table.values()))[0]
+
+
+def _failure(answerable: bool, rng: random.Random) -> str:
+    """A failing outcome of the kind, drawn by weight."""
+    table = {mode: weight for mode, weight in (ANSWERABLE if answerable else NO_ANSWER).items()
+             if mode != "correct"}
     return rng.choices(list(table), list(table.values()))[0]
 
 
@@ -164,13 +206,14 @@ class Loop:
     merges: int = 20
     bands: int = 3
     least: float = 0.04
+    drift: float = 0.0  # the day-level shift of the log-odds (its standard deviation)
 
 
 def trial(seed: int, args: Loop, work: Path) -> Trial:
     """One system through the CI loop of docs/ci.md: init once, then per merge check the pull
     request's run and ratchet main's; then one regressed pull request per category."""
     rng = random.Random(seed)
-    system = System.draw(args.cases, args.flip, rng)
+    system = System.draw(args.cases, args.flip, rng, args.drift)
     folder = work / f"trial{seed}"
     runs = iter(range(10**6))
 

@@ -5,12 +5,20 @@ With ``--github`` (what ``action.yml`` runs) the settings are the Action's input
 outputs and, given a token on a pull request, the one comment. Otherwise they are the
 command line (``--help``), for any CI system. The exit code is the run's verdict's:
 0 pass, 1 fail, 2 error, 3 inconclusive.
+
+The failgate that decides must be the installed one, never a ``pytest_failgate/`` folder
+of the checkout it judges (a pull request could add one that says "pass"). ``python -m``
+puts the working directory first on ``sys.path``, so ``action.yml`` runs ``python -I``
+(isolated: no working directory, no ``PYTHONPATH``), and the other CIs' commands in the
+docs do the same; and this module refuses to run from a folder of the working directory
+(or ``GITHUB_WORKSPACE``) unless that folder is what was installed (an editable install).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.base.errors import FailgateError
@@ -24,6 +32,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     args = list(sys.argv[1:] if argv is None else argv)
     environ = dict(os.environ if env is None else env)
     try:
+        checkout_copy(Path(environ.get("GITHUB_WORKSPACE") or Path.cwd()))
         if args == ["--github"]:
             return _github(environ)
         settings = settings_from_args(args)
@@ -33,6 +42,27 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         return ERROR.code
     _say(finished)
     return finished.outcome.code
+
+
+def checkout_copy(workspace: Path, package: Path | None = None) -> None:
+    """Refuse a failgate run from a folder of ``workspace`` that was not installed: the
+    checkout's own ``pytest_failgate/``, put first on ``sys.path`` by ``python -m``."""
+    from .. import __file__ as init
+    from ..core.base.install import installed_from
+
+    here = (package or Path(init).parent).resolve()
+    try:
+        here.relative_to(workspace.resolve())
+    except ValueError:
+        return  # site-packages, or a checkout elsewhere: the installed copy
+    source = installed_from()
+    if source is not None and source[0] == "editable" and here.is_relative_to(
+            Path(source[1]).resolve()):
+        return  # the checkout is what was installed (failgate's own repository)
+    raise FailgateError(
+        f"this failgate is the folder {here} of the checkout it would judge, not the "
+        "installed failgate (python -m puts the working directory first): run `python -I "
+        "-m pytest_failgate.ci`, or rename the folder")
 
 
 def _say(finished: Run) -> None:

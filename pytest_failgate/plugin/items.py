@@ -15,6 +15,7 @@ import pytest
 
 from ..core.base.errors import FailgateError
 from .keys import SESSION, ActiveGate
+from .outcomes import GUARD_KEY, LOAD_KEY, ROW_KEYS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -146,6 +147,7 @@ class LoadItem(_QuietItem):
         super().__init__(**kwargs)
         self.error = error
         self.add_marker(MARKER)
+        self.user_properties.append((LOAD_KEY, self.parent.name if self.parent else ""))
 
     def runtest(self) -> None:
         raise _ReportsError(self.error)
@@ -161,7 +163,7 @@ class GuardItem(_QuietItem):
         super().__init__(**kwargs)
         self.guard = guard
         self.add_marker(MARKER)
-        self.user_properties.append(("failgate_guard", guard.ref))
+        self.user_properties.append((GUARD_KEY, guard.ref))
 
     def runtest(self) -> None:
         if not self.guard.passed:
@@ -178,11 +180,7 @@ def is_gate_item(item: pytest.Item) -> bool:
 
 def _properties(row: Row, parent: Any) -> list[tuple[str, object]]:
     """JUnit ``user_properties``: what the item measured, readable by CI tools."""
-    props: list[tuple[str, object]] = [
-        ("failgate_report", row.report),
-        ("failgate_slice", row.slice or ""),
-        ("failgate_item", row.name),
-    ]
+    props: list[tuple[str, object]] = list(zip(ROW_KEYS, row.key, strict=True))
     if row.count is not None:
         props.append(("count", row.count))
     props.append(("ceiling", row.allowed if row.allowed is not None else row.ceiling))

@@ -20,6 +20,7 @@ import pytest
 from ..core.base.errors import FailgateError, display_path
 from ..core.base.result import GateResult
 from .items import MARKER, GateFile, is_gate_item
+from .outcomes import ROW_KEYS, OutcomeCheck
 from .selection import DRY_RUNS, Selection
 from .selection import SELECTION_KEY as _SELECTION_KEY
 
@@ -61,6 +62,8 @@ class GateSession:
         self._selection = Selection()
         self._ran_lines: list[str] = []  # whether the gate ran, when it is worth saying
         self._outcomes: dict[tuple[str, str, str], str] = {}
+        self._reported = OutcomeCheck()  # the gate items' outcomes as reported
+        self._rewritten: list[str] = []  # gate outcomes another hook rewrote
         self._notes: list[str] = []
         self._payload: dict[str, str] | None = None  # what the xdist controller hands on
         self._started = time.time()  # to date the reports read against (``tools``)
@@ -210,6 +213,7 @@ class GateSession:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._reported.record(report)
         if MARKER in report.keywords and (report.when == "call" or report.outcome != "passed"):
             self._selection.ran.add(report.nodeid)
         for name, value in report.user_properties:
@@ -246,10 +250,16 @@ class GateSession:
                 _fail(session, also=pytest.ExitCode.NO_TESTS_COLLECTED)
         if self.result is None:
             return
+        self._rewritten = self._reported.problems(self.result, self.pytest_config)
+        if self._rewritten:
+            _fail(session)
         from ..commands.gating import lower, record
 
         try:
-            if self._earlier and self.config.mode in ("ratchet", "init"):
+            if self._rewritten and self.config.mode in ("ratchet", "init"):
+                self._notes.append(f"{self.config.mode}: {self.result.ceilings_path} not "
+                                   "written: the gate's outcomes were rewritten (above)")
+            elif self._earlier and self.config.mode in ("ratchet", "init"):
                 self._notes.append(
                     f"{self.config.mode}: {self.result.ceilings_path} not written: "
                     f"{', '.join(self._earlier)} is an earlier run's (see the failing items)")
@@ -305,6 +315,7 @@ class GateSession:
         from ..output.text import ratchet_status
 
         yield ""
+        yield from self._rewritten
         yield from self._ran_lines
         if self._notes:
             yield from self._notes
@@ -329,7 +340,7 @@ def _required(specs: list[str]) -> bool:
 
 def _gate_key(properties: list[tuple[str, object]]) -> tuple[str, str, str] | None:
     found = dict(properties)
-    key = found.get("failgate_report"), found.get("failgate_slice"), found.get("failgate_item")
+    key = tuple(found.get(name) for name in ROW_KEYS)
     if all(isinstance(part, str) for part in key):
         return key  # type: ignore[return-value]
     return None

@@ -9,10 +9,13 @@ the Accept, Authorization and API-version headers, the JSON body).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +30,7 @@ from helpers import EXAMPLES
 
 from pytest_failgate import cli
 from pytest_failgate.ci.__main__ import main as ci_main
-from pytest_failgate.ci.comment import BODY_LIMIT, marker
+from pytest_failgate.ci.comment import BODY_LIMIT, CommentError, marker, upsert
 from pytest_failgate.ci.run import ERROR, OUTCOMES, Outcome, Run, Settings, outcome
 from pytest_failgate.core.base.verdict import RUN_CASES, run_verdict
 
@@ -219,6 +222,73 @@ def test_an_unknown_install_mode_and_a_python_without_failgate_are_refused(
     assert "cannot import pytest_failgate.ci (install: never)" in done.stdout
 
 
+# -- the installed failgate decides, never a folder of the checkout ------------------------
+
+FAKE_CI = """import os
+with open(os.environ["GITHUB_OUTPUT"], "a") as out:
+    out.write("verdict=pass\\nexit-code=0\\n")
+print("the checkout's own failgate ran")
+"""
+
+
+def plant_failgate(work: Path) -> None:
+    """A pull request that regresses, and adds a pytest_failgate/ that says pass."""
+    regress_and_loosen(work)
+    (work / "pytest_failgate" / "ci").mkdir(parents=True)
+    (work / "pytest_failgate" / "__init__.py").write_text("", encoding="utf-8")
+    (work / "pytest_failgate" / "ci" / "__init__.py").write_text("", encoding="utf-8")
+    (work / "pytest_failgate" / "ci" / "__main__.py").write_text(FAKE_CI, encoding="utf-8")
+
+
+def test_a_pytest_failgate_folder_in_the_checkout_is_never_imported_by_the_action(
+        origin: Path, tmp_path: Path) -> None:
+    work = checkout(origin, tmp_path, plant_failgate)
+    done = gate(work, tmp_path)
+    assert "the checkout's own failgate ran" not in done.stdout
+    assert done.outputs["verdict"] == "fail"
+    assert done.steps[-1].returncode == 1
+    assert "FAILED ceilings.yaml::guard" not in done.stdout  # the installed one ran: its report
+    assert "❌ guard:" in done.summary
+
+
+def _copy_of_failgate(work: Path) -> None:
+    shutil.copytree(ROOT / "pytest_failgate", work / "pytest_failgate",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def test_python_m_from_a_checkout_holding_a_failgate_copy_refuses_it(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    shutil.copytree(EXAMPLES / "reports", work / "reports")
+    shutil.copy(ROOT / "ceilings.yaml", work / "ceilings.yaml")
+    _copy_of_failgate(work)  # e.g. an old copy, edited by the pull request
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PYTHON"))}
+    command = ["-m", "pytest_failgate.ci", "reports", "--out-dir", str(tmp_path / "out")]
+    shadowed = subprocess.run([sys.executable, *command], cwd=work, env=env,
+                              capture_output=True, text=True, check=False)
+    assert shadowed.returncode == 2, shadowed.stdout + shadowed.stderr
+    assert (f"this failgate is the folder {work.resolve() / 'pytest_failgate'} of the checkout "
+            "it would judge, not the installed failgate") in shadowed.stderr
+    assert "run `python -I -m pytest_failgate.ci`" in shadowed.stderr
+    isolated = subprocess.run([sys.executable, "-I", *command], cwd=work, env=env,
+                              capture_output=True, text=True, check=False)
+    assert isolated.returncode == 0, isolated.stdout + isolated.stderr  # the control
+    assert "failgate ci: pass (exit 0)" in isolated.stdout
+
+
+def test_only_an_editable_install_of_the_checkout_may_run_from_it(tmp_path: Path) -> None:
+    from pytest_failgate.ci.__main__ import checkout_copy
+    from pytest_failgate.core.base.errors import FailgateError
+    from pytest_failgate.core.base.install import installed_from
+
+    installed = Path(str(__import__("pytest_failgate").__file__)).parent
+    if (installed_from() or ("",))[0] == "editable":  # a development install of this tree
+        checkout_copy(installed.parent)  # failgate's own repository, gating itself
+    (tmp_path / "pytest_failgate").mkdir()
+    with pytest.raises(FailgateError, match="of the checkout it would judge"):
+        checkout_copy(tmp_path, tmp_path / "pytest_failgate")
+    checkout_copy(tmp_path / "elsewhere")  # the installed copy is not in that workspace
+
+
 # -- the pull-request comment, against a local REST API ------------------------------------
 
 @dataclass
@@ -232,6 +302,8 @@ class FakeGitHub:
     problems: list[str] = field(default_factory=list)
     fail_with: int | None = None
     url: str = ""
+    login: str | None = None  # the token's user; None: a GITHUB_TOKEN, which cannot ask
+    moved_to: str | None = None  # the listing answers 301 to this origin's /repositories/42
 
     def check(self, handler: BaseHTTPRequestHandler) -> None:
         headers = handler.headers
@@ -259,7 +331,20 @@ class FakeGitHub:
             if set(body) != {"body"} or not isinstance(body["body"], str):
                 self.problems.append(f"body: {body}")
         listing = f"/repos/{self.repository}/issues/{self.number}/comments"
-        if method == "GET" and parts.path == listing:
+        if method == "GET" and parts.path == "/user":
+            if self.login is None:
+                return self._send(handler, 403, {
+                    "message": "Resource not accessible by integration"})
+            return self._send(handler, 200, {"login": self.login, "type": "User"})
+        if method == "GET" and parts.path == listing and self.moved_to is not None:
+            handler.send_response(301)
+            handler.send_header("Location", f"{self.moved_to}/repositories/42/issues/"
+                                            f"{self.number}/comments?{parts.query}")
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return None
+        if method == "GET" and parts.path in (listing, f"/repositories/42/issues/{self.number}"
+                                                       "/comments"):
             query = parse_qs(parts.query)
             per_page = int(query.get("per_page", ["30"])[0])
             page = int(query.get("page", ["1"])[0])
@@ -270,7 +355,9 @@ class FakeGitHub:
             return self._send(handler, 200, chunk, link)
         if method == "POST" and parts.path == listing:
             comment = {"id": 9000 + len(self.comments), "body": body["body"],
-                       "html_url": f"https://github.example/pr/7#c{len(self.comments)}"}
+                       "html_url": f"https://github.example/pr/7#c{len(self.comments)}",
+                       "user": {"login": self.login or "github-actions[bot]",
+                                "type": "Bot" if self.login is None else "User"}}
             self.comments.append(comment)
             return self._send(handler, 201, comment)
         found = re.fullmatch(rf"/repos/{self.repository}/issues/comments/(\d+)", parts.path)
@@ -295,11 +382,9 @@ class FakeGitHub:
         handler.wfile.write(data)
 
 
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    fake = FakeGitHub()
-    fake.comments = [{"id": i, "body": f"an unrelated comment {i}",
-                      "html_url": f"https://github.example/pr/7#c{i}"} for i in range(150)]
+@contextlib.contextmanager
+def serve(fake: FakeGitHub) -> Iterator[FakeGitHub]:
+    """``fake`` on a port of 127.0.0.1 of its own (its ``url``)."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -325,6 +410,15 @@ def github() -> Iterator[FakeGitHub]:
         server.server_close()
 
 
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    fake = FakeGitHub()
+    fake.comments = [{"id": i, "body": f"an unrelated comment {i}",
+                      "html_url": f"https://github.example/pr/7#c{i}"} for i in range(150)]
+    with serve(fake) as served:
+        yield served
+
+
 def test_the_comment_is_created_once_then_updated_in_place(
         origin: Path, tmp_path: Path, github: FakeGitHub) -> None:
     api = {"GITHUB_API_URL": github.url}
@@ -348,6 +442,7 @@ def test_the_comment_is_created_once_then_updated_in_place(
     assert second.outputs["verdict"] == "fail"
     assert github.requests == [("GET", f"{listing}?per_page=100"),
                                ("GET", f"{listing}?per_page=100&page=2"),
+                               ("GET", "/user"),  # whose the marked comment is: ours
                                ("PATCH", f"/repos/octo-org/octo-repo/issues/comments/"
                                          f"{ours[0]['id']}")]
     assert [c for c in github.comments if marker("failgate") in c["body"]] == ours
@@ -393,6 +488,63 @@ def test_no_comment_is_written_outside_a_pull_request(
     assert done.outputs["verdict"] == "pass"
     assert github.requests == []
     assert "no pull-request comment: not a pull request (push)" in done.stdout
+
+
+def _marked(comment_id: int, login: str, text: str = "a report") -> dict[str, Any]:
+    return {"id": comment_id, "body": f"{marker('failgate')}\n{text}",
+            "html_url": f"https://github.example/pr/7#c{comment_id}",
+            "user": {"login": login, "type": "Bot" if login.endswith("[bot]") else "User"}}
+
+
+def test_a_marked_comment_by_another_author_is_never_edited(github: FakeGitHub) -> None:
+    # anyone can paste the marker: the first marked comment is someone else's
+    github.comments[3] = _marked(3, "mallory", "mallory's words")
+    posted = upsert(github.url, github.repository, 7, TOKEN, "the gate's report", "failgate")
+    assert posted.action == "created"
+    assert github.comments[3]["body"].endswith("mallory's words")
+    assert not [path for method, path in github.requests if method == "PATCH"]
+    assert github.comments[-1]["body"] == f"{marker('failgate')}\nthe gate's report"
+    assert github.comments[-1]["user"]["login"] == "github-actions[bot]"
+    assert github.problems == []
+
+
+def test_the_tokens_own_marked_comment_is_edited_not_anothers(github: FakeGitHub) -> None:
+    github.login = "octocat"  # a personal token: GET /user answers
+    github.comments[3] = _marked(3, "github-actions[bot]", "the bot's")  # not this token's
+    github.comments[5] = _marked(5, "octocat", "octocat's earlier report")
+    posted = upsert(github.url, github.repository, 7, TOKEN, "the gate's report", "failgate")
+    assert (posted.action, posted.id) == ("updated", 5)
+    assert github.comments[5]["body"] == f"{marker('failgate')}\nthe gate's report"
+    assert github.comments[3]["body"].endswith("the bot's")
+    assert [r for r in github.requests if r[0] != "GET" or r[1] == "/user"] == [
+        ("GET", "/user"), ("PATCH", "/repos/octo-org/octo-repo/issues/comments/5")]
+    assert github.problems == []
+
+
+def test_a_github_token_edits_the_actions_bots_marked_comment(github: FakeGitHub) -> None:
+    github.comments[5] = _marked(5, "github-actions[bot]", "the last run's")
+    posted = upsert(github.url, github.repository, 7, TOKEN, "this run's", "failgate")
+    assert (posted.action, posted.id) == ("updated", 5)
+    assert github.problems == []
+
+
+def test_the_token_never_follows_a_redirect_to_another_origin(github: FakeGitHub) -> None:
+    with serve(FakeGitHub()) as elsewhere:  # another port of the same host: another origin
+        github.moved_to = elsewhere.url
+        with pytest.raises(CommentError, match=r"redirected to another origin \(127\.0\.0\.1:"
+                                               r"\d+\); not followed with the token"):
+            upsert(github.url, github.repository, 7, TOKEN, "a report", "failgate")
+        assert elsewhere.requests == []
+    assert github.requests == [("GET", "/repos/octo-org/octo-repo/issues/7/comments"
+                                       "?per_page=100")]
+
+
+def test_a_redirect_within_the_api_is_followed(github: FakeGitHub) -> None:
+    github.moved_to = github.url  # a renamed repository: GitHub answers 301 on its own origin
+    posted = upsert(github.url, github.repository, 7, TOKEN, "a report", "failgate")
+    assert posted.action == "created"
+    assert ("GET", "/repositories/42/issues/7/comments?per_page=100") in github.requests
+    assert github.problems == []  # every request carried the token
 
 
 def test_a_report_longer_than_a_comment_is_cut_at_a_line() -> None:

@@ -56,6 +56,45 @@ def test_paths_outside_the_working_folder_are_refused(project: Path) -> None:
     assert "hosts" not in _text(refused[0])  # /etc was not listed
 
 
+def test_an_outside_path_gets_one_answer_whether_or_not_it_exists(project: Path) -> None:
+    """No existence oracle: each way a call names a file (a report, the ceilings, a noise
+    band, a baseline, a taxonomy by path, a diff's run; and through a ceilings file's
+    ``taxonomy:`` and ``noise:`` keys) answers "outside" alike for an existing file and a
+    missing one. A taxonomy named outside said "not found" for a missing file."""
+    outside = project.parent / "outside"
+    (outside / "taxonomy.yaml").write_text("version: 1\n")
+    for key, there, missing in (("taxonomy", "taxonomy.yaml", "none.yaml"),
+                                ("noise", "run/noise_band.json", "none.json")):
+        for name, target in ((f"{key}-there", there), (f"{key}-missing", missing)):
+            extra = "taxonomy: rag\nnoise" if key == "noise" else "taxonomy"
+            (project / f"{name}.yaml").write_text(
+                f"version: 1\n{extra}: ../outside/{target}\n")
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for target in ("run/noise_band.json", "no/such/file.json"):
+        absolute = str(outside / target)
+        calls += [
+            ("show", {"paths": [absolute]}),
+            ("show", {"paths": ["run"], "taxonomy": absolute.replace(".json", ".yaml")}),
+            ("analyze", {"paths": ["run"], "taxonomy": f"../outside/{target}"}),
+            ("check", {"paths": ["run"], "ceilings": absolute}),
+            ("check", {"paths": ["run"], "noise": absolute}),
+            ("check", {"paths": ["run"], "baseline": [absolute]}),
+            ("diff", {"base": absolute, "candidate": "run"}),
+        ]
+    calls += [("show", {"paths": ["run"], "ceilings": f"{name}-{state}.yaml"})
+              for name in ("taxonomy", "noise") for state in ("there", "missing")]
+    _, results = mcp_calls(project, calls)
+    answers = [_text(result) for result in results]
+    assert all(result.is_error for result in results), answers
+    assert all("is outside the folders this server may read" in text for text in answers)
+    half = 7
+    for there, missing in zip(answers[:half], answers[half:2 * half], strict=True):
+        assert there.replace("run/noise_band", "X") == missing.replace("no/such/file", "X")
+    names = answers[2 * half:]
+    assert names[0].replace("taxonomy.yaml", "X") == names[1].replace("none.yaml", "X")
+    assert names[2].replace("run/noise_band", "X") == names[3].replace("none", "X")
+
+
 def test_a_link_inside_a_report_folder_leading_out_is_refused(project: Path) -> None:
     os.symlink(project.parent / "outside" / "run" / "attribution.jsonl",
                project / "run" / "stolen.jsonl")

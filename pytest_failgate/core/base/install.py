@@ -45,6 +45,13 @@ def needs_extra(what: str, extra: str, packages: str = "") -> str:
     return f"{what} needs the {extra} extra{named}: {install_command(extra)}"
 
 
+def installed_from() -> tuple[str, str] | None:
+    """``(kind, where)`` of the installed copy's source ("editable", "directory", "url"),
+    or ``None`` (an index, or nothing recorded)."""
+    recorded = _recorded()
+    return _source(recorded) if recorded is not None else None
+
+
 def _recorded() -> str | None:
     """The installed copy's record. A source tree's build left an ``.egg-info`` that the
     working directory can put first on ``sys.path``; only an installer writes INSTALLER."""

@@ -99,6 +99,12 @@ _PLAIN_DECIMAL = re.compile(r"[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+][0-9]+)?")
 # Values built from one document, aliases expanded: far above any real file, far
 # below what an expansion attack needs to hurt.
 MAX_VALUES = 100_000
+# The most digits a number may have (and the largest exponent): Python's default limit
+# for converting text to an integer, which JSON reports meet too.
+MAX_DIGITS = 4300
+# Digits before the decimal point (the exponent counted): every number is compared, shown
+# or turned into a float somewhere, and a float stops near 10^308.
+MAX_MAGNITUDE = 300
 
 
 def _scalar(node: yaml.ScalarNode, path: Path) -> Any:
@@ -108,14 +114,47 @@ def _scalar(node: yaml.ScalarNode, path: Path) -> Any:
     if tag == _BOOL_TAG:
         return _constructor.construct_yaml_bool(node)
     if tag == _INT_TAG:
+        _check_length(node, path)
         if not _PLAIN_INT.fullmatch(node.value):
             raise _unplain(node, path, _constructor.construct_yaml_int(node))
         return int(node.value)
     if tag == _FLOAT_TAG:
+        _check_length(node, path)
         if not _PLAIN_DECIMAL.fullmatch(node.value):
             raise _unplain(node, path, _constructor.construct_yaml_float(node))
         return Fraction(node.value)
     return node.value  # str, and anything exotic (dates...) as the text written
+
+
+def _check_length(node: yaml.ScalarNode, path: Path) -> None:
+    """A number of more than ``MAX_DIGITS`` digits, an exponent past ``MAX_DIGITS``, or a
+    value of ``10^MAX_MAGNITUDE`` or more is one clear error at its place: Python refuses to
+    read a longer integer (a traceback), ``1.0e+99999999`` would build a hundred-million-digit
+    integer, and a 400-digit ``max_rate`` overflows the float it is shown as. Checked
+    before anything reads it, YAML 1.1's own readers (of ``0x...``) included."""
+    text = node.value
+    if _PLAIN_INT.fullmatch(text) or _PLAIN_DECIMAL.fullmatch(text):
+        mantissa, _, exponent = text.lower().partition("e")
+    else:  # 0x1F, 7_0, 1:00: every letter and digit counts
+        mantissa, exponent = text, ""
+    digits = sum(char.isalnum() for char in mantissa)
+    power = int(exponent) if exponent and len(exponent) <= 6 else 0
+    if exponent and len(exponent) > 6:
+        power = MAX_DIGITS + 1 if exponent[0] != "-" else -MAX_DIGITS - 1
+    whole = len(mantissa.lstrip("+-").split(".")[0].lstrip("0"))  # digits before the point
+    if digits > MAX_DIGITS or abs(power) > MAX_DIGITS:
+        what = (f"a number of {digits:,} digits" if digits > MAX_DIGITS
+                else f"a number whose exponent is past {MAX_DIGITS:,}")
+        why = f"numbers are limited to {MAX_DIGITS:,} digits (the longest integer Python reads)"
+    elif whole + power > MAX_MAGNITUDE:
+        what = f"a number of {whole + power:,} digits before the point"
+        why = (f"numbers are below 10^{MAX_MAGNITUDE} (a float's range; no count, rate or "
+               "level comes near it)")
+    else:
+        return
+    span = _span(node)
+    shown = text if len(text) <= 24 else f"{text[:12]}...{text[-8:]}"
+    raise FailgateError(f"'{shown}' is {what}; {why}", path, span.line, span.col)
 
 
 def _unplain(node: yaml.ScalarNode, path: Path, read_as: object) -> FailgateError:

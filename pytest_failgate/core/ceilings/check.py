@@ -42,6 +42,8 @@ class Check:
     # unchanged system under its ceiling at the run's false-alarm budget (None: exact)
     movement: Movement | None = None
     needed: int | None = None
+    # the count a new noisy ceiling is set from: the band's mean with this run (None: count)
+    center: int | None = None
     # over a max_rate with a significance level: the exact test, and that level (the run's
     # family of tests settles the verdict, see ``core.gate.family``)
     test: TailProbability | None = None

@@ -332,6 +332,7 @@ class InitNoise:
     allowances: Mapping[tuple[str, str], int]  # (report, name) -> allowance
     budget: Fraction  # the run's false-alarm budget the allowances share
     items: int  # how many counts share it
+    observed: Mapping[tuple[str, str], int] | None = None  # (report, name) -> the count set
 
 
 def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
@@ -346,15 +347,20 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
     known name, or a path relative to the ceilings file).
 
     With ``noise`` a count that has an allowance is written as ``max``, ``observed``
-    and ``allowance`` (one number a line): a default takes the highest count and the
-    largest allowance of the reports it governs (as a ratchet lowers it).
+    and ``allowance`` (one number a line), ``observed`` from the noise's evidence where it
+    gives one (``noise.observed``: the band's mean with this run): a default takes the
+    highest count and the largest allowance of the reports it governs (as a ratchet
+    lowers it).
     """
     names = list(dict.fromkeys(
         name for _, taxonomy in [(None, default), *reports]
         for name in (*taxonomy.category_names, TOTAL)))
     allowances = noise.allowances if noise is not None else {}
+    centers = noise.observed or {} if noise is not None else {}
 
     def count(report: Report, name: str) -> int | None:
+        if (report.name, name) in centers:  # the noise's evidence, not this run alone
+            return centers[(report.name, name)]
         return report.failed if name == TOTAL else report.counts.get(name)
 
     def parts(name: str, governed: Sequence[Report]) -> tuple[int, int | None]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..base.errors import FailgateError
@@ -17,8 +18,6 @@ from .rewrite import remove_stale_temps, rewrite, write_atomic
 from .target import check_target, locked
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from ..base.result import GateResult
 
 @dataclass(frozen=True)
@@ -60,7 +59,8 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes,
     repository of ``root``, read-only: ``target``) or the rewritten file would not read
     back as intended (the file is then left as it was). The file is compared with what
     the gate read and replaced under a lock, so of two ratchets at once one writes and
-    the other finds the file changed.
+    the other finds the file changed: a ``FailgateError`` too (exit 2 in the CLI, a failed
+    session under pytest), so CI can tell that a lowering was lost.
     """
     check_target(path, root)
     remove_stale_temps(path)  # a killed ratchet's leftover goes even when nothing is lowered
@@ -77,8 +77,10 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes,
     with locked(path):
         text = read_text(path)
         if digest(text) != result.ceilings_sha256:
-            return Rewrite(False, [f"ratchet: {result.ceilings_path} changed during the run "
-                                   "(another ratchet, or an edit); not written: run it again"])
+            raise FailgateError(
+                "changed during the run (another ratchet, or an edit): the lowering of "
+                f"{plural(len(lowerings), 'ceiling')} was not written; run the ratchet again",
+                Path(result.ceilings_path))  # as the gate shows it
         write_atomic(path, rewrite(path, text, lowerings))
     lines = [f"ratchet: lowered {plural(len(lowerings), 'ceiling')} in {result.ceilings_path}:"]
     lines += [f"  {lowering.description}" for lowering in lowerings]

@@ -215,6 +215,8 @@ def _entry(where: str, entry: Any) -> dict[str, Any]:
     missing = [name for name in _REQUIRED if name not in entry]
     if missing:
         raise ValueError(f"{where}: missing {', '.join(repr(m) for m in missing)}")
+    for name, value in entry.items():
+        _not_huge(where, name, value)
     for name in ("std", "mean"):
         if name in entry:
             try:
@@ -222,6 +224,17 @@ def _entry(where: str, entry: Any) -> dict[str, Any]:
             except (TypeError, ValueError) as error:
                 raise ValueError(f"{where}: {error}") from None
     return entry
+
+
+_HUGE = 1 << 63  # no count of runs or cases, and no measurement, comes near it
+
+
+def _not_huge(where: str, key: str, value: Any) -> None:
+    """An integer of hundreds of digits is an error here, not an ``OverflowError`` later
+    (where it becomes a float) or a comparison of numbers no run produces."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _HUGE:
+        raise ValueError(f"{where}: {key} is a number of {len(str(abs(value))):,} digits; "
+                         "a band's counts and measurements are below 2^63")
 
 
 def _number(where: str, key: str, value: Any) -> float:
@@ -279,6 +292,10 @@ def read_noise_band(document: Any) -> NoiseDocument:
     if not isinstance(stability, dict) or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in stability.values()):
         raise ValueError("noise band: 'case_stability' must map case ids to counts of runs")
+    for case, runs in stability.items():
+        _not_huge("noise band: case_stability", repr(case), runs)
+    if isinstance(document.get("n_runs"), int):
+        _not_huge("noise band", "n_runs", document["n_runs"])
     unstable = document.get("unstable_cases", [])
     if not isinstance(unstable, list) or not all(isinstance(c, str | int) for c in unstable):
         raise ValueError("noise band: 'unstable_cases' must be a list of case ids")

@@ -13,6 +13,12 @@ Two sources, each a documented input and neither needed on a deterministic pipel
 
 ``total`` moves as the passed cases do (``mode:correct``); a group, or ``total``
 without a passed band, moves at most as its categories together.
+
+A band also says how far each count spread over its runs: a count that spread more than
+its movement explains (a shared shift: a harsher judge on some days) gets the upper bound
+of its dispersion factor (:mod:`..stats.dispersion`); a group takes its categories'
+largest. Repeats inside one run were all made at once: they cannot see day-to-day drift,
+and their model says so.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..base.formatting import plural
 from ..stats.allowance import Movement
+from ..stats.dispersion import dispersion_bound
 from ..taxonomy.model import TOTAL
 from .noise import PASSED_MODE
 
@@ -43,6 +50,23 @@ class NoiseModel:
     source: str  # what the messages call it: the noise file's name, or "repeats"
     shared: Mapping[str, Movement] = field(default_factory=dict)  # one for every report
     per_report: Mapping[str, Mapping[str, Movement]] = field(default_factory=dict)
+    means: Mapping[str, Fraction] = field(default_factory=dict)  # each count's band mean
+    run_ids: tuple[str, ...] = ()  # the runs the band was measured from
+
+    def mean(self, name: str, taxonomy: Taxonomy, n_cases: int | None) -> Fraction | None:
+        """A count's mean over the band's runs (None: the band does not record it).
+
+        ``total`` is the cases less the passed ones' mean; a group, its categories'.
+        """
+        if name in self.means:
+            return self.means[name]
+        if name == TOTAL:
+            passed = self.means.get(PASSED_MODE)
+            return None if passed is None or n_cases is None else n_cases - passed
+        members = [self.means.get(member) for member in taxonomy.members(name)]
+        if name in taxonomy.category_names or not members or None in members:
+            return None
+        return sum((m for m in members if m is not None), Fraction(0))
 
     def movement(self, report: str, name: str, taxonomy: Taxonomy) -> Movement | None:
         """How a report's count of ``name`` (a category, a group, ``total``) moves."""
@@ -50,33 +74,42 @@ class NoiseModel:
         if name in known:
             return known[name]
         if name == TOTAL and PASSED_MODE in known:
-            passed = known[PASSED_MODE]  # a case leaves the passed ones as it fails
-            return Movement(passed.expected, passed.source)
+            return known[PASSED_MODE]  # a case leaves the passed ones as it fails
         members = [known.get(member) for member in taxonomy.members(name)]
         if name in taxonomy.category_names or not members or None in members:
             return None
         parts = [m for m in members if m is not None]
+        measured = [m.runs for m in parts if m.runs is not None]
         return Movement(sum((m.expected for m in parts), Fraction(0)),
-                        f"{self.source}: its categories' movement together")
+                        f"{self.source}: its categories' movement together",
+                        max(m.dispersion for m in parts), min(measured, default=None))
 
     def covers(self, report: str) -> bool:
         return bool(self.per_report.get(report, self.shared))
 
 
 def band_movement(band: NoiseBand, label: str) -> Movement:
-    """A band's expected movement between two runs (see the module docstring)."""
+    """A band's expected movement between two runs and its dispersion (see the module
+    docstring)."""
+    std = Fraction(repr(band.std))
     if band.discordant is not None:
         pairs = band.n * (band.n - 1) // 2
         moved = f", {plural(band.moved, 'case')} moved" if band.moved is not None else ""
-        return Movement(Fraction(band.discordant, pairs), f"{label}: {band.n} runs{moved}")
-    std = Fraction(repr(band.std))
-    return Movement(2 * std * std, f"{label}: {band.n} runs, from the count's std only")
+        expected = Fraction(band.discordant, pairs)
+        what = f"{label}: {band.n} runs{moved}"
+    else:
+        expected = 2 * std * std
+        what = f"{label}: {band.n} runs, from the count's std only"
+    return Movement(expected, what, dispersion_bound(std * std, expected, band.n), band.n)
 
 
 def from_document(noise: NoiseDocument, label: str) -> NoiseModel:
     """The model of a noise band file (``label``: its name, for the messages)."""
     return NoiseModel(label, {name: band_movement(band, label)
-                              for name, band in noise.bands.items()})
+                              for name, band in noise.bands.items()},
+                      means={name: Fraction(repr(band.mean)) for name, band in noise.bands.items()
+                             if band.mean is not None},
+                      run_ids=noise.run_ids)
 
 
 def repeat_movements(report: Report, taxonomy: Taxonomy) -> dict[str, Movement]:

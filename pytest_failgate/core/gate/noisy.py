@@ -16,22 +16,26 @@ chance that any of them fails by chance is at most the budget). ``init`` writes
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
+from ..base.confine import check_inside
 from ..base.errors import FailgateError, display_path
 from ..base.formatting import format_number, plural
 from ..compare.baseline import DEFAULT_ALPHA, load_noise_bands
 from ..compare.noisemodel import REPEATS, NoiseModel, from_document, from_repeats
-from ..stats.allowance import allowance
+from ..stats.allowance import rate_allowance
+from ..stats.dispersion import CONFIDENCE
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from fractions import Fraction
 
     from ..ceilings.check import Check
     from ..ceilings.load import Ceilings
+    from ..stats.allowance import Movement
     from ..taxonomy import Taxonomy
     from .checked import GateConfig, ReportGate
 
@@ -57,6 +61,8 @@ class NoiseRun:
     model: NoiseModel
     budget: Fraction  # family-wise: the chance any count fails by chance, at most
     items: int  # the counts that share it
+    movements: tuple[Movement, ...] = ()  # each of those counts' movement
+    unmeasured: tuple[str, ...] = ()  # reports of the run none of whose counts it measures
 
     @property
     def level(self) -> Fraction:
@@ -64,10 +70,32 @@ class NoiseRun:
         return self.budget / self.items
 
     def describe(self) -> str:
-        return (f"noise from {self.source.label}: an unchanged system fails any of "
+        text = (f"noise from {self.source.label}: an unchanged system fails any of "
                 f"{plural(self.items, 'count')} by chance in at most "
                 f"{format_number(self.budget * 100)}% of runs (allowances at "
                 f"{format_number(self.budget)}/{self.items} each, Bonferroni)")
+        parts = [text, self.model_text()]
+        if self.unmeasured:
+            them = "them" if len(self.unmeasured) > 1 else "it"
+            parts.append(f"not covered: {', '.join(self.unmeasured)} (no noise source "
+                         f"measures {them}: its ceilings are exact, and the rate above "
+                         "leaves out how often they fail by chance)")
+        return "; ".join(parts)
+
+    def model_text(self) -> str:
+        """Which noise model the allowances rest on (the band's line says it)."""
+        widened = [m for m in self.movements if m.dispersion > 1]
+        if widened:
+            largest = max(m.dispersion for m in widened)
+            return (f"model: {plural(len(widened), 'count')} spread beyond independent case "
+                    f"moves, widened by their dispersion (up to x{format_number(largest)}, "
+                    f"chi-square bound at {format_number(CONFIDENCE * 100)}%), the rest "
+                    "independent")
+        measured = [m.runs for m in self.movements if m.runs is not None]
+        if measured:
+            return (f"model: independent case moves (no count spread beyond them over "
+                    f"{min(measured)} runs)")
+        return "model: independent case moves (day-to-day drift not measured)"
 
 
 def noise_source(config: GateConfig, ceilings: Ceilings | None) -> NoiseSource | None:
@@ -83,6 +111,7 @@ def noise_source(config: GateConfig, ceilings: Ceilings | None) -> NoiseSource |
     if written == REPEATS:
         return NoiseSource(None, True, REPEATS)
     path = (ceilings.path.parent / written).resolve()
+    check_inside(path)  # a confined run answers "outside" before it looks
     if not path.is_file():
         raise ceilings.doc.error(f"noise: {written} is not a file (a noise_band.json from "
                                  f"`failgate noise`, relative to this file, or '{REPEATS}')",
@@ -130,12 +159,72 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
                       "band measured on these reports with `failgate noise`)"]
     budget = DEFAULT_ALPHA if ceilings is None or ceilings.model.significance is None else (
         ceilings.model.significance)
-    run = NoiseRun(source, model, budget, len(found))
+    covered = {report_gate.report.name for report_gate, _, _ in found
+               if report_gate.report is not None}
+    unmeasured = tuple(r.name for r in loaded if r.name not in covered)
+    run = NoiseRun(source, model, budget, len(found), tuple(m for _, _, m in found), unmeasured)
+    stale = []
     for report_gate, index, movement in found:
         check = report_gate.checks[index]
-        report_gate.checks[index] = replace(check, movement=movement,
-                                            needed=allowance(movement.cases, run.level))
-    return run, _short_allowances([c for g in gated for c in g.checks], run)
+        needed = count_allowance(model, check, movement, run.level,
+                                 taxonomy_of[check.report.name])
+        center = None
+        if len(loaded) == 1:  # a band pools a run's reports: its mean is one report's alone
+            center = observed_center(model, check, taxonomy_of[check.report.name], needed)
+            if center is None:
+                stale.append(check.name)
+        report_gate.checks[index] = replace(check, movement=movement, needed=needed,
+                                            center=center)
+    notes = _short_allowances([c for g in gated for c in g.checks], run)
+    if stale:
+        notes.append(f"noise: this run's {', '.join(stale)} differ from the mean of "
+                     f"{source.label} by more than the noise allows: a new ceiling is set "
+                     "from this run's count; measure the noise again on this system")
+    return run, notes
+
+
+def count_allowance(model: NoiseModel, check: Check, movement: Movement, level: Fraction,
+                    taxonomy: Taxonomy) -> int:
+    """The allowance of one count at ``level``: the one function every allowance comes from
+    (the guard compares what it gives).
+
+    A count moves as its noise measures (:meth:`Movement.needed`, widened by its
+    dispersion). A category of failures outside the system under test (provider or judge
+    errors) is a tolerance: it may also reach what its observed error rate gives
+    (:func:`rate_allowance`: the band's runs with this one), whichever is larger.
+    """
+    needed = movement.needed(level)
+    if check.name not in taxonomy.outside or not check.report.n_cases:
+        return needed
+    n = check.report.n_cases
+    seen, trials = check.count, n
+    mean = model.mean(check.name, taxonomy, n)
+    runs = len(model.run_ids)
+    if mean is not None and runs:
+        seen += math.floor(mean * runs + Fraction(1, 2))  # the band's errors, all its runs
+        trials += runs * n
+    return max(needed, rate_allowance(seen, trials, n, check.count, level))
+
+
+def observed_center(model: NoiseModel, check: Check, taxonomy: Taxonomy,
+                    needed: int) -> int | None:
+    """The count a new noisy ceiling is set from: all the evidence, not one run.
+
+    The mean of the band's runs, with this run added when it is not one of them (by its
+    ``run_id``), rounded half up. Without a band mean it is this run's count; when this
+    run's count is further from the band's mean than the allowance, the band measured
+    another system: None (the caller sets the ceiling from this run and says so).
+    """
+    mean = model.mean(check.name, taxonomy, check.report.n_cases)
+    if mean is None:
+        return check.count
+    if abs(check.count - mean) > needed:
+        return None
+    runs = len(model.run_ids)
+    run_id = check.report.recorded.get("run_id")
+    if runs and not (isinstance(run_id, str) and run_id in model.run_ids):
+        mean = (runs * mean + check.count) / (runs + 1)
+    return math.floor(mean + Fraction(1, 2))
 
 
 def _short_allowances(checks: Sequence[Check], run: NoiseRun) -> list[str]:

@@ -159,7 +159,16 @@ def _init_noise(gate: Gate) -> InitNoise | None:
     if gate.noise is None:
         return None
     allowances = {(c.report.name, c.name): c.needed for c in gate.checks if c.needed is not None}
-    return InitNoise(gate.noise.source.written, allowances, gate.noise.budget, gate.noise.items)
+    observed = {(c.report.name, c.name): init_observed(c) for c in gate.checks
+                if c.needed is not None}
+    return InitNoise(gate.noise.source.written, allowances, gate.noise.budget, gate.noise.items,
+                     observed)
+
+
+def init_observed(check: Check) -> int:
+    """The count a new ceiling records as ``observed``: the noise band's evidence with this
+    run where there is one (``core.gate.noisy.observed_center``), else this run's count."""
+    return check.center if check.center is not None else check.count
 
 
 def _power(check: Check, allowed: int | None) -> dict[str, Any]:
@@ -174,7 +183,7 @@ def _power(check: Check, allowed: int | None) -> dict[str, Any]:
         "allowance": ceiling.allowance if ceiling is not None else None,
         "needed": check.needed,
         "moving": check.movement.cases if check.movement is not None else None,
-        "noise": check.movement.source if check.movement is not None else None,
+        "noise": check.movement.described if check.movement is not None else None,
     }
     if allowed is None or check.verdict == "error":
         return fields
@@ -198,12 +207,13 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
     examples = ([] if check.slice is not None
                 else case_examples(check.report, check.name, taxonomy))
     if gate.config.mode == "init":
-        allowed = check.count + (check.needed or 0)
-        written = (f"{allowed} ({check.count} + {check.needed}, new)" if check.needed is not None
+        observed = init_observed(check)
+        allowed = observed + (check.needed or 0)
+        written = (f"{allowed} ({observed} + {check.needed}, new)" if check.needed is not None
                    else f"{check.count} (new)")
         noisy = _power(check, allowed)
         if check.needed is not None:
-            noisy.update(observed=check.count, allowance=check.needed)
+            noisy.update(observed=observed, allowance=check.needed)
         return Row(report=check.report.name, slice=check.slice, name=check.name, kind=kind,
                    count=check.count, allowed=allowed, ceiling=written,
                    source=None, line=None, verdict="record", rule=rule, first_cases=first,

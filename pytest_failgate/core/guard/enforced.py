@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -149,12 +150,34 @@ def _looser(old: int | Fraction | None, new: int | Fraction | None) -> bool:
     return old is not None and new > old
 
 
+# Letters of other scripts that look like Latin ones (after casefolding): Cyrillic and
+# Greek lookalikes a reader cannot tell from the old reason's letters.
+_LOOKALIKES = str.maketrans("авекмнорстухіјѕԁһӏԛԝүαβεζικνορτυχ",
+                            "abekmhopctyxijsdhlqwyabezikvoptux")
+
+
+def reason_words(text: str) -> str:
+    """What a reason says, for telling a new reason from an old one: its letters and digits
+    only, compatibility-normalised (NFKC: full-width, ligatures, superscripts), casefolded,
+    Cyrillic and Greek lookalikes read as the Latin letters they show.
+
+    So the old reason with a zero-width space, a soft hyphen or another invisible character
+    (Unicode format, control and mark characters), a no-break space, other spacing or
+    punctuation, another case or lookalike letters is the old reason: what a reviewer reads
+    is the same text, and it does not excuse a new loosening.
+    """
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return "".join(char for char in folded.translate(_LOOKALIKES)
+                   if unicodedata.category(char)[0] in "LN")
+
+
 def _reason(new_reason: str | None, old_reason: str | None) -> str | None:
-    """A reason counts only when this change wrote it: new text, not the old one again,
-    nor the old one re-spaced (a trailing space does not excuse a new loosening)."""
-    if not new_reason or not new_reason.strip():
+    """A reason counts only when this change wrote it: words of its own, not the old
+    reason again however it is re-spaced, re-cased or padded with invisible characters
+    (``reason_words``), and not a reason of no words at all."""
+    if not new_reason or not reason_words(new_reason):
         return None
-    if old_reason is not None and " ".join(new_reason.split()) == " ".join(old_reason.split()):
+    if old_reason is not None and reason_words(new_reason) == reason_words(old_reason):
         return None
     return new_reason
 

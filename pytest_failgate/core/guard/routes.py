@@ -22,7 +22,8 @@ guard compares, between the ref and the change, each of these as the gate finds 
 - **the reports each override applies to**: a ``reports:`` entry naming no report of this
   run (the report was renamed or removed, so a looser default governs it) needs a reason.
 
-A reason counts only when this change wrote it: new text, not an old reason re-spaced.
+A reason counts only when this change wrote it: new words, not an old reason re-spaced,
+re-cased or padded with invisible characters (``enforced.reason_words``).
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ from .zipzstd import ZipArchive
 if TYPE_CHECKING:
     from pathlib import Path
 
-_SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
+_SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_([0-9]+)\.json")
 
 
 class InspectReader:
@@ -351,7 +351,7 @@ def _read_eval(path: Path) -> tuple[Mapping[str, Any], list[Any]]:
         for name in names:
             match = _SAMPLE_MEMBER.fullmatch(name)
             if match is not None:
-                members.append((int(match.group(2)), _natural(match.group(1)), name))
+                members.append((_natural(match.group(2)), _natural(match.group(1)), name))
         samples = [_member_json(archive, name) for _, _, name in sorted(members)]
     return header, samples
 
@@ -366,6 +366,12 @@ def _member_json(archive: ZipArchive, name: str) -> Any:
         raise FailgateError(f"member {name}: {exc.message}{where}", archive.path) from None
 
 
-def _natural(sample_id: str) -> tuple[int, int | str]:
-    """Sort numeric ids by number, before the others (as Inspect's ``.json`` logs are)."""
-    return (0, int(sample_id)) if sample_id.isdigit() else (1, sample_id)
+def _natural(sample_id: str) -> tuple[int, int, str]:
+    """Sort numeric ids by number, before the others (as Inspect's ``.json`` logs are).
+
+    By their digits (fewer digits first), not by ``int``: a member name of 5,000 digits
+    is a name, where ``int`` would raise Python's digit-limit error."""
+    if sample_id.isascii() and sample_id.isdigit():
+        digits = sample_id.lstrip("0")
+        return (0, len(digits), digits)
+    return (1, 0, sample_id)

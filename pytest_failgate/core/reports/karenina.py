@@ -412,6 +412,9 @@ def _failure_from_row(cells: dict[str, str], error: _Error) -> dict[str, Any] | 
             details = json.loads(details_text)
         except json.JSONDecodeError as exc:
             raise error(f"failure_details_json is not JSON: {exc.msg}") from None
+        except ValueError:  # an integer past Python's 4,300 digits
+            raise error("failure_details_json holds a number too large to read (integers "
+                        "are limited to 4,300 digits)") from None
     return {"category": category, "stage": cells.get("failure_stage", "").strip(),
             "reason": cells.get("failure_reason", ""), "details": details, "group": expected}
 
@@ -439,7 +442,7 @@ def _json_cell(cell: str) -> Any:
         return None
     try:
         return json.loads(cell)
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or an integer past Python's 4,300 digits: the text
         return cell
 
 

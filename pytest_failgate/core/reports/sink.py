@@ -88,8 +88,10 @@ class CaseSink:
     def n_cases(self) -> int:
         return self.tallier.n_cases
 
-    def add(self, case: Any) -> None:
-        """Check, identify, classify and count one case; a ``CaseProblem`` if it is wrong."""
+    def add(self, case: Any) -> tuple[str, str | None]:
+        """Check, identify, classify and count one case; a ``CaseProblem`` if it is wrong.
+        Returns its id and its category (None: it passed), for a reader of one case at a
+        time (``failgate watch``)."""
         position = self.tallier.n_cases + 1
         if not isinstance(case, Mapping):
             raise CaseProblem(position, f"is {kind_of(case)}, not an object")
@@ -123,13 +125,14 @@ class CaseSink:
             decision = self.tallier.decide(view)
         except RuleError as exc:
             raise CaseProblem(position, str(exc)) from None
-        self.tallier.record(key if decision[0] else "", decision, absent, view)
+        category = self.tallier.record(key if decision[0] else "", decision, absent, view)
         if len(self._sample) < SAMPLE:
             self._sample.append(view)
         for metric in self._metrics:
             value = _metric_value(metric, view, position)
             if value is not None:
                 self.case_metrics[metric.name][key] = value
+        return key, category
 
     def add_all(self, cases: Iterable[Any], struct: type | None = None, missing: Any = MISSING,
                 to_mapping: Callable[[Any], Any] | None = None) -> None:

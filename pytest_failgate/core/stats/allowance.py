@@ -26,6 +26,15 @@ has variance about its mean), and two more for what so few repeats cannot have s
 ``bench/noise_loop.py`` measures what this gives: false alarms of unchanged pull
 requests and the power to catch a regression, over repeats, flip rates and sizes.
 
+Independent moves are not all of real noise: on a harsher day every flaky case moves
+the same way. A count that spreads over repeated runs more than its movement explains
+carries a **dispersion factor** (:mod:`.dispersion`: a chi-square bound of its
+variance over the runs, at least 1), and is taken to move as ``ceil(phi * mu)``
+independent cases would, so that the rise's variance is the count's between two runs;
+the bound of the variance replaces the one standard deviation and two cases added above
+(it bounds the same uncertainty), and the allowance is never narrower than the one of
+independent moves.
+
 All decisions are exact (integers, fractions, exact binomial tails); nothing is
 resampled. Without a noise source there is no movement: ``d = 0``, the allowance is
 0 and a ceiling is the exact count, as on a deterministic pipeline.
@@ -37,10 +46,13 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ..base.formatting import format_number
 from .binomial import binomial_upper_tail
 from .checks import check_alpha, check_fraction, check_int
+from .dispersion import CONFIDENCE
 
-__all__ = ["POWER", "Movement", "allowance", "detectable", "may_move", "rise_at_most"]
+__all__ = ["POWER", "Movement", "allowance", "detectable", "may_move", "rate_allowance",
+           "rate_upper", "rise_at_most"]
 
 POWER = Fraction(4, 5)  # "the smallest regression it catches": with this probability
 SEEN_FLOOR = 2  # cases added for movement a few repeats cannot have seen
@@ -51,22 +63,51 @@ class Movement:
     """How many cases of a count move between two runs of one configuration.
 
     ``expected`` is the unbiased estimate (a Fraction); ``source`` says where it was
-    measured, for the messages (``noise_band.json: 3 runs, 19 cases moved``).
+    measured, for the messages (``noise_band.json: 3 runs, 19 cases moved``);
+    ``dispersion`` how much more than independent moves the count spreads (1: not more,
+    or not measurable; see :mod:`.dispersion`), and ``runs`` over how many runs it was.
     """
 
     expected: Fraction
     source: str
+    dispersion: Fraction = Fraction(1)
+    runs: int | None = None  # the runs the dispersion was bounded from (None: not measured)
 
     def __post_init__(self) -> None:
         value = check_fraction("expected", self.expected)
         if value < 0:
             raise ValueError(f"expected movement must be >= 0, got {value}")
         object.__setattr__(self, "expected", value)
+        factor = check_fraction("dispersion", self.dispersion)
+        if factor < 1:
+            raise ValueError(f"a dispersion factor is at least 1, got {factor}")
+        object.__setattr__(self, "dispersion", factor)
 
     @property
     def cases(self) -> int:
-        """The cases that may move: :func:`may_move` of the estimate."""
-        return may_move(self.expected)
+        """The cases that may move: :func:`may_move` of the estimate, or the estimate times
+        the dispersion when that is more (the count's own spread, bounded)."""
+        return max(may_move(self.expected), math.ceil(self.expected * self.dispersion))
+
+    def needed(self, level: Fraction) -> int:
+        """The allowance this count needs at ``level``: the one place it is computed."""
+        return allowance(self.cases, level)
+
+    @property
+    def model(self) -> str:
+        """Which noise model the allowance rests on, in words (the power line says it)."""
+        if self.dispersion > 1:
+            return (f"overdispersed: spread x{format_number(self.dispersion)} beyond "
+                    f"independent case moves (chi-square bound at "
+                    f"{format_number(CONFIDENCE * 100)}% over {self.runs} runs)")
+        if self.runs is None:
+            return "independent case moves (day-to-day drift not measured)"
+        return f"independent case moves (spread over {self.runs} runs within them)"
+
+    @property
+    def described(self) -> str:
+        """The source and the model: what a row's power line says."""
+        return f"{self.source}; {self.model}"
 
 
 def may_move(expected: Fraction) -> int:
@@ -122,3 +163,53 @@ def detectable(moving: int, headroom: int, power: Fraction = POWER) -> int:
         raise TypeError(f"headroom must be an int, got {type(headroom).__name__}")
     shift = allowance(moving, 1 - check_fraction("power", power)) + 1
     return max(1, headroom + shift)
+
+
+RATE_CONFIDENCE = Fraction(95, 100)  # the upper bound of an outside-the-system error rate
+_RATE_SCALE = 10**6  # that bound, rounded up to this
+
+
+def rate_upper(seen: int, trials: int, confidence: Fraction = RATE_CONFIDENCE) -> Fraction:
+    """The one-sided upper Clopper-Pearson bound of ``seen / trials``, rounded up to 1e-6.
+
+    The rate ``p`` with ``P[Bin(trials, p) <= seen] = 1 - confidence``, found by
+    bisection on exact tail decisions; with nothing seen it is still above 0 (about
+    ``3 / trials`` at 95%): a few runs without an error do not show the rate is 0.
+    """
+    check_int("trials", trials, minimum=1)
+    check_int("seen", seen)
+    if seen >= trials:
+        return Fraction(1)
+    level = check_fraction("confidence", confidence)
+    low, high = 0, _RATE_SCALE  # in millionths
+    while low < high:
+        middle = (low + high) // 2
+        # P[X >= seen + 1 | p] rises with p; the bound is where it reaches `confidence`
+        if binomial_upper_tail(seen + 1, trials, Fraction(middle, _RATE_SCALE)).at_most(level):
+            low = middle + 1
+        else:
+            high = middle
+    return Fraction(low, _RATE_SCALE)
+
+
+def rate_allowance(seen: int, trials: int, n: int, observed: int, level: Fraction) -> int:
+    """The allowance of a count of failures outside the system (provider or judge errors),
+    from their observed rate: ``seen`` of ``trials`` cases over the runs that measured it.
+
+    At the rate's upper bound (:func:`rate_upper`) a run of ``n`` cases exceeds ``c``
+    such failures with probability at most ``level`` for the least such ``c``; the
+    allowance is what ``c`` leaves above ``observed`` (at least 0). An error rate is a
+    tolerance like any count: a steady 1% of provider errors makes no run inconclusive.
+    """
+    check_int("n", n)
+    check_int("observed", observed)
+    level = check_alpha(level)
+    rate = rate_upper(seen, trials)
+    low, high = 0, n  # P[Bin(n, rate) > n] = 0
+    while low < high:
+        middle = (low + high) // 2
+        if binomial_upper_tail(middle + 1, n, rate).at_most(level):
+            high = middle
+        else:
+            low = middle + 1
+    return max(0, low - observed)

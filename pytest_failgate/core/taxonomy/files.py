@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..base.confine import check_inside
 from ..base.errors import FailgateError, did_you_mean
 from ..base.yamlsource import YamlDoc, load_yaml
 from .expr import ExprError, compile_expr
@@ -377,6 +378,7 @@ def taxonomy_by_name_or_path(value: str, taxonomies: Mapping[str, Taxonomy]) -> 
         from pathlib import Path
 
         path = Path(value)
+        check_inside(path)  # a confined run answers "outside" before it looks
         if not path.is_file():
             raise FailgateError(f"taxonomy file '{value}' not found")
         return load_taxonomy_file(path.resolve())
@@ -397,6 +399,7 @@ def resolve_taxonomy(value: Any, doc: YamlDoc, taxonomies: Mapping[str, Taxonomy
         return taxonomies[value]
     if names_a_file(value):
         path = (doc.path.parent / value).resolve()
+        check_inside(path)  # a confined run answers "outside" before it looks
         if not path.exists():
             raise doc.error(f"taxonomy file '{value}' not found (paths are relative to this "
                             "file)", loc)

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cases_for, write_ceilings, write_summary
+from helpers import EXAMPLES, cases_for, write_ceilings, write_summary
 from helpers import run_cli as run
 
+from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.ceilings import writeback
 from pytest_failgate.core.gate.runner import GateConfig, run_gate
 from pytest_failgate.core.taxonomy import builtin_taxonomies
@@ -145,8 +147,12 @@ def test_pytest_ratchet_through_a_symlink_fails_the_session(
 
 def _ratchet_when_released(barrier: Any, path: str, result: Any, queue: Any) -> None:
     barrier.wait()
-    done = writeback.ratchet(Path(path), result, writeback.outcomes_from_verdicts(result))
-    queue.put(done.lines[0])
+    try:
+        lines = writeback.ratchet(Path(path), result,
+                                  writeback.outcomes_from_verdicts(result)).lines
+    except FailgateError as exc:
+        lines = [f"error: {exc}"]
+    queue.put(lines[0])
 
 
 def test_two_ratchets_at_once_never_both_claim_a_lowering(tmp_path: Path) -> None:
@@ -181,6 +187,61 @@ def test_two_ratchets_at_once_never_both_claim_a_lowering(tmp_path: Path) -> Non
         said = sorted(queue.get(timeout=5) for _ in workers)
         lowered = [line for line in said if line.startswith("ratchet: lowered")]
         assert len(lowered) == 1, said
-        assert "changed during the run" in said[1 - said.index(lowered[0])]
+        lost = said[1 - said.index(lowered[0])]
+        assert lost.startswith("error: "), lost
+        assert "changed during the run" in lost
+        assert "ceilings was not written; run the ratchet again" in lost
         text = ceilings.read_text()
         assert ("retrieval_miss: 2\n" in text) != ("unknown: 3\n" in text), text
+
+
+def test_the_ratchet_that_finds_the_file_changed_exits_2_and_says_the_lowering_was_lost(
+        workdir: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another ratchet (or an edit) wrote the file between this run's reading and writing
+    it: nothing is written, and the exit says so (it was 0, so CI could not tell)."""
+    ceilings = workdir / "ceilings.yaml"
+    _slack(ceilings)
+    real = writeback.ratchet
+
+    def edited_meanwhile(path: Path, *args: Any, **kwargs: Any) -> writeback.Rewrite:
+        path.write_text(path.read_text() + "# another ratchet was here\n")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(writeback, "ratchet", edited_meanwhile)
+    code, out, err = run(capsys, "ratchet", "examples/reports")
+    assert code == 2
+    assert err.strip() == (
+        "failgate: error: ceilings.yaml: changed during the run (another ratchet, or an "
+        "edit): the lowering of 1 ceiling was not written; run the ratchet again")
+    assert "total: 9\n" in ceilings.read_text()  # not lowered
+    monkeypatch.setattr(writeback, "ratchet", real)  # the control: run again, it lowers
+    code, out, _ = run(capsys, "ratchet", "examples/reports")
+    assert code == 0
+    assert "ratchet: lowered 1 ceiling in ceilings.yaml:" in out
+
+
+def test_the_pytest_ratchet_that_finds_the_file_changed_fails_the_session(
+        pytester: pytest.Pytester) -> None:
+    """Under ``--failgate-ratchet`` a conftest edits the ceilings file while the gate items
+    run (as a second ratchet would): the session fails and says the lowering was lost."""
+    shutil.copytree(EXAMPLES / "reports", pytester.path / "reports")
+    ceilings = pytester.path / "ceilings.yaml"
+    shutil.copy(EXAMPLES.parent / "ceilings.yaml", ceilings)
+    _slack(ceilings)
+    pytester.makeconftest(
+        "from pathlib import Path\n\n\n"
+        "def pytest_runtest_call(item):\n"
+        "    path = Path('ceilings.yaml')\n"
+        "    if 'another ratchet' not in path.read_text():\n"
+        "        path.write_text(path.read_text() + '# another ratchet was here\\n')\n")
+    result = pytester.runpytest("--failgate=reports", "--failgate-ratchet", "-p", "no:xdist")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*ratchet: ceilings.yaml: changed during the run (another "
+                                 "ratchet, or an edit): the lowering of 1 ceiling was not "
+                                 "written; run the ratchet again*"])
+    assert "total: 9\n" in ceilings.read_text()
+    (pytester.path / "conftest.py").unlink()  # the control: nothing edits it, it lowers
+    result = pytester.runpytest("--failgate=reports", "--failgate-ratchet", "-p", "no:xdist")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["ratchet: lowered 1 ceiling in ceilings.yaml:"])

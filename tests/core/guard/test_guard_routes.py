@@ -280,6 +280,46 @@ def test_an_old_reason_respaced_does_not_excuse_a_new_loosening(
     assert code == 0, out
 
 
+@pytest.mark.parametrize("disguised", [
+    "the verifier was\u200b retrained",  # a zero-width space (Unicode format, Cf)
+    "the verifier was re\u00adtrained",  # a soft hyphen (Cf)
+    "\ufeffthe verifier was retrained\u2060",  # a byte-order mark, a word joiner
+    "the\u00a0verifier was\u2003retrained",  # a no-break space, an em space
+    "the verifier was retrained.",  # punctuation added
+    "The Verifier was RETRAINED",  # re-cased
+    "\uff54\uff48\uff45 veri\ufb01er was retrained",  # full-width, a ligature (NFKC)
+    "the v\u0435rifi\u0435r w\u0430s retrained",  # Cyrillic ie and a for the Latin letters
+    "the verifier was retrained\u200e\u202e",  # bidi marks and an override
+])
+def test_an_old_reason_with_invisible_or_lookalike_changes_is_not_a_new_reason(
+        repo: Path, capsys: pytest.CaptureFixture[str], disguised: str) -> None:
+    """What a reviewer reads as the old reason does not excuse a new loosening: reasons are
+    compared by their letters and digits after NFKC, casefolding and lookalike folding."""
+    _reason(repo, '"the verifier was retrained"')
+    commit(repo, "a reason")
+    path = repo / "ceilings.yaml"
+    escaped = disguised.encode("ascii", "backslashreplace").decode()  # YAML's \x and \u
+    path.write_text(path.read_text().replace("  total: 180\n", "").replace(
+        '"the verifier was retrained"', f'"{escaped}"'))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "ceilings.total: 180 -> not limited  (no reason written)" in out
+
+
+def test_a_reason_of_only_invisible_characters_is_no_reason(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = repo / "ceilings.yaml"
+    _reason(repo, '"\\u200b\\u00ad\\u2060 ."')
+    path.write_text(path.read_text().replace("  total: 180\n", ""))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "ceilings.total: 180 -> not limited  (no reason written)" in out
+    path.write_text(path.read_text().replace(  # the control: words of its own
+        '"\\u200b\\u00ad\\u2060 ."', '"totals are gated per report now (#44)"'))
+    code, out = _guard(capsys)
+    assert code == 0, out
+
+
 def test_pytest_guard_names_a_conftest_plugin_the_session_loaded(
         pytester: pytest.Pytester) -> None:
     """Under pytest the conftest plugin really replaces rag (the gate passes on nothing

@@ -9,12 +9,14 @@ reports, and the process stays small (measured in a child process).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import resource
 import struct
 import subprocess
 import sys
+import tracemalloc
 import zipfile
 import zlib
 from pathlib import Path
@@ -153,7 +155,131 @@ def test_a_member_that_lies_about_its_size_is_stopped_past_what_it_said(tmp_path
     path = tmp_path / "lie.eval"
     path.write_bytes(_archive([_header_entry(), _member(
         "summaries.json", ZSTD, raw, zlib.crc32(real), len(real))]))
-    with pytest.raises(FailgateError, match=r"decompressed to .* bytes, the archive says"):
+    with pytest.raises(FailgateError, match=r"inflates past the 23 bytes its entry says"):
+        _load(path)
+
+
+def _spaces_deflated(size_mib: int) -> bytes:
+    """A raw deflate stream of ``[``, ``size_mib`` MiB of spaces and ``]`` (valid JSON),
+    built without compressing a gigabyte: after a full flush the compressor starts afresh,
+    so every MiB of spaces compresses to the same bytes (about 1 KB), repeated."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    start = compressor.compress(b"[") + compressor.flush(zlib.Z_FULL_FLUSH)
+    block = compressor.compress(b" " * (1 << 20)) + compressor.flush(zlib.Z_FULL_FLUSH)
+    assert compressor.compress(b" " * (1 << 20)) + compressor.flush(zlib.Z_FULL_FLUSH) == block
+    return start + block * size_mib + compressor.compress(b"]") + compressor.flush()
+
+
+@pytest.fixture(scope="module")
+def deflated_gigabyte() -> bytes:
+    raw = _spaces_deflated(1024)
+    assert len(raw) < 1_200_000
+    assert len(zlib.decompressobj(-zlib.MAX_WBITS).decompress(raw[:20_000])) > 19 << 20
+    return raw
+
+
+@pytest.mark.parametrize("limit", [None, 5_000_000])
+@pytest.mark.parametrize("says", [2, 4_000_000])
+def test_a_deflate_member_inflating_to_a_gigabyte_stops_where_its_entry_said(
+        deflated_gigabyte: bytes, tmp_path: Path, limit: int | None, says: int) -> None:
+    """A 1 MB deflate member that says it holds a few bytes (or 4 MB, under the 5 MB limit)
+    and inflates to a gigabyte: stopped one byte past what it said, in little memory
+    (``ZipFile.read`` inflated it whole first: 2.1 GB and half a minute)."""
+    path = tmp_path / "deflated.eval"
+    path.write_bytes(_archive([_header_entry(), _member(
+        "summaries.json", zipfile.ZIP_DEFLATED, deflated_gigabyte, 0, says)]))
+    tracemalloc.start()
+    try:
+        with pytest.raises(FailgateError, match=rf"member summaries\.json: cannot be read: it "
+                                                rf"inflates past the {says:,} bytes its entry "
+                                                "says; stopped there") as raised:
+            _load(path, limit)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert raised.value.path == path
+    assert peak < 200_000_000
+
+
+def test_a_deflate_member_saying_it_is_larger_than_the_limit_is_not_inflated(
+        deflated_gigabyte: bytes, tmp_path: Path) -> None:
+    path = tmp_path / "deflated.eval"
+    path.write_bytes(_archive([_header_entry(), _member(
+        "summaries.json", zipfile.ZIP_DEFLATED, deflated_gigabyte, 0, GIB + 2)]))
+    for limit, shown in ((5_000_000, "5,000,000"), (None, "1,073,741,824")):
+        with pytest.raises(FailgateError, match=rf"would decompress to 1,073,741,826 bytes, past "
+                                                rf"the limit of {shown} "):
+            _load(path, limit)
+
+
+def test_what_is_left_of_the_archive_budget_bounds_the_next_member(tmp_path: Path) -> None:
+    """Each member under the limit, together over it: the second is refused unread."""
+    header = _header_entry()
+    raw = _spaces_deflated(3)
+    data = b"[" + b" " * (3 << 20) + b"]"
+    path = tmp_path / "two.eval"
+    path.write_bytes(_archive([header, _member("summaries.json", zipfile.ZIP_DEFLATED, raw,
+                                               zlib.crc32(data), len(data))]))
+    _load(path, len(data) + 5000)  # both fit: read (a log of no samples)
+    with pytest.raises(FailgateError, match=r"would decompress to 3,145,730 bytes, past the "
+                                            r"limit of 3,145,830 .*; 3,14\d,\d{3} are left "
+                                            r"after the members read before"):
+        _load(path, len(data) + 100)
+
+
+def _repacked(method: int) -> bytes:
+    """The real Inspect log with every member recompressed by ``method`` (zipfile's own)."""
+    target = io.BytesIO()
+    with zipfile.ZipFile(_real_log()) as source, zipfile.ZipFile(target, "w", method) as out:
+        for name in source.namelist():
+            size = source.getinfo(name).file_size
+            out.writestr(name, zstandard.ZstdDecompressor().decompress(
+                _raw_of(source, name), max_output_size=size))
+    return target.getvalue()
+
+
+def _raw_of(archive: zipfile.ZipFile, name: str) -> bytes:
+    """A member's compressed bytes as they lie in the archive."""
+    info = archive.getinfo(name)
+    handle = archive.fp
+    assert handle is not None
+    handle.seek(info.header_offset + 26)
+    name_len, extra_len = struct.unpack("<2H", handle.read(4))
+    handle.seek(name_len + extra_len, 1)
+    return handle.read(info.compress_size)
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED,
+                                    zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA])
+def test_a_log_repacked_with_each_zip_method_reads_alike(tmp_path: Path, method: int) -> None:
+    """The control: stored, deflate, bzip2 and LZMA members read through the bounded path
+    give the cases the zstd original gives."""
+    path = tmp_path / _real_log().name
+    path.write_bytes(_repacked(method))
+    original = load_report(ReportFile(_real_log(), "r"), INSPECT, _spec(1 << 20))
+    report = load_report(ReportFile(path, "r"), INSPECT, _spec(1 << 20))
+    assert report.n_cases == original.n_cases == 12  # type: ignore[union-attr]
+    assert report.counts == original.counts  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA])
+def test_a_member_of_any_method_that_lies_about_its_size_is_stopped(tmp_path: Path,
+                                                                    method: int) -> None:
+    real = json.dumps([{"id": 1, "epoch": 1}]).encode()
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w", method) as out:
+        out.writestr("summaries.json", real + b" " * 5_000_000)
+    with zipfile.ZipFile(packed) as archive:
+        raw = _raw_of(archive, "summaries.json")
+    path = tmp_path / "lie.eval"
+    path.write_bytes(_archive([_header_entry(), _member(
+        "summaries.json", method, raw, zlib.crc32(real), len(real))]))
+    with pytest.raises(FailgateError, match=r"inflates past the 23 bytes its entry says"):
+        _load(path)
+    # truncated data: short of what it says, refused too
+    path.write_bytes(_archive([_header_entry(), _member(
+        "summaries.json", method, raw[: len(raw) // 2], zlib.crc32(real), 5_000_020)]))
+    with pytest.raises(FailgateError, match=r"member summaries\.json: cannot be read: "):
         _load(path)
 
 

@@ -527,6 +527,9 @@ MALFORMED_CSV = {
         "the row has 4 cells; the header has 3"),
     "details_not_json": ("question_id,failure_category,failure_details_json\nq1,parsing,{oops\n",
                          2, "failure_details_json is not JSON"),
+    "details_huge_integer": ("question_id,failure_category,failure_details_json\nq1,parsing,"
+                             + "9" * 5000 + "\n", 2,
+                             "failure_details_json holds a number too large to read"),
     "column_twice": ("question_id,failure_category,question_id\nq1,,q1\n", 1,
                      "the header names column 'question_id' twice"),
 }

@@ -1,0 +1,393 @@
+"""``failgate plan`` and ``failgate watch``: a random case order fixed before the run, and
+the gate that settles on it as soon as the cases decide.
+
+``plan`` writes a seeded permutation of a case set's ids (from a dataset file or a
+report). ``watch`` reads a JSON Lines report as it is written (or, ``--replay``, a
+finished one as if it were), classifies each case with the ceilings file's taxonomy as
+``check`` would, feeds the completed prefix of the planned order to the sequential gate
+(``core.gate.sequential``) and stops as soon as the verdict is settled, stopping the
+harness it runs if it was given one. The verdict is the full run's with probability at
+least ``1 - delta``, provided the order is the plan's (or, without a plan, that the
+report's order was random and fixed before the run).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import secrets
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..core.base.errors import FailgateError
+from ..core.gate.sequential import (
+    PlannedOrder,
+    SequentialGate,
+    describe,
+    gate_items,
+    quoted,
+)
+from ..core.stats.sequential import DEFAULT_DELTA
+from ..core.taxonomy.model import DEFAULT_ID_FIELDS
+from .app import Failgate
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from fractions import Fraction
+    from pathlib import Path
+
+    from ..core.gate.sequential import ItemLook, Settled
+    from ..core.reports.sink import CaseSink
+    from .config import Config
+
+PLAN_FORMAT = "failgate-plan/1"
+STOP_GRACE_SECONDS = 5.0  # between SIGTERM and SIGKILL for a harness that was settled
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The planned order of a run's cases and the seed it was drawn with."""
+
+    ids: tuple[str, ...]
+    seed: int
+    source: str
+
+
+def _parse_json(text: str, path: Path, line: int = 1) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FailgateError(
+            f"invalid JSON: {exc.msg}", path, line + exc.lineno - 1, exc.colno
+        ) from None
+    except RecursionError:
+        raise FailgateError("invalid JSON: nested too deeply", path, line) from None
+
+
+def _case_id(case: Any, position: int, path: Path, line: int) -> str:
+    """A case's id as the gate compares it (``id``, ``case_id``, ``question_id``,
+    ``sample_id``, else ``#<position>``)."""
+    if not isinstance(case, dict):
+        raise FailgateError(f"case #{position} is not an object", path, line)
+    for name in DEFAULT_ID_FIELDS:
+        value = case.get(name)
+        if isinstance(value, str) or type(value) is int:
+            return str(value)
+        if value is not None:
+            raise FailgateError(
+                f"case #{position}: the case id '{name}' must be a string or an integer", path, line
+            )
+    return f"#{position}"
+
+
+def case_ids(path: Path) -> list[str]:
+    """The case ids of a dataset file or a report: JSON Lines, a JSON array of cases, or
+    an object with ``case_results``."""
+    text = path.read_text(encoding="utf-8-sig")
+    stripped = text.lstrip()
+    if stripped.startswith(("[", "{")) and not _is_json_lines(text):
+        document = _parse_json(text, path)
+        cases = document.get("case_results") if isinstance(document, dict) else document
+        if not isinstance(cases, list):
+            raise FailgateError("neither a list of cases nor an object with case_results", path)
+        ids = [_case_id(case, i, path, 1) for i, case in enumerate(cases, start=1)]
+    else:
+        ids = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                ids.append(_case_id(_parse_json(line, path, number), len(ids) + 1, path, number))
+    if not ids:
+        raise FailgateError("no cases: a plan over nothing would settle nothing", path)
+    return ids
+
+
+def _is_json_lines(text: str) -> bool:
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        return all(isinstance(json.loads(line), dict) for line in lines[:2])
+    except json.JSONDecodeError:
+        return False
+
+
+def make_plan(source: Path, seed: int | None = None) -> Plan:
+    """A uniformly random order of ``source``'s cases, drawn from ``seed`` (a fresh one
+    when none is given: the order must be fixed before the run, not chosen after it)."""
+    ids = case_ids(source)
+    duplicated = len(ids) - len(set(ids))
+    if duplicated:
+        raise FailgateError(
+            f"{duplicated} case ids appear more than once; a plan orders distinct cases", source
+        )
+    drawn = secrets.randbits(32) if seed is None else seed
+    order = list(ids)
+    random.Random(drawn).shuffle(order)
+    return Plan(tuple(order), drawn, source.name)
+
+
+def write_plan(plan: Plan, out: Path) -> None:
+    document = {
+        "format": PLAN_FORMAT,
+        "seed": plan.seed,
+        "source": plan.source,
+        "cases": list(plan.ids),
+    }
+    temporary = out.with_name(out.name + ".tmp")
+    temporary.write_text(
+        json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    temporary.replace(out)
+
+
+def read_plan(path: Path) -> Plan:
+    document = _parse_json(path.read_text(encoding="utf-8"), path)
+    if not isinstance(document, dict) or document.get("format") != PLAN_FORMAT:
+        raise FailgateError(f"not a plan: `failgate plan` writes one (format {PLAN_FORMAT})", path)
+    ids, seed = document.get("cases"), document.get("seed")
+    if (
+        not isinstance(ids, list)
+        or not ids
+        or not all(isinstance(i, str) for i in ids)
+        or type(seed) is not int
+    ):
+        raise FailgateError(
+            "a plan needs a non-empty list of case ids (cases) and an integer seed", path
+        )
+    if len(set(ids)) != len(ids):
+        raise FailgateError("the plan lists a case more than once", path)
+    return Plan(tuple(ids), seed, str(document.get("source", "")))
+
+
+@dataclass
+class Watch:
+    """What ``watch`` was asked: the report, the plan or the planned count, the level."""
+
+    report: Path
+    planned: int | None = None
+    plan: Plan | None = None
+    delta: Fraction = DEFAULT_DELTA
+    replay: bool = False
+    name: str | None = None  # the report's name in the ceilings file
+    command: Sequence[str] = ()
+    idle_seconds: float = 300.0
+    poll_seconds: float = 0.2
+
+
+@dataclass
+class Watched:
+    """How it ended: the settled verdict, or why the run ended without one."""
+
+    settled: Settled | None = None
+    ended: str = ""  # why an unsettled run ended (inconclusive)
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        return self.settled.verdict if self.settled is not None else "inconclusive"
+
+
+class CaseGate:
+    """The sequential gate over a run's cases, classified as ``check`` classifies them:
+    fed one case (a mapping, as a report holds it) at a time in the planned order, it
+    returns the settled verdict, or None while the run is still open.
+
+    ``api.sequential_gate`` builds one for any harness; ``watch`` feeds it report lines.
+    """
+
+    def __init__(
+        self,
+        app: Failgate,
+        planned: int,
+        delta: Fraction = DEFAULT_DELTA,
+        name: str = "run",
+        plan: Plan | None = None,
+        path: Path | None = None,
+    ) -> None:
+        from pathlib import Path
+
+        from ..core.ceilings.load import load_ceilings
+        from ..core.reports.model import ReportFile
+        from ..core.reports.sink import CaseSink
+
+        if not app.config.ceilings.exists():
+            raise FailgateError(
+                "the ceilings file was not found; `failgate init` writes one from a finished run",
+                app.config.ceilings,
+            )
+        ceilings = load_ceilings(app.config.ceilings, app.plugins.taxonomies)
+        taxonomy = ceilings.overrides.get(name, ceilings.taxonomy)
+        self.gate = SequentialGate(gate_items(taxonomy, ceilings, name, planned), planned, delta)
+        self.order = PlannedOrder(plan.ids) if plan is not None else None
+        self.path = path if path is not None else Path(name)
+        self.sink: CaseSink = CaseSink(ReportFile(self.path, name), taxonomy, app.read_spec())
+        self.line = 0
+        self._states = {look.name: look.state for look in self.gate.looks()}
+
+    @property
+    def settled(self) -> Settled | None:
+        return self.gate.settled
+
+    def add(self, case: Any) -> Settled | None:
+        """One finished case; the settled verdict, or None."""
+        for _ in self.changes(case):
+            pass
+        return self.gate.settled
+
+    def changes(self, case: Any) -> Iterator[str]:
+        """One finished case, and what it changed, as lines to print."""
+        from ..core.reports.sink import CaseProblem
+
+        try:
+            case_id, category = self.sink.add(case)
+        except CaseProblem as exc:
+            raise FailgateError(str(exc), self.path, self.line or None) from None
+        released = (
+            [(case_id, category)] if self.order is None else self.order.finish(case_id, category)
+        )
+        if not released:
+            yield (
+                f"finished {quoted(case_id)} ({category or 'passed'}): waiting for the "
+                f"cases planned before it"
+            )
+        for one_id, one in released:
+            if self.gate.settled is not None:
+                return
+            self.gate.add(one)
+            yield from self._changes(one_id, one)
+
+    def add_line(self, text: str) -> Iterator[str]:
+        """One line of a JSON Lines report: what it changed, as lines to print."""
+        self.line += 1
+        if text.strip():
+            yield from self.changes(_parse_json(text, self.path, self.line))
+
+    def _changes(self, case_id: str, category: str | None) -> Iterator[str]:
+        yield (
+            f"case {self.gate.n} of {self.gate.planned} {quoted(case_id)}: {category or 'passed'}"
+        )
+        for look in self.gate.looks():
+            if look.state != self._states[look.name]:
+                self._states[look.name] = look.state
+                yield f"  {_look_text(look)}"
+
+
+def _look_text(look: ItemLook) -> str:
+    return describe(look)
+
+
+def _lines(path: Path, watch: Watch, running: subprocess.Popen[bytes] | None) -> Iterator[str]:
+    """The report's complete lines as they are written, until the harness exits (or, with
+    none, nothing new for ``idle_seconds``)."""
+    offset, partial, idle_since = 0, b"", time.monotonic()
+    while True:
+        data = b""
+        if path.exists():
+            with path.open("rb") as handle:
+                handle.seek(offset)
+                data = handle.read()
+            offset += len(data)
+        if data:
+            idle_since = time.monotonic()
+            chunks = (partial + data).split(b"\n")
+            partial = chunks.pop()
+            for chunk in chunks:
+                yield chunk.decode("utf-8-sig", errors="replace")
+            continue
+        finished = (
+            running.poll() is not None
+            if running is not None
+            else (time.monotonic() - idle_since > watch.idle_seconds)
+        )
+        if finished:
+            if partial.strip():
+                yield partial.decode("utf-8", errors="replace")
+            return
+        time.sleep(watch.poll_seconds)
+
+
+def stop(running: subprocess.Popen[bytes], grace: float = STOP_GRACE_SECONDS) -> None:
+    """Stop a harness: SIGTERM, then SIGKILL if it has not exited after ``grace``."""
+    if running.poll() is not None:
+        return
+    running.send_signal(signal.SIGTERM)
+    try:
+        running.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        running.kill()
+        running.wait()
+
+
+def planned_count(watch: Watch) -> int:
+    """N: the plan's cases, else ``--planned``, else (replay) the report's cases."""
+    if watch.plan is not None:
+        if watch.planned is not None and watch.planned != len(watch.plan.ids):
+            raise FailgateError(
+                f"--planned {watch.planned} disagrees with the plan's {len(watch.plan.ids)} cases"
+            )
+        return len(watch.plan.ids)
+    if watch.planned is not None:
+        if watch.planned < 1:
+            raise FailgateError(f"--planned must be at least 1, not {watch.planned}")
+        return watch.planned
+    if watch.replay:
+        with watch.report.open("rb") as handle:
+            count = sum(1 for line in handle if line.strip())
+        if not count:
+            raise FailgateError(
+                "the report has no cases; a gate over zero cases would pass vacuously", watch.report
+            )
+        return count
+    raise FailgateError(
+        "watch needs the planned number of cases (--planned N) or a plan "
+        "(--plan FILE; `failgate plan` writes one)"
+    )
+
+
+def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
+    """Watch a report: yields lines to print as cases arrive, and last how it ended."""
+    app = Failgate.of(config)
+    if request.replay and not request.report.is_file():
+        raise FailgateError("no such report", request.report)
+    planned = planned_count(request)
+    feed = CaseGate(
+        app,
+        planned,
+        request.delta,
+        request.name or request.report.stem,
+        request.plan,
+        request.report,
+    )
+    running = None
+    if request.command and not request.replay:
+        running = subprocess.Popen(list(request.command))  # the user's harness, as given
+    done = Watched()
+    try:
+        source = (
+            _replayed(request.report)
+            if request.replay
+            else _lines(request.report, request, running)
+        )
+        for text in source:
+            yield from feed.add_line(text)
+            if feed.gate.settled is not None:
+                break
+    finally:
+        if running is not None:
+            stop(running)
+    done.settled = feed.gate.settled
+    if done.settled is None:
+        done.ended = (
+            f"the run ended after {feed.gate.n} of {planned} planned cases, "
+            "before the verdict was settled"
+        )
+    yield done
+
+
+def _replayed(path: Path) -> Iterator[str]:
+    with path.open(encoding="utf-8-sig", errors="replace") as handle:
+        for line in handle:
+            yield line.rstrip("\n")

@@ -1,0 +1,322 @@
+"""The sequential gate: the full run's verdict, settled as soon as the cases decide it.
+
+A run's cases are fed in the random order fixed before the run (a plan), one category
+at a time (``None`` for a passed case). Each gate item (a category, a group, ``total``,
+and the share of cases that failed outside the system under test) keeps a confidence
+sequence for its count over the whole planned run (``core.stats.sequential``), at level
+``delta / m`` for the ``m`` items that can go either way (Bonferroni), so all of them
+cover their full-run counts at every look at once with probability at least
+``1 - delta``. Then:
+
+- an item is **over** when its interval lies entirely above its ceiling (its count
+  already over it is the certain case), and **cleared** when it lies at or below it (the
+  certain case: even if every remaining case fell in it, ``s + N - n <= K``);
+- the run is **inconclusive** as soon as an item of cases outside the system under test
+  is over (the full run would be inconclusive whatever else happened), **fails** as
+  soon as another item is over and every outside item is cleared, and **passes** when
+  every item is cleared.
+
+When every interval covers its count, each of these is the full run's verdict, so an
+early verdict differs from the full run's with probability at most ``delta``, for any
+system and any case difficulty: the one assumption is that the order is uniformly random
+and fixed before the run (not the order cases happen to finish in: slow cases are often
+the failures). At the last planned case every interval is the observed count, and the
+verdict is the full run's exactly, by integer comparison.
+
+What is mirrored is the full run's count and rate ceilings and its ``inconclusive``
+rule; a ceilings file that decides more (noise allowances, significance tests, slices,
+``per:`` populations, metric floors, contracts) is refused rather than half-applied.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from ..base.errors import FailgateError
+from ..base.formatting import format_number
+from ..ceilings.model import DEFAULT_SHARE
+from ..stats.sequential import DEFAULT_DELTA, CountSequence
+from ..taxonomy.model import GROUP_PREFIX, TOTAL
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from fractions import Fraction
+
+    from ..ceilings.load import Ceilings
+    from ..taxonomy import Taxonomy
+
+ItemState = Literal["open", "over", "cleared"]
+SettledVerdict = Literal["pass", "fail", "inconclusive"]
+OUTSIDE_SHARE = "outside"  # the item of every case that failed outside the system under test
+
+
+@dataclass(frozen=True)
+class SequentialItem:
+    """One gated count: the categories it counts, the most cases it allows among the
+    planned ones, and whether being over it makes the run inconclusive (not a fail)."""
+
+    name: str
+    members: frozenset[str]
+    allowed: int
+    outside: bool = False
+
+
+@dataclass(frozen=True)
+class ItemLook:
+    """An item after the latest case: its count so far and the interval for its count
+    over the whole run."""
+
+    name: str
+    count: int
+    low: int
+    high: int
+    allowed: int
+    state: ItemState
+    outside: bool
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The verdict, once settled: after ``n`` of ``planned`` cases, the full run's
+    verdict with probability at least ``1 - delta`` (exactly, when ``n == planned``)."""
+
+    verdict: SettledVerdict
+    n: int
+    planned: int
+    delta: Fraction
+    items: tuple[ItemLook, ...]
+    deciding: tuple[str, ...]  # the items that decided it (over, or all cleared)
+
+    @property
+    def exact(self) -> bool:
+        return self.n == self.planned
+
+    def line(self) -> str:
+        """``settled after n of N cases: <verdict>``, with what the verdict is worth."""
+        worth = (
+            "the full run's verdict"
+            if self.exact
+            else f"the full run's verdict with probability at least "
+            f"{format_number((1 - self.delta) * 100)}%"
+        )
+        return f"settled after {self.n} of {self.planned} cases: {self.verdict} ({worth})"
+
+
+class SequentialGate:
+    """Feeds cases one at a time, in the planned order; ``add`` returns the settled
+    verdict, or None while it is open. Usable from any harness (``api.sequential_gate``)."""
+
+    def __init__(
+        self, items: Sequence[SequentialItem], planned: int, delta: Fraction = DEFAULT_DELTA
+    ) -> None:
+        if planned < 1:
+            raise FailgateError(f"a sequential gate needs at least one planned case, not {planned}")
+        if not 0 < delta < 1:
+            raise FailgateError(f"delta must lie strictly between 0 and 1, not {delta}")
+        if not items:
+            raise FailgateError("a sequential gate needs at least one gated item")
+        self.items = tuple(items)
+        self.planned = planned
+        self.delta = delta
+        # an item whose ceiling allows every planned case can never be over: not in the family
+        undecided = sum(1 for item in self.items if item.allowed < planned)
+        alpha = float(delta) / max(undecided, 1)
+        self._sequences = [
+            CountSequence(planned, alpha, *_prior(item.allowed, planned)) for item in self.items
+        ]
+        self._states: list[ItemState] = [_state(0, planned, item.allowed) for item in self.items]
+        self._settled: Settled | None = None
+        self.n = 0
+
+    @property
+    def settled(self) -> Settled | None:
+        return self._settled
+
+    def add(self, category: str | None) -> Settled | None:
+        """One more case of the planned order: its category, None if it passed."""
+        if self._settled is not None:
+            return self._settled
+        if self.n >= self.planned:
+            raise FailgateError(f"more cases than the {self.planned} planned")
+        self.n += 1
+        states = self._states
+        for index, (item, sequence) in enumerate(zip(self.items, self._sequences, strict=True)):
+            decided = states[index] == "cleared"  # a cleared count stays cleared
+            sequence.add(category is not None and category in item.members, narrow=not decided)
+            if not decided:
+                states[index] = _state(sequence.low, sequence.high, item.allowed)
+        self._settled = self._decide()
+        return self._settled
+
+    def looks(self) -> tuple[ItemLook, ...]:
+        """Every item's state after the latest case."""
+        return tuple(
+            ItemLook(item.name, seq.s, seq.low, seq.high, item.allowed, state, item.outside)
+            for item, seq, state in zip(self.items, self._sequences, self._states, strict=True)
+        )
+
+    def _decide(self) -> Settled | None:
+        states, items = self._states, self.items
+        if "open" in states and "over" not in states:
+            return None
+        over = [item.name for item, state in zip(items, states, strict=True) if state == "over"]
+        over_outside = [
+            item.name
+            for item, state in zip(items, states, strict=True)
+            if state == "over" and item.outside
+        ]
+        if over_outside:
+            return self._settle("inconclusive", over_outside)
+        if over and all(
+            state == "cleared" for item, state in zip(items, states, strict=True) if item.outside
+        ):
+            return self._settle("fail", over)
+        if not over:  # every item cleared
+            return self._settle("pass", [item.name for item in items])
+        return None
+
+    def _settle(self, verdict: SettledVerdict, deciding: list[str]) -> Settled:
+        return Settled(verdict, self.n, self.planned, self.delta, self.looks(), tuple(deciding))
+
+
+def _state(low: int, high: int, allowed: int) -> ItemState:
+    if low > allowed:
+        return "over"
+    return "cleared" if high <= allowed else "open"
+
+
+PRIOR_WEIGHT = 20.0  # the prior's strength, in cases: bench/sequential_savings.py chose it
+
+
+def _prior(allowed: int, planned: int) -> tuple[float, float]:
+    """The beta prior of an item's confidence sequence: centred on the ceiling's rate,
+    worth ``PRIOR_WEIGHT`` cases (each parameter at least 1/2). Any prior fixed before
+    the run keeps the guarantee; this one puts its mass where the decisions are (near
+    the ceiling), which settles improved and unchanged runs sooner than a uniform prior
+    (on the bench: 390 and 887 cases of 1000 rather than 499 and 910) at a small cost on
+    broken runs (29 rather than 24)."""
+    rate = min(allowed, planned) / planned
+    return max(PRIOR_WEIGHT * rate, 0.5), max(PRIOR_WEIGHT * (1 - rate), 0.5)
+
+
+def gate_items(
+    taxonomy: Taxonomy, ceilings: Ceilings, report: str, planned: int
+) -> list[SequentialItem]:
+    """The items the full run of ``report`` would judge, with their ceilings among
+    ``planned`` cases: every category (no entry: ceiling 0), ``total`` and each group that
+    has an entry, and the inconclusive rule (outside categories and their share)."""
+    _refuse_unmirrored(ceilings)
+    names = list(taxonomy.category_names)
+    names += [
+        name
+        for name in (TOTAL, *(GROUP_PREFIX + g for g in taxonomy.groups))
+        if ceilings.entry(report, name) is not None
+    ]
+    outside = set(taxonomy.outside)
+    items = []
+    for name in names:
+        entry = ceilings.entry(report, name)
+        if entry is not None and entry.ceiling.per is not None:
+            raise FailgateError(
+                f"{entry.label}: a per: population is not gated sequentially; "
+                "run `failgate check` on the full run",
+                ceilings.path,
+                entry.line,
+            )
+        allowed = 0 if entry is None else entry.ceiling.allows(planned)
+        assert allowed is not None  # the planned cases are a case total
+        members = taxonomy.members(name)
+        is_outside = name != TOTAL and all(member in outside for member in members)
+        items.append(SequentialItem(name, frozenset(members), allowed, is_outside))
+    if outside:
+        share = ceilings.model.inconclusive
+        limit = DEFAULT_SHARE if share is None else share
+        items.append(
+            SequentialItem(OUTSIDE_SHARE, frozenset(outside), int(limit * planned), outside=True)
+        )
+    return items
+
+
+def _refuse_unmirrored(ceilings: Ceilings) -> None:
+    """A ceilings file that decides more than counts and rates against ceilings: refused,
+    since an early verdict would not be the full run's."""
+    model = ceilings.model
+    unmirrored = [
+        what
+        for what, present in (
+            ("noise:", model.noise is not None),
+            (
+                "significance:",
+                model.significance is not None
+                or any(e.ceiling.significance is not None for e in ceilings.entries.values()),
+            ),
+            ("slices:", bool(model.slices)),
+            (f"{model.floors_key}:", bool(model.floors)),
+            ("contracts:", bool(model.contracts)),
+        )
+        if present
+    ]
+    if unmirrored:
+        raise FailgateError(
+            f"sequential gating mirrors count and rate ceilings only, and this file also "
+            f"uses {', '.join(unmirrored)}; run `failgate check` on the full run",
+            ceilings.path,
+        )
+
+
+def describe(look: ItemLook) -> str:
+    """One item's state in a line: ``name  s so far, full run in [low, high], ceiling K:
+    state``."""
+    interval = f"{look.low}" if look.low == look.high else f"[{look.low}, {look.high}]"
+    return (
+        f"{look.name}: {look.count} so far, full run {interval}, ceiling {look.allowed}: "
+        f"{look.state}"
+    )
+
+
+class PlannedOrder:
+    """Cases in the order they finish, released in the plan's order: the completed prefix.
+
+    A harness finishes cases out of order (failures are often the slow ones), and updating
+    on finishing order would bias the early verdict; the gate is fed only the prefix of the
+    plan whose every case has finished. A case the plan does not hold, or one finished
+    twice, is an error: the plan is the run.
+    """
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self._position = {case_id: index for index, case_id in enumerate(ids)}
+        if len(self._position) != len(ids):
+            twice = next(
+                case_id for index, case_id in enumerate(ids) if self._position[case_id] != index
+            )
+            raise FailgateError(f"the plan lists case {quoted(twice)} twice")
+        self._waiting: dict[int, tuple[str, str | None]] = {}
+        self._finished: set[str] = set()
+        self.released = 0
+
+    def __len__(self) -> int:
+        return len(self._position)
+
+    def finish(self, case_id: str, category: str | None) -> list[tuple[str, str | None]]:
+        """A case finished with ``category``; returns the cases now released (id and
+        category), in plan order (none while an earlier planned case is still running)."""
+        position = self._position.get(case_id)
+        if position is None:
+            raise FailgateError(f"case {quoted(case_id)} is not in the plan")
+        if case_id in self._finished:
+            raise FailgateError(f"case {quoted(case_id)} finished twice")
+        self._finished.add(case_id)
+        self._waiting[position] = (case_id, category)
+        released = []
+        while self.released in self._waiting:
+            released.append(self._waiting.pop(self.released))
+            self.released += 1
+        return released
+
+
+def quoted(case_id: str) -> str:
+    """A case id in a message: as a JSON string (quotes, escapes; never markup), cut short."""
+    text = json.dumps(case_id, ensure_ascii=True)
+    return text if len(text) <= 80 else text[:76] + '..."'

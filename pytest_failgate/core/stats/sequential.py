@@ -1,0 +1,219 @@
+"""A confidence sequence for a count among N cases, drawn in a random order: anytime valid.
+
+The cases of a run are run in a uniformly random order fixed before the run. After the
+first ``n`` of them, ``s`` are in a category; the category's count over all ``N`` cases
+(``C``, fixed by the system under test, unknown until the run ends) is what the ceiling
+judges. Peeking at a fixed-n interval after every case inflates its error (a Wilson
+interval looked at a thousand times covers far less than 95%); a *confidence sequence*
+covers ``C`` at every ``n`` at once, so the gate may stop the first time it is decided.
+
+The construction (Waudby-Smith & Ramdas, "Confidence sequences for sampling without
+replacement", 2020) is a prior-mixture likelihood ratio. Under a true count ``C`` the
+probability of an observed prefix ``x_1..x_n`` with ``s`` ones is
+``C^(s) (N - C)^(n - s) / N^(n)`` (falling factorials): it depends on ``s`` only. Mixing
+over ``C`` with a beta-binomial prior ``BetaBin(N, a, b)`` gives the probability of the
+same prefix under the exchangeable Polya sequence, whose first ``n`` draws sum to
+``BetaBin(n, a, b)``. Both sequence probabilities carry the same factor ``binom(n, s)``
+as the pmfs of the count, so their ratio is
+
+    M_n(C) = BetaBin(s; n, a, b) / Hypergeom(s; N, C, n).
+
+It is the likelihood ratio of a consistent probability measure (the mixture) against
+the true one over the prefixes of the order, hence, under ``C``, a nonnegative
+supermartingale with ``M_0 = 1``: a martingale while both next cases are possible under
+``C``, falling when only one is (the mixture's mass on the impossible one is lost). A
+prefix impossible under ``C`` gives ``+inf``, which only excludes that ``C``. Ville's
+inequality bounds ``P(exists n: M_n(C) >= 1/alpha)`` by ``alpha``, so ``{C : M_n(C) <
+1/alpha}`` holds the true count at every ``n`` simultaneously with probability at least
+``1 - alpha``, and so does the running intersection. As a function of ``C`` the
+hypergeometric pmf is unimodal (the ratio of consecutive terms falls), so each set is an
+interval around the mode, and its ends move a step or two a look from where they were.
+
+The interval is also intersected with the counts the prefix allows at all, ``[s, s + N -
+n]`` (certain, not statistical): at ``n = N`` it is exactly ``{s}``, so the last look is
+the full run's count. The boundary search works in floating point (``math.lgamma``);
+decisions made from the interval compare integers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+DEFAULT_DELTA = Fraction(1, 20)
+
+
+_LOG_FACTORIALS = [0.0]  # log k!, grown as populations need: a look is table lookups
+
+
+def _log_factorials(n: int) -> list[float]:
+    """The table of ``log k!`` for ``k <= n`` (shared, grown once per larger population)."""
+    table = _LOG_FACTORIALS
+    while len(table) <= n:
+        table.append(math.lgamma(len(table) + 1))
+    return table
+
+
+def _log_choose(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def log_betabinomial(s: int, n: int, a: float, b: float) -> float:
+    """``log P(S = s)`` for ``S ~ BetaBin(n, a, b)``."""
+    return (
+        _log_choose(n, s)
+        + math.lgamma(s + a)
+        + math.lgamma(n - s + b)
+        - math.lgamma(n + a + b)
+        - math.lgamma(a)
+        - math.lgamma(b)
+        + math.lgamma(a + b)
+    )
+
+
+def log_hypergeometric(s: int, population: int, marked: int, n: int) -> float:
+    """``log P(S = s)`` for ``s`` marked among ``n`` drawn without replacement from
+    ``population`` holding ``marked``; ``-inf`` when impossible."""
+    if s < 0 or s > marked or n - s > population - marked or s > n:
+        return -math.inf
+    return (
+        _log_choose(marked, s)
+        + _log_choose(population - marked, n - s)
+        - _log_choose(population, n)
+    )
+
+
+def hypergeometric_mode(s: int, population: int, n: int) -> int:
+    """The count ``C`` under which ``s`` of ``n`` is most likely (``n >= 1``).
+
+    ``P(C + 1) >= P(C)`` exactly when ``(C + 1) n <= s (N + 1)``, so the mode is
+    ``floor(s (N + 1) / n)``, kept within the counts the prefix allows.
+    """
+    return min(max(s * (population + 1) // n, s), s + population - n)
+
+
+@dataclass
+class CountSequence:
+    """The running confidence interval ``[low, high]`` for one count over ``population``
+    cases, updated one case at a time at level ``1 - alpha`` over all looks.
+
+    ``a`` and ``b`` are the beta prior's; any fixed choice is valid (the guarantee holds
+    for every prior chosen before the run), and a prior near the expected rate narrows
+    the interval sooner.
+    """
+
+    population: int
+    alpha: float
+    a: float = 1.0
+    b: float = 1.0
+    n: int = 0
+    s: int = 0
+    low: int = 0
+    high: int = -1  # set in __post_init__: the whole range before any case
+
+    def __post_init__(self) -> None:
+        if self.population < 1:
+            raise ValueError("a confidence sequence needs at least one case")
+        if not 0 < self.alpha < 1:
+            raise ValueError("alpha must lie strictly between 0 and 1")
+        self.high = self.population
+        self._log_threshold = -math.log(self.alpha)
+        self._lf = _log_factorials(self.population)
+        self._bar = 0.0  # see ``_inside``
+        self._prior_and_threshold = (
+            math.lgamma(self.a)
+            + math.lgamma(self.b)
+            - math.lgamma(self.a + self.b)
+            + self._log_threshold
+        )
+
+    @property
+    def remaining(self) -> int:
+        return self.population - self.n
+
+    def add(self, marked: bool, *, narrow: bool = True) -> None:
+        """One more case of the order: in the counted set (``marked``) or not.
+
+        ``narrow=False`` keeps the interval to what is certain and skips the statistics
+        (for a count already decided, whose interval no longer matters)."""
+        if self.n >= self.population:
+            raise ValueError(f"more than the {self.population} planned cases")
+        self.n += 1
+        self.s += int(marked)
+        possible = (self.s, self.s + self.remaining)
+        if not narrow:
+            self.low, self.high = max(self.low, possible[0]), min(self.high, possible[1])
+            if self.low > self.high:
+                self.low, self.high = possible
+            return
+        lf, s, n, population = self._lf, self.s, self.n, self.population
+        # log BetaBin(s) + log s! (n - s)! N! / (n! (N - n)!), the binomials cancelled
+        self._bar = (
+            math.lgamma(s + self.a)
+            + math.lgamma(n - s + self.b)
+            - math.lgamma(n + self.a + self.b)
+            + lf[population]
+            - lf[population - n]
+            - self._prior_and_threshold
+        )
+        interval = self._narrowed(max(self.low, possible[0]), min(self.high, possible[1]))
+        # empty: the sequence missed (probability <= alpha); keep what is certain
+        self.low, self.high = interval if interval is not None else possible
+
+    def log_martingale(self, count: int) -> float:
+        """``log M_n(count)``: ``+inf`` for a count the prefix rules out."""
+        denominator = log_hypergeometric(self.s, self.population, count, self.n)
+        if denominator == -math.inf:
+            return math.inf
+        return log_betabinomial(self.s, self.n, self.a, self.b) - denominator
+
+    def _inside(self, count: int) -> bool:
+        """``M_n(count) < 1/alpha``, for a count the prefix allows (``s <= count <= s +
+        N - n``): ``log M_n(C) = log BetaBin(s) - log Hypergeom(s; C)``, and of the
+        hypergeometric's log only ``log C!/(C - s)! + log (N - C)!/(N - C - n + s)!``
+        depends on ``C``; the rest is folded into ``_bar`` once a look."""
+        lf, rest = self._lf, self.population - count
+        return lf[count] - lf[count - self.s] + lf[rest] - lf[rest - self.n + self.s] > self._bar
+
+    def _narrowed(self, low: int, high: int) -> tuple[int, int] | None:
+        """``[low, high]`` intersected with ``{C : M_n(C) < 1/alpha}`` (None: empty).
+
+        The set is an interval around the mode, so a bound still inside stays, and one
+        outside moves towards the mode by bisection: one or two evaluations a look once
+        the interval has settled down.
+        """
+        if low > high:
+            return None
+        mode = min(max(hypergeometric_mode(self.s, self.population, self.n), low), high)
+        if not self._inside(mode):
+            return None
+        return (self._edge(low, mode, rising=True), self._edge(mode, high, rising=False))
+
+    def _edge(self, start: int, stop: int, *, rising: bool) -> int:
+        """The last count inside on a monotone stretch ``[start, stop]`` whose far end
+        (the mode) is inside: the smallest inside when the pmf rises along it, else the
+        largest. Searched from the old bound inwards, in growing steps, then by
+        bisection: a bound moves a step or two a look, so this is two or three
+        evaluations, not a bisection of the whole range."""
+        sign = 1 if rising else -1
+        outside, end = (start, stop) if rising else (stop, start)
+        if self._inside(outside):
+            return outside
+        step = 1
+        while True:  # gallop: outside, then the first probe found inside
+            probe = outside + sign * step
+            if sign * (probe - end) >= 0:
+                inside = end
+                break
+            if self._inside(probe):
+                inside = probe
+                break
+            outside, step = probe, step * 2
+        while abs(inside - outside) > 1:
+            middle = (outside + inside) // 2
+            if self._inside(middle):
+                inside = middle
+            else:
+                outside = middle
+        return inside

@@ -1,0 +1,89 @@
+"""``api.sequential_gate``: the sequential gate any harness feeds one case at a time."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import TYPE_CHECKING
+
+import pytest
+from helpers import case, cases_for, write_ceilings, write_jsonl
+from helpers import run_cli as run
+
+from pytest_failgate import api
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+RAG_CATEGORIES = ("verifier_false_negative", "verifier_false_positive", "retrieval_miss",
+                  "planner_under_decomposition", "generator_hallucination", "context_dilution",
+                  "unknown")
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    # a ceiling of 0 can pass only at the last case (one failure among the rest is never
+    # ruled out), so every category has room here
+    write_ceilings(tmp_path / "ceilings.yaml", {**dict.fromkeys(RAG_CATEGORIES, 8),
+                                                "retrieval_miss": 10, "total": 40})
+    return tmp_path
+
+
+def test_a_broken_run_settles_as_a_fail_long_before_its_end(project: Path) -> None:
+    cases = cases_for({"retrieval_miss": 120}, passed=280, seed=9)
+    gate = api.sequential_gate(len(cases))
+    settled = next(s for s in map(gate.add, cases) if s is not None)
+    assert settled.verdict == "fail"
+    assert settled.n < 60
+    assert "retrieval_miss" in settled.deciding or "total" in settled.deciding
+    assert gate.add(cases[-1]) is settled  # settled stays settled
+
+
+def test_a_clean_run_passes_with_the_verdict_check_gives(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = cases_for({"retrieval_miss": 2}, passed=398, seed=2)
+    gate = api.sequential_gate(len(cases), ceilings=project / "ceilings.yaml", delta=0.01)
+    settled = next(s for s in map(gate.add, cases) if s is not None)
+    assert settled.verdict == "pass"
+    assert settled.n < len(cases)
+    assert settled.line().endswith("pass (the full run's verdict with probability at least 99%)")
+    assert run(capsys, "check", str(write_jsonl(project / "run.jsonl", cases)))[0] == 0
+
+
+def test_cases_finishing_out_of_plan_order_wait_for_the_plan(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The gate sees the longest prefix of the plan whose cases have all finished."""
+    cases = [case(f"c{i}") for i in range(12)]
+    write_jsonl(project / "data.jsonl", cases)
+    run(capsys, "plan", "data.jsonl", "--seed", "4", "--out", "plan.json")
+    order = json.loads((project / "plan.json").read_text())["cases"]
+    gate = api.sequential_gate(12, plan="plan.json")
+    finished = list(cases)
+    random.Random(1).shuffle(finished)
+    done: set[str] = set()
+    for one in finished:
+        gate.add(one)
+        done.add(one["id"])
+        prefix = next((i for i, case_id in enumerate(order) if case_id not in done), 12)
+        if gate.settled is None:
+            assert gate.gate.n == prefix
+        else:  # settled on a prefix of the plan: later cases change nothing
+            assert gate.gate.n == gate.settled.n <= prefix
+    assert gate.settled is not None
+    assert gate.settled.verdict == "pass"
+    assert gate.settled.n < 12  # after 4 passes of 12, no category can exceed 8: certain
+
+
+def test_a_plan_of_another_size_is_refused(project: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    write_jsonl(project / "data.jsonl", [case(f"c{i}") for i in range(5)])
+    run(capsys, "plan", "data.jsonl", "--seed", "4", "--out", "plan.json")
+    with pytest.raises(api.FailgateError, match="6 planned cases, but the plan orders 5"):
+        api.sequential_gate(6, plan="plan.json")
+
+
+def test_a_case_that_is_not_an_object_is_a_clear_error(project: Path) -> None:
+    gate = api.sequential_gate(3)
+    with pytest.raises(api.FailgateError, match="case #1: is string, not an object"):
+        gate.add("not a case")

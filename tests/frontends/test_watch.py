@@ -1,0 +1,167 @@
+"""``failgate plan`` and ``failgate watch``: a run gated as it is written, stopped once settled."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+from helpers import case, cases_for, write_ceilings, write_jsonl
+from helpers import run_cli as run
+
+from pytest_failgate.cli import main
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+CATEGORIES = ("retrieval_miss", "verifier_false_negative", "generator_hallucination")
+
+WRITER = """\
+import json, sys, time
+cases = json.load(open(sys.argv[1]))
+with open(sys.argv[2], "w") as out:
+    for case in cases:
+        out.write(json.dumps(case) + "\\n")
+        out.flush()
+        time.sleep(0.05)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    write_ceilings(tmp_path / "ceilings.yaml", {"retrieval_miss": 4,
+                                                "verifier_false_negative": 3,
+                                                "generator_hallucination": 2})
+    return tmp_path
+
+
+def _last_line(out: str) -> str:
+    return out.rstrip("\n").splitlines()[-1]
+
+
+def test_replay_agrees_with_check_on_random_orders_of_hard_populations(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Populations at their ceilings or one over, in random orders: a replay settles on
+    check's verdict (exactly, when it reads every case; but with probability delta, when
+    earlier)."""
+    rng = random.Random(28)
+    ceilings = {"retrieval_miss": 4, "verifier_false_negative": 3, "generator_hallucination": 2}
+    runs, disagreements, early = 12, 0, 0
+    for index in range(runs):
+        counts = {name: k + rng.choice([0, 0, 1]) for name, k in ceilings.items()}
+        report = write_jsonl(project / f"run{index}.jsonl",
+                             cases_for(counts, passed=60, seed=index))
+        checked = run(capsys, "check", str(report))[0]
+        code, out, _ = run(capsys, "watch", str(report), "--replay")
+        assert checked in (0, 1)
+        last = _last_line(out)
+        assert last.startswith("settled after ")
+        n, planned = (int(word) for word in last.split()[2:5:2])
+        assert planned == 60 + sum(counts.values())
+        if n == planned:
+            assert code == checked, last
+        else:
+            early += 1
+            disagreements += code != checked
+    assert disagreements <= 1
+    assert early  # some replays settled before their last case
+
+
+def test_watch_stops_a_broken_harness_before_half_its_cases(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    planned = 200
+    cases = cases_for({"retrieval_miss": 60}, passed=planned - 60, seed=3)
+    (project / "cases.json").write_text(json.dumps(cases))
+    (project / "writer.py").write_text(WRITER)
+    started = time.monotonic()
+    code, out, _ = run(capsys, "watch", "results.jsonl", "--planned", str(planned), "--",
+                       sys.executable, "writer.py", "cases.json", "results.jsonl")
+    assert code == 1
+    last = _last_line(out)
+    assert last.startswith("settled after ")
+    assert last.endswith(f"of {planned} cases: fail (the full run's verdict with probability "
+                         "at least 95%)")
+    assert int(last.split()[2]) < planned // 2
+    assert "retrieval_miss: " in out
+    written = (project / "results.jsonl").read_text().count("\n")
+    time.sleep(0.5)  # the harness was stopped: the report no longer grows
+    assert (project / "results.jsonl").read_text().count("\n") == written < planned
+    assert time.monotonic() - started < planned * 0.05
+
+
+def test_a_plan_orders_each_case_once_from_its_seed(project: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    report = write_jsonl(project / "data.jsonl", cases_for({"retrieval_miss": 2}, passed=30))
+    ids = [json.loads(line)["id"] for line in report.read_text().splitlines()]
+    code, out, _ = run(capsys, "plan", str(report), "--seed", "7", "--out", "a.json")
+    assert (code, out) == (0, f"plan: 32 cases of {report} in a random order (seed 7) -> "
+                              "a.json\n")
+    run(capsys, "plan", str(report), "--seed", "7", "--out", "b.json")
+    run(capsys, "plan", str(report), "--seed", "8", "--out", "c.json")
+    first, again, other = (json.loads((project / f"{n}.json").read_text())["cases"]
+                           for n in "abc")
+    assert first == again != other
+    assert sorted(first) == sorted(ids)
+    assert first != ids
+
+
+def test_watch_judges_the_plans_order_whatever_order_cases_finish_in(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Cases finished out of plan order wait for the cases planned before them."""
+    cases = cases_for({"retrieval_miss": 2}, passed=8, seed=1)
+    write_jsonl(project / "data.jsonl", cases)
+    run(capsys, "plan", "data.jsonl", "--seed", "1", "--out", "plan.json")
+    order = json.loads((project / "plan.json").read_text())["cases"]
+    finished = [next(c for c in cases if c["id"] == i) for i in reversed(order)]
+    write_jsonl(project / "results.jsonl", finished)
+    code, out, _ = run(capsys, "watch", "results.jsonl", "--plan", "plan.json", "--replay")
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0].startswith(f'finished "{order[-1]}"')
+    assert "waiting for the cases planned before it" in lines[0]
+    judged = [line.split('"')[1] for line in lines if line.startswith("case ")]
+    assert judged == order
+    assert _last_line(out) == "settled after 10 of 10 cases: pass (the full run's verdict)"
+
+
+@pytest.mark.parametrize(("args", "lines", "message"), [
+    (["--replay", "--planned", "3"], ["a", '{"id": "b", '], "results.jsonl:2:"),
+    ([], ["a"], "watch needs the planned number of cases"),
+    (["--replay", "--planned", "2"], ["a", "[1]"],
+     "results.jsonl:2: case #2: is array, not an object"),
+    (["--replay", "--delta", "1.5"], ["a"], "delta must lie strictly between 0 and 1"),
+    (["--replay", "--planned", "0"], ["a"], "--planned must be at least 1"),
+])
+def test_bad_input_to_watch_is_one_error_and_exit_2(
+        project: Path, capsys: pytest.CaptureFixture[str], args: list[str], lines: list[str],
+        message: str) -> None:
+    """Each line is a passing case with that id, or the text as written."""
+    text = [json.dumps(case(line)) if line.isalpha() else line for line in lines]
+    (project / "results.jsonl").write_text("\n".join(text) + "\n")
+    code, _, err = run(capsys, "watch", "results.jsonl", *args)
+    assert code == 2
+    assert err.startswith("failgate: error: ")
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_watch_refuses_a_ceilings_file_it_cannot_mirror(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_ceilings(project / "ceilings.yaml", {"retrieval_miss": 4}, header="significance: 0.05")
+    write_jsonl(project / "results.jsonl", cases_for({}, passed=3))
+    code, _, err = run(capsys, "watch", "results.jsonl", "--replay")
+    assert code == 2
+    assert "sequential gating mirrors count and rate ceilings only" in err
+    assert "significance:" in err
+
+
+def test_plan_and_watch_have_help_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("plan", "watch"):
+        with pytest.raises(SystemExit) as info:
+            main([command, "--help"])
+        assert info.value.code == 0
+        assert f"example:\n  failgate {command}" in capsys.readouterr().out
