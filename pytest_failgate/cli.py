@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .core.base.errors import FailgateError
+from .core.base.errors import FailgateError, display_path
+from .core.base.formatting import one_line
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
 
@@ -37,27 +38,47 @@ EXIT = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "error": EXIT_INPUT,
 BAR_WIDTH = 30
 SHOWN_IDS = 10  # case ids per line in `diff`
 
+_paint = False
+
+
 def _out(line: str = "") -> None:
+    line = _inert(line)
+    if _paint:
+        from .output.colour import paint
+
+        line = paint(line)
     print(line)
+
+
+def _inert(text: str) -> str:
+    """No line of report content printed can be a CI workflow command (output.github)."""
+    from .output.github import inert
+
+    return inert(text)
 
 
 def command_advice(config: Config) -> Advice:
     """The CLI's words for the actions the core suggests: the command with the paths, the
     ceilings file and the other settings this run was given (what the ini file sets, the
     command reads again)."""
-    from .core.base.advice import Advice
+    from .core.base.advice import TAXONOMY_FILE, Advice
 
-    def command(action: str) -> str:
+    def command(action: str, taxonomy: str | None = None) -> str:
         parts = ["failgate", action]
         for option, words in config.given_words(action):
+            if taxonomy is not None and option.name == "taxonomy":
+                continue
             if option.positional:
                 parts += words
             else:
                 parts += [part for word in words for part in (option.cli_flag, word)] \
                     if words else [option.cli_flag]
+        if taxonomy is not None:
+            parts += ["--taxonomy", taxonomy]
         return "`" + " ".join(parts) + "`"
 
-    return Advice(init=command("init"), ratchet=command("ratchet"))
+    return Advice(init=command("init"), ratchet=command("ratchet"),
+                  init_taxonomy=command("init", TAXONOMY_FILE))
 
 
 def _print_summary(result: GateResult) -> None:
@@ -91,6 +112,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     for line in written.lines:
         if not line.startswith("wrote "):
             _out(line)
+    for command in written.commands:
+        print(command)  # failgate's own annotations, escaped by output.github.annotation
     if written.failed:
         print("failgate: error: a report file could not be written (above)", file=sys.stderr)
         return EXIT_INPUT
@@ -165,7 +188,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _ids(ids: list[str], n: int, shown: int) -> str:
-    return ", ".join(ids[:shown]) + (f" (+{n - shown} more)" if n > shown else "")
+    return ", ".join(map(one_line, ids[:shown])) + (f" (+{n - shown} more)" if n > shown else "")
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -242,9 +265,22 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_noise(args: argparse.Namespace) -> int:
-    from .commands.runs import noise
+    from .commands.runs import noise, remeasure
+    from .core.base.formatting import plural
 
     config = configure(args)
+    if args.check:
+        recorded = Path(os.path.realpath(args.check))
+        runs, differ = remeasure(config, recorded, [Path(os.path.realpath(r)) for r in args.runs])
+        shown = " ".join(display_path(run) for run in runs)
+        if not differ:
+            _out(f"noise: {args.check} is what {shown} measure")
+            return EXIT_PASS
+        counted = plural(len(differ), "difference")
+        _out(f"noise: {args.check} is not what {shown} measure ({counted}):")
+        for line in differ:
+            _out(f"  {line}")
+        return EXIT_FAIL
     measured = noise(config, [Path(os.path.realpath(run)) for run in args.runs], Path(args.out))
     _out(f"noise over {measured.n_runs} runs -> {args.out}")
     width = max(len(name) for name in [*measured.bands, *measured.metric_bands])
@@ -315,6 +351,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
     from .commands.sequential import Watch, Watched, read_plan, watch
+    from .core.gate.sequential import describe
 
     try:
         delta = Fraction(args.delta)
@@ -330,8 +367,6 @@ def cmd_watch(args: argparse.Namespace) -> int:
             if item.settled is not None:
                 _out()
                 for look in item.settled.items:
-                    from .core.gate.sequential import describe
-
                     _out(f"  {describe(look)}")
                 _out(item.settled.line())
             else:
@@ -346,8 +381,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="failgate",
         description="Gate LLM/RAG evaluation reports by failure category, outside pytest. "
                     "Same core, configuration and numbers as `pytest --failgate`.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"failgate {__version__}")
+    parser.add_argument(*COLOR_FLAG, **COLOR_ARGUMENT)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help_text: str, example: str,
@@ -357,19 +394,22 @@ def _parser() -> argparse.ArgumentParser:
             name, help=help_text, description=help_text,
             epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        sub.set_defaults(run=run)
+        sub.set_defaults(run=run, command_parser=sub)
+        # after the command too (``failgate check --color=no``); absent, the top level's holds
+        sub.add_argument(*COLOR_FLAG, **{**COLOR_ARGUMENT, "default": argparse.SUPPRESS})
         for option in for_command(name):
             if option.positional:  # none given: the ini key's (``failgate``)
                 sub.add_argument(option.positional, nargs="*", metavar=option.metavar,
-                                 help=option.help)
+                                 help=option.help_for(name))
             elif option.kind == "flag":
-                sub.add_argument(option.cli_flag, action="store_true", help=option.help)
+                sub.add_argument(option.cli_flag, action="store_true",
+                                 help=option.help_for(name))
             elif option.kind in ("paths", "names"):
                 sub.add_argument(option.cli_flag, action="append", default=[],
-                                 metavar=option.metavar, help=option.help)
+                                 metavar=option.metavar, help=option.help_for(name))
             else:  # None when not given: the ini key, else the default, decides
                 sub.add_argument(option.cli_flag, metavar=option.metavar,
-                                 choices=option.choices, help=option.help)
+                                 choices=option.choices, help=option.help_for(name))
         return sub
 
     command("check", "check every category count against its ceiling",
@@ -416,10 +456,13 @@ def _parser() -> argparse.ArgumentParser:
 
     noise = command("noise", "measure each category's noise band from repeated runs",
                     "failgate noise run1/ run2/ run3/ --out noise_band.json", cmd_noise)
-    noise.add_argument("runs", nargs="+", metavar="RUN",
+    noise.add_argument("runs", nargs="*", metavar="RUN",
                        help="the reports of one run of the same configuration (2 or more)")
     noise.add_argument("--out", default="noise_band.json", metavar="FILE",
                        help="where to write the bands (default: noise_band.json)")
+    noise.add_argument("--check", metavar="FILE",
+                       help="measure the band FILE again from the runs it names (or the RUNs "
+                            "given) and list every number that differs; exit 1 if any does")
 
     history = command("history", "counts per category over a folder of runs, as a table and an "
                       "SVG chart", "failgate history reports/history/ --svg history.svg",
@@ -495,7 +538,38 @@ def configure(args: argparse.Namespace) -> Config:
 def check_config(argv: Sequence[str]) -> Config:
     """The configuration ``failgate check ARGV`` runs with (the CI step's gate); a usage
     error raises ``SystemExit`` as the command would, after saying so."""
-    return configure(_parser().parse_args(["check", *argv]))
+    return configure(_parse(_parser(), ["check", *argv]))
+
+
+EXIT_CODES = """\
+exit codes:
+  0  the gate passed
+  1  it failed: a count above its ceiling, a regression, a loosening without a reason
+  2  a usage or input error (one line says which file and where)
+  3  inconclusive: a report cannot be judged (init and ratchet record nothing from it)
+
+`failgate COMMAND --help` shows a command's options and an example."""
+
+COLOR_FLAG = ("--color",)
+COLOR_ARGUMENT: dict[str, Any] = {
+    "choices": ("auto", "yes", "no"), "default": "auto", "metavar": "WHEN",
+    "help": "colour the output: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR "
+            "turns it on), yes or no (default: auto)"}
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; one the command does not take is refused with that command's usage
+    (not the top level's) and the flag it most resembles."""
+    from .core.base.errors import closest
+
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        command: argparse.ArgumentParser = args.command_parser
+        flags = [flag for action in command._actions for flag in action.option_strings]
+        guess = closest(unknown[0].split("=", 1)[0], flags)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}"
+                      + (f" (did you mean {guess}?)" if guess else ""))
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -504,19 +578,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words[:1] == ["watch"] and "--" in words:  # `watch FILE ... -- CMD ...`: the harness
         cut = words.index("--")
         words, harness = words[:cut], words[cut + 1:]
-    args = _parser().parse_args(words)
+    args = _parse(_parser(), words)
     if harness:
         args.harness = harness
+    from .output.colour import use_colour
+
+    global _paint  # the CLI prints through ``_out``: one switch for the whole run
+    _paint = use_colour(args.color, sys.stdout)
     try:
         return int(args.run(args))
     except FailgateError as exc:
-        print(f"failgate: error: {exc}", file=sys.stderr)
+        print(_inert(f"failgate: error: {exc}"), file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:  # `failgate show ... | head`: the reader left; so do we, quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAIL
     except OSError as exc:  # a file the system refused (a name too long, permissions)
-        print(f"failgate: error: {_os_error(exc)}", file=sys.stderr)
+        print(_inert(f"failgate: error: {_os_error(exc)}"), file=sys.stderr)
         return EXIT_INPUT
 
 

@@ -60,7 +60,8 @@ def tool_advice(config: Config) -> Advice:
         shown = f" with `{json.dumps(arguments, ensure_ascii=False)}`" if arguments else ""
         return f"the `{tool}` tool{shown}"
 
-    return Advice(init=call("init"), ratchet=call("ratchet"))
+    return Advice(init=call("init"), ratchet=call("ratchet"),
+                  init_taxonomy="the `init` tool with `taxonomy` naming your taxonomy file")
 
 
 @dataclass(frozen=True)

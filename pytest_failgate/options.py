@@ -39,7 +39,7 @@ class Option:
     asks for a command (no ini key: the ini file holds settings only).
     ``positional``: the CLI takes it as the command's positional arguments of this name.
     An argument that only one CLI command has (``show --top``, ``diff BASE``) stays with
-    that command in ``cli.py``.
+    that command in ``cli.py``. ``notes`` end the help in one context only (``help_for``).
     """
 
     name: str
@@ -52,6 +52,15 @@ class Option:
     action: bool = False
     positional: str | None = None
     choices: tuple[str, ...] | None = None
+    # what the help adds in one context: "pytest", a CLI command, or "cli" for every command
+    notes: tuple[tuple[str, str], ...] = ()
+
+    def help_for(self, context: str) -> str:
+        """The help in ``context`` (``pytest``, or a CLI command): what the option means,
+        and what it does there; nothing about the other front end or another command."""
+        notes = dict(self.notes)
+        note = notes.get(context, notes.get("cli") if context != "pytest" else None)
+        return f"{self.help}{note}" if note else self.help
 
     @property
     def flag(self) -> str:
@@ -81,9 +90,10 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("failgate", "paths", "the evaluation reports to gate: a report file or a directory "
-           "of reports (repeatable; in pytest, giving it turns failgate on)", "PATH",
-           commands=(*GATE_COMMANDS, "analyze"),
-           positional="paths"),
+           "of reports", "PATH", commands=(*GATE_COMMANDS, "analyze", "guard"),
+           positional="paths",
+           notes=(("pytest", " (repeatable; giving it turns failgate on)"),
+                  ("cli", " (default: the ini key failgate)"))),
     Option("ceilings", "path", "the ceilings file (default: the ini key failgate_ceilings, "
            "relative to the ini file, else ceilings.yaml in the rootdir)", "FILE",
            default="ceilings.yaml",
@@ -117,10 +127,17 @@ OPTIONS: tuple[Option, ...] = (
     Option("noise", "path", "the noise of a noisy pipeline: a noise_band.json from repeated "
            "runs (`failgate noise`; the regression gate's format), or the keyword `repeats` "
            "(each report's own repeated cases: epochs, replicates; a file of that name is "
-           "./repeats); init writes each ceiling as observed + "
-           "allowance, the ratchet lowers only past the allowance, a baseline comparison uses "
-           "its bands (default: the ceilings file's noise:)", "FILE",
-           commands=("check", "init", "ratchet")),
+           "./repeats; default: the ceilings file's noise:)",
+           "FILE", commands=("check", "init", "ratchet"),
+           notes=(("pytest", "; init writes each ceiling as observed + allowance, the ratchet "
+                   "lowers only past the allowance, a baseline comparison uses its bands"),
+                  ("init", "; each ceiling is written as observed + allowance"),
+                  ("ratchet", "; a ceiling is lowered only past its allowance"),
+                  ("check", "; a baseline comparison uses its bands"))),
+    Option("confirm", "paths", "a second, independent run of the same system (main's previous "
+           "run): on a noisy pipeline the ratchet lowers a ceiling only when this run's count "
+           "fell past the noise too, and records the mean of the two", "PATH",
+           commands=("ratchet",)),
     Option("analyze", "flag", "add a single-run diagnosis to the summary: failures by the "
            "taxonomy's stage, the bottleneck stage, the weakest slices with exact intervals, "
            "and what to look at first with the taxonomy's hints", commands=("check",)),
@@ -130,21 +147,29 @@ OPTIONS: tuple[Option, ...] = (
     Option("max-report-bytes", "text", "refuse report files larger than SIZE (bytes, or with "
            "KB, MB or GB: 200MB), for reports from untrusted sources (an archive's members "
            "decompress to at most SIZE together; without it, to 1 GB)", "SIZE",
-           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history")),
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard")),
     Option("engine", "text", "where cases are classified: python (the default), duckdb "
            "(Parquet, JSON Lines, globs; the [duckdb] extra) or spark (the active SparkSession, "
            "else local[*]; Parquet and ORC; the [spark] extra). Parquet always runs in a SQL "
            "engine (DuckDB unless spark is asked for)", "ENGINE", default="python",
            commands=GATE_COMMANDS, choices=("python", "duckdb", "spark")),
-    Option("taxonomy", "text", "the taxonomy to classify with, a name or a taxonomy file, "
-           "instead of the ceilings file's (for init: the one to write for every report; "
-           "default: each format's own, rag for failgate's own shapes)", "NAME|PATH",
-           commands=("init", "show", "analyze", "diff", "noise", "history", "sql"),
-           pytest=False),
+    Option("taxonomy", "text", "the taxonomy to classify with: a name (rag, a plugin's) or a "
+           "taxonomy file (in the ini key: relative to the ini file)", "NAME|PATH",
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql"),
+           notes=(("pytest", "; --failgate-init writes it as the new ceilings file's taxonomy:, "
+                   "after which it must name the file's taxonomy (default: each format's own, "
+                   "rag for failgate's own shapes)"),
+                  ("init", "; written as the new ceilings file's taxonomy: (default: each "
+                   "format's own, rag for failgate's own shapes)"),
+                  ("check", "; it must name the ceilings file's taxonomy:, which decides"),
+                  ("ratchet", "; it must name the ceilings file's taxonomy:, which decides"),
+                  ("cli", " instead of the ceilings file's (default: the ceilings file's, "
+                   "else each format's own)"))),
     Option("plugins", "names", "more modules, or .py files (in the ini key: relative to the ini "
            "file), whose pytest_failgate_taxonomies / pytest_failgate_readers hooks add "
            "taxonomies and readers; every front end loads the same ones", "MODULE",
-           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql", "watch")),
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql", "watch",
+                     "guard")),
 )
 
 BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}

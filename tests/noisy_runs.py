@@ -182,8 +182,11 @@ class Gate:
         """The exit code: 0 passed, 1 failed, 3 inconclusive."""
         return self._run("check", run)
 
-    def ratchet(self, run: Path) -> None:
-        self._run("ratchet", run)
+    def ratchet(self, run: Path, confirm: Path | None = None) -> None:
+        """Main's run, confirmed by main's previous run (a noisy drop needs both)."""
+        noise = ["--noise", str(self.noise)] if self.noise is not None else []
+        more = ["--confirm", str(confirm)] if confirm is not None else []
+        self.command("ratchet", str(run), "--ceilings", str(self.ceilings), *noise, *more)
 
 
 @dataclass
@@ -226,14 +229,16 @@ def trial(seed: int, args: Loop, work: Path) -> Trial:
     noise_path = folder / "noise_band.json"
     Gate(ceilings, None).measure_noise(repeats, noise_path)
     gate = Gate(ceilings, noise_path if args.mode == "noise" else None)
-    gate.init(run(system))
+    main = run(system)
+    gate.init(main)
     outcome = Trial()
     for _ in range(args.merges):
         verdict = gate.check(run(system))
         outcome.prs += 1
         outcome.false_alarms += verdict != 0
         before = ceilings.read_text(encoding="utf-8")
-        gate.ratchet(run(system))
+        previous, main = main, run(system)
+        gate.ratchet(main, previous)
         outcome.lowered += ceilings.read_text(encoding="utf-8") != before
     band = json.loads(noise_path.read_text(encoding="utf-8"))["metric_band"]
     for category in CATEGORIES:

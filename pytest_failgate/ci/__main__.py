@@ -38,7 +38,9 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         settings = settings_from_args(args)
         finished = run(settings)
     except FailgateError as exc:
-        print(f"failgate: error: {exc}", file=sys.stderr)
+        from ..output.github import inert
+
+        print(inert(f"failgate: error: {exc}"), file=sys.stderr)
         return ERROR.code
     _say(finished)
     return finished.outcome.code
@@ -66,11 +68,13 @@ def checkout_copy(workspace: Path, package: Path | None = None) -> None:
 
 
 def _say(finished: Run) -> None:
+    from ..output.github import inert
+
     out = finished.settings.out_dir
-    print(f"failgate ci: {finished.outcome.verdict} (exit {finished.outcome.code}); "
-          f"{out / 'failgate.md'}, {out / 'verdict.json'}")
+    print(inert(f"failgate ci: {finished.outcome.verdict} (exit {finished.outcome.code}); "
+                f"{out / 'failgate.md'}, {out / 'verdict.json'}"))
     for item in finished.failed:
-        print(f"  failed: {item}")
+        print(inert(f"  failed: {item}"))  # a report's name is its author's, never a command
 
 
 def _github(env: dict[str, str]) -> int:

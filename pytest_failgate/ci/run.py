@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING
 
 from ..cli import EXIT
 from ..core.base.errors import FailgateError
+from ..core.base.formatting import one_line
 from ..core.base.inifile import DEFAULT_CEILINGS
 from ..core.guard.gitref import git
+from ..output.github import inert
 from ..output.markdown import RUN_MARK
 
 if TYPE_CHECKING:
@@ -159,16 +161,16 @@ def _gate(settings: Settings, json_path: Path) -> Run:
         config = _config(settings, json_path)
         app = Failgate(config)
         fetched = _fetch(config)
-        print("+ failgate check " + " ".join([*settings.reports, *settings.check_args])
+        print("+ failgate check " + inert(" ".join([*settings.reports, *settings.check_args]))
               + (f" (guard against {config.guard})" if config.guard else ""), flush=True)
         result = check(app)
     except SystemExit as exc:  # argparse: a usage error (already printed)
         return Run(settings, None, [f"usage error in the check arguments (exit {exc.code})"])
     except (FailgateError, OSError) as exc:
-        print(f"failgate: error: {exc}", file=sys.stderr)
+        print(inert(f"failgate: error: {exc}"), file=sys.stderr)
         return Run(settings, None, [str(exc)], _guard_alone(app))
     except Exception as exc:  # a bug must still leave a report and a verdict
-        print(f"failgate: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(inert(f"failgate: internal error: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return Run(settings, None, [f"internal error: {type(exc).__name__}: {exc}"])
     _print(result)
     written = write_reports(app, result)
@@ -192,9 +194,10 @@ def _print(result: GateResult) -> None:
 
     for row in result.rows:
         if row.message and row.failing:
-            print(f"FAILED {result.ceilings_path}::{row.report}::{row.name}\n{row.message}\n")
+            print(inert(f"FAILED {result.ceilings_path}::{row.report}::{row.name}\n"
+                        f"{row.message}\n"))
     for line in summary_lines(result, outcomes_from_verdicts(result)):
-        print(line)
+        print(inert(line))
 
 
 def _guard_alone(app: Failgate | None) -> GuardResultModel | None:
@@ -267,7 +270,7 @@ def _markdown(run: Run, guard_note: str | None) -> str:
 
 
 def _code(text: str) -> str:
-    return text.replace("`", "'").replace("\n", " ")
+    return one_line(text).replace("`", "'")
 
 
 def settings_from_args(argv: Sequence[str] | None = None) -> Settings:

@@ -69,8 +69,9 @@ class Failgate:
 
     @property
     def uses_ceilings(self) -> bool:
-        """Whether the ceilings file chooses the taxonomies (it exists; none was given)."""
-        return self.config.taxonomy is None and self.config.ceilings.exists()
+        """Whether the ceilings file chooses the taxonomies: it exists, and no taxonomy was
+        given on the command line (the ini key's must be the file's: the gate checks)."""
+        return "taxonomy" not in self.config.given and self.config.ceilings.exists()
 
     def choice(self) -> TaxonomyChoice:
         """Which taxonomy classifies each report: the one given (a name or a file), else

@@ -56,6 +56,7 @@ class Config:
     guard: str | None = None
     baseline: tuple[Path, ...] = ()
     noise: Path | None = None
+    confirm: tuple[Path, ...] = ()
     analyze: bool = False
     exclude_unstable: bool = False
     max_report_bytes: str | None = None
@@ -81,7 +82,7 @@ class Config:
             baseline=self.baseline, noise=None if repeats else self.noise,
             noise_repeats=repeats, exclude_unstable=self.exclude_unstable,
             analyze=self.analyze, max_report_bytes=self.max_report_bytes, engine=self.engine,
-            advice=self.advice)
+            advice=self.advice, confirm=self.confirm)
 
     @property
     def outputs(self) -> Outputs:
@@ -221,6 +222,12 @@ def _value(option: Option, value: Any, base: Path) -> Any:
         return _as_written(base, value) if option.name == "ceilings" else _absolute(base, value)
     if option.kind == "flag":
         return bool(value)
+    if option.name == "taxonomy":  # a taxonomy file: from where it was written
+        from ..core.taxonomy.files import names_a_file
+
+        if names_a_file(str(value)):
+            check_path_length(base / str(value))
+            return str(_absolute(base, str(value)))
     return str(value)
 
 

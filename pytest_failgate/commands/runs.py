@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..core.base.result import GuardResultModel
+    from ..core.compare.noise import NoiseDocument
+    from ..core.guard.loosening import GuardResult
     from .config import Config
 
 
@@ -57,16 +59,13 @@ def diff(config: Config | Failgate, base: Path, candidate: Path) -> DiffResult:
 
 def noise(config: Config | Failgate, runs: Sequence[Path], out: Path) -> NoiseResult:
     """Each category's and metric's noise band from repeated runs of one configuration,
-    written to ``out`` in the regression gate's ``noise_band.json`` format."""
+    written to ``out`` in the regression gate's ``noise_band.json`` format, with the runs it
+    was measured from (``measured_from``, relative to ``out``) so it can be re-measured."""
     from ..core.compare.noise import noise_band_document
-    from ..core.compare.repeats import noise_from_runs
+    from ..core.compare.provenance import MEASURED_FROM, runs_written
 
-    if len(runs) < 2:
-        raise FailgateError("a noise band needs at least two runs of one configuration")
-    app = Failgate.of(config)
-    loaded = [(run.name, app.load_all((run,))) for run in runs]
-    measured = noise_from_runs(loaded)
-    document = noise_band_document(measured)
+    measured = _measure(config, runs)
+    document = {**noise_band_document(measured), MEASURED_FROM: runs_written(out, runs)}
     try:
         out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                        encoding="utf-8")
@@ -78,6 +77,30 @@ def noise(config: Config | Failgate, runs: Sequence[Path], out: Path) -> NoiseRe
         metric_bands={name: Band(min=float(m.min), max=float(m.max), std=m.std)
                       for name, m in measured.metric_bands.items()},
         unstable_cases=list(measured.unstable_cases))
+
+
+def remeasure(config: Config | Failgate, band: Path, runs: Sequence[Path] = ()
+              ) -> tuple[list[Path], list[str]]:
+    """Measure a noise band again from the runs it names (or ``runs``): the runs, and every
+    number of the file they do not reproduce (none: the band is what those runs measure)."""
+    from ..core.compare.baseline import load_noise_bands
+    from ..core.compare.provenance import differences, recorded_runs
+
+    recorded = load_noise_bands(band)
+    runs = list(runs) or recorded_runs(band, recorded)
+    for run in runs:
+        if not run.exists():
+            raise FailgateError("a run the band was measured from is not there", run)
+    return runs, differences(recorded, _measure(config, runs))
+
+
+def _measure(config: Config | Failgate, runs: Sequence[Path]) -> NoiseDocument:
+    from ..core.compare.repeats import noise_from_runs
+
+    if len(runs) < 2:
+        raise FailgateError("a noise band needs at least two runs of one configuration")
+    app = Failgate.of(config)
+    return noise_from_runs([(run.name, app.load_all((run,))) for run in runs])
 
 
 def history(config: Config | Failgate, folder: Path) -> HistoryResult:
@@ -114,6 +137,13 @@ def analyze(config: Config | Failgate, slices: Sequence[str] = ()) -> AnalyzeRes
 
 def guard(config: Config | Failgate, ref: str) -> GuardResultModel:
     """Whether anything the gate enforces was loosened since ``ref`` without a reason."""
+    return compare_with_ref(config, ref).model()
+
+
+def compare_with_ref(config: Config | Failgate, ref: str) -> GuardResult:
+    """The guard's comparison, told the run's reports as the gate is given them (the
+    command's arguments, else the ini key ``failgate``): an override naming none of them is
+    caught, and the guard says when it was not told them."""
     from ..core.gate.runner import guard_inputs
     from ..core.guard.loosening import guard as compare
 
@@ -122,7 +152,7 @@ def guard(config: Config | Failgate, ref: str) -> GuardResultModel:
     if app.config.paths:  # the reports the overrides must still name, their readers
         gated, _ = app.load(app.config.paths)
         run = guard_inputs(gated, app.plugins.taxonomies, app.plugins.readers)
-    return compare(app.config.ceilings, ref, **run).model()
+    return compare(app.config.ceilings, ref, **run)
 
 
 def sql(config: Config | Failgate, dialect: str, table: str, sample: Path | None = None

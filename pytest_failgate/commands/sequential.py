@@ -206,6 +206,7 @@ class CaseGate:
         name: str = "run",
         plan: Plan | None = None,
         path: Path | None = None,
+        format_name: str | None = None,
     ) -> None:
         from pathlib import Path
 
@@ -219,7 +220,10 @@ class CaseGate:
                 app.config.ceilings,
             )
         ceilings = load_ceilings(app.config.ceilings, app.plugins.taxonomies)
-        taxonomy = ceilings.overrides.get(name, ceilings.taxonomy)
+        # the report's own taxonomy in the ceilings file, else its format's, else the default
+        taxonomy = ceilings.overrides.get(name) or ceilings.overrides.get(format_name or "")
+        if taxonomy is None:
+            taxonomy = ceilings.taxonomy
         self.gate = SequentialGate(gate_items(taxonomy, ceilings, name, planned), planned, delta)
         self.order = PlannedOrder(plan.ids) if plan is not None else None
         self.path = path if path is not None else Path(name)

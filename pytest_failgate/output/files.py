@@ -6,7 +6,7 @@ controller, or the CLI), from the same result, so every adapter writes the same 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..core.base.errors import display_path
@@ -26,6 +26,9 @@ class Written:
 
     lines: list[str]
     failed: bool = False
+    # failgate's own workflow commands (``--github``), printed as they are; every other
+    # line goes through ``github.inert``
+    commands: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ def write_outputs(outputs: Outputs, result: GateResult, taxonomy: Taxonomy | Non
 
         _write(notes, outputs.html, render_html(result, svg))
     if outputs.github and markdown is not None:
-        notes.lines += github.error_annotations(result)
+        notes.commands += github.error_annotations(result)
         if github.append_step_summary(markdown) is None:
             notes.lines.append("github: $GITHUB_STEP_SUMMARY is not set; annotations only")
     return notes

@@ -8,10 +8,24 @@ that was exceeded, in the file a reviewer would change.
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..core.base.result import GateResult
+
+
+# A line the runner reads as a command: ``::name::`` (or the older ``##[name]``, and Azure
+# Pipelines' ``##vso[``) after any leading whitespace, on any line break the runner knows.
+_COMMAND = re.compile(r"(^|\r\n|\r|\n)([^\S\r\n]*)(?=::|##\[|##vso\[)")
+
+
+def inert(text: str) -> str:
+    """Text printed to a CI log that no line of can be a workflow command: a line that
+    would start with ``::`` (report content: a report's name, a case id, an error it
+    recorded) gets a zero-width space first, which the runner does not trim. failgate's
+    own commands are written by ``annotation`` and printed as they are."""
+    return _COMMAND.sub("\\1\\2\u200b", text)
 
 
 def _data(text: str) -> str:

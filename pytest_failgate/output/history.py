@@ -13,6 +13,7 @@ from ..core.base.errors import FailgateError
 from ..core.gate.runner import load_run_or_raise, run_counts
 from ..core.reports.discover import REPORT_SUFFIXES
 from .chart import HistoryPoint, render_history_svg
+from .markdown import code_span, plain_text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -64,11 +65,11 @@ def history_table(points: Sequence[HistoryPoint], categories: Sequence[str],
                   ceilings: Mapping[str, int]) -> list[str]:
     """A Markdown table: one row per run, one column per charted category."""
     names = charted(points, categories)
-    lines = ["| run | " + " | ".join(f"`{n}`" for n in names) + " |",
+    lines = ["| run | " + " | ".join(code_span(n, cell=True) for n in names) + " |",
              "|---|" + "---:|" * len(names)]
     for point in points:
         cells = [str(point.counts.get(n, "")) for n in names]
-        lines.append(f"| {point.label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {plain_text(point.label)} | " + " | ".join(cells) + " |")
     if any(n in ceilings for n in names):
         lines.append("| *ceiling* | " + " | ".join(str(ceilings.get(n, "")) for n in names) + " |")
     return lines

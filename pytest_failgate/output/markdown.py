@@ -2,13 +2,19 @@
 
 Deterministic by construction (no times, no paths beyond those the user gave), so
 the same inputs give byte-identical comments and a bot can update one in place.
+
+Report content (case ids, report and category names, errors a report recorded) is
+data: it is shown in code spans that nothing inside can close (``code_span``), or as
+text with no markup, mention or link left (``_cell``), never as Markdown or HTML.
 """
 
 from __future__ import annotations
 
+import html
+import re
 from typing import TYPE_CHECKING
 
-from ..core.base.formatting import plural
+from ..core.base.formatting import one_line, plural
 from .text import catches_text, headroom_text
 
 if TYPE_CHECKING:
@@ -21,19 +27,52 @@ _VERDICT = {"pass": "✅ pass", "fail": "❌ FAIL", "error": "⚠️ error", "re
             "inconclusive": "⚠️ INCONCLUSIVE", "skip": "⏸️ not judged"}
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+_BACKTICKS = re.compile(r"`+")
+# What would turn text into markup: an HTML tag or entity, a link or image, a mention
+# (@user, @org/team), a bare URL GitHub links by itself.
+_MARKUP = re.compile(r"[<&\[\]!]|@(?=[\w-])|(?<=\w):(?=//)|\bwww(?=\.)", re.IGNORECASE)
+
+
+def code_span(text: str, cell: bool = False) -> str:
+    """``text`` as a code span that nothing in it can close: fenced with one backtick more
+    than its longest run of backticks (CommonMark), on one line. Inside a code span there
+    is no markup, link or mention. ``cell``: inside a table row (``|`` escaped, as GFM
+    reads it in a code span too)."""
+    shown = one_line(text)
+    if cell:
+        shown = shown.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(shown)), default=0) + 1)
+    pad = " " if shown.startswith(("`", " ")) or shown.endswith(("`", " ")) else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
+
+
+def plain_text(text: str) -> str:
+    """Plain text on one line of a table or list: markup, mentions and links broken by
+    an escape or a zero-width joiner, which shows nothing."""
+    shown = _MARKUP.sub(lambda found: {"<": "&lt;", "&": "&amp;"}.get(
+        found.group(), "\\" + found.group() if found.group() in "[]!" else
+        found.group() + "\u200d"), one_line(text))
+    return shown.replace("|", "\\|")
+
+
+_cell = plain_text  # the name this module's rows use
+
+
+def _html_code(text: str) -> str:
+    """A name inside an HTML line (``<summary>``): escaped, in ``<code>``."""
+    return f"<code>{html.escape(one_line(text), quote=True)}</code>"
 
 
 def _row_line(row: Row, with_baseline: bool, noisy: bool = False) -> str:
     verdict = _VERDICT[row.verdict] + (" (slack)" if row.slack else "")
-    cells = [row.report, f"`{row.name}`", "" if row.count is None else str(row.count),
-             row.ceiling, headroom_text(row.headroom), verdict]
+    cells = ["" if row.count is None else str(row.count), row.ceiling,
+             headroom_text(row.headroom), verdict]
     if noisy:
         cells.append(catches_text(row))
     if with_baseline:
         cells.append(row.baseline_text)
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+    names = [code_span(row.report, cell=True), code_span(row.name, cell=True)]
+    return "| " + " | ".join([*names, *(_cell(c) for c in cells)]) + " |"
 
 
 # the run's verdict, as the comment's headline and the CI step's heading mark it
@@ -44,7 +83,7 @@ def render_markdown(result: GateResult,
                     history: Sequence[str] | None = None, chart: str | None = None) -> str:
     """The comment: headline, failing checks, the rest folded, cases, what to run next."""
     headline = result.headline
-    lines = [f"### failgate: {RUN_MARK[headline.verdict]} {headline.text}", ""]
+    lines = [f"### failgate: {RUN_MARK[headline.verdict]} {_cell(headline.text)}", ""]
     lines += _context(result)
     lines += _tables(result)
     if result.guard is not None:
@@ -57,7 +96,7 @@ def render_markdown(result: GateResult,
         lines += ["</details>", ""]
     if result.lowerings and result.mode in ("gate", "strict"):
         lines.append(f"{plural(len(result.lowerings), 'ceiling')} can be lowered: "
-                     f"{result.ratchet_advice}, then commit `{result.ceilings_path}`.")
+                     f"{result.ratchet_advice}, then commit {code_span(result.ceilings_path)}.")
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -65,9 +104,10 @@ def render_markdown(result: GateResult,
 def _context(result: GateResult) -> list[str]:
     """What was gated against what, the noise, what changed, the hints and load errors."""
     cases = sum(r.n_cases or 0 for r in result.reports)
-    source = (f"ceilings `{result.ceilings_path}`" if result.ceilings_sha256 is not None
+    source = (f"ceilings {code_span(result.ceilings_path)}"
+              if result.ceilings_sha256 is not None
               else "compared with the baseline (no ceilings file)")
-    lines = [f"Taxonomy `{result.taxonomy}`, {plural(len(result.reports), 'report')} "
+    lines = [f"Taxonomy {code_span(result.taxonomy)}, {plural(len(result.reports), 'report')} "
              f"({plural(cases, 'case')}), {source}.", ""]
     if result.significance is not None:
         lines += [f"{_cell(result.significance)}.", ""]
@@ -76,18 +116,19 @@ def _context(result: GateResult) -> list[str]:
                   "cases) an item catches with 80% probability.", ""]
     for report in result.reports:
         if report.instrument_changes:
-            shown = ", ".join(f"`{_cell(text)}`" for text in report.instrument_changes)
-            lines += [f"**Measured differently** from the baseline ({_cell(report.name)}): "
+            shown = ", ".join(code_span(text) for text in report.instrument_changes)
+            lines += [f"**Measured differently** from the baseline ({code_span(report.name)}): "
                       f"{shown}", ""]
         if report.config_changes:
-            shown = ", ".join(f"`{_cell(change.text)}`" for change in report.config_changes)
-            lines += [f"**What changed** vs the baseline ({_cell(report.name)}): {shown}", ""]
+            shown = ", ".join(code_span(change.text) for change in report.config_changes)
+            lines += [f"**What changed** vs the baseline ({code_span(report.name)}): {shown}",
+                      ""]
     hints = [hint for row in result.rows if row.failing for hint in (
         row.baseline.hint if row.baseline is not None else None,
         row.metric_baseline.hint if row.metric_baseline is not None else None) if hint]
     if hints:
         lines += [*(f"- 💡 {_cell(hint)}" for hint in dict.fromkeys(hints)), ""]
-    errors = [f"- ⚠️ `{_cell(error)}`" for error in result.load_errors]
+    errors = [f"- ⚠️ {code_span(error)}" for error in result.load_errors]
     return [*lines, *errors, *([""] if errors else [])]
 
 
@@ -122,9 +163,9 @@ def _first_cases(result: GateResult) -> list[str]:
         if not row.failing or not ids:
             continue
         what = "new cases" if row.baseline is not None else "first cases"
-        lines += [f"<details><summary>{_cell(row.report)} · <code>{row.name}</code>: "
+        lines += [f"<details><summary>{_html_code(row.report)} · {_html_code(row.name)}: "
                   f"{what} ({len(ids)})</summary>", "",
-                  ", ".join(f"`{_cell(i)}`" for i in ids), "", "</details>", ""]
+                  ", ".join(code_span(i) for i in ids), "", "</details>", ""]
     return lines
 
 
@@ -133,7 +174,7 @@ def guard_markdown(guard: GuardResultModel) -> list[str]:
     CI runner and the Action show the same lines)."""
     mark = "✅" if guard.passed else "❌"
     lines = [f"{mark} " + guard.lines[0], ""]
-    lines += [f"- `{_cell(line.strip())}`" for line in guard.lines[1:]
+    lines += [f"- {code_span(line.strip())}" for line in guard.lines[1:]
               if line.startswith("  ") and not line.startswith("  to accept")]
     if len(guard.lines) > 1:
         lines.append("")

@@ -39,17 +39,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         if option.kind == "flag":
             # None, not False: an absent flag defers to the ini key
             group.addoption(option.flag, action="store_true", default=None, dest=option.dest,
-                            help=option.help)
+                            help=option.help_for("pytest"))
         elif option.kind in ("paths", "names"):
             group.addoption(option.flag, action="append", default=[], metavar=option.metavar,
-                            dest=option.dest, help=option.help)
+                            dest=option.dest, help=option.help_for("pytest"))
         else:
             group.addoption(option.flag, metavar=option.metavar, dest=option.dest,
-                            choices=option.choices, help=option.help)
+                            choices=option.choices, help=option.help_for("pytest"))
         if not option.ini:
             continue  # an action: asked for on the command line, never by the ini file
         ini_type = {"flag": "bool", "paths": "paths", "names": "args"}.get(option.kind, "string")
-        parser.addini(option.dest, option.help, type=ini_type,  # type: ignore[arg-type]
+        parser.addini(option.dest, option.help_for("pytest"),
+                      type=ini_type,  # type: ignore[arg-type]
                       default=False if option.kind == "flag"
                       else [] if option.kind in ("paths", "names") else "")
 
@@ -60,12 +61,29 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     settings = _settings(config)
     if settings is None:
+        _refuse_ceilings_without_reports(config)
         return
     from .session import GateSession
 
     session = GateSession(config, *settings)
     config.stash[SESSION] = session
     config.pluginmanager.register(session, GateSession.NAME)
+
+
+def _refuse_ceilings_without_reports(config: pytest.Config) -> None:
+    """``pytest ceilings.yaml`` without the reports: pytest alone would say "not found"
+    (a YAML file is no test module); say what gates it instead."""
+    from pathlib import Path
+
+    ceilings = resolved_config(config).ceilings
+    for arg in config.args:
+        given = Path(config.invocation_params.dir, arg.split("::", 1)[0])
+        if given.name == ceilings.name and given.suffix in (".yaml", ".yml") \
+                and given.is_file():
+            raise pytest.UsageError(
+                f"{arg} is failgate's ceilings file, and failgate is off: give the reports "
+                f"it gates with --failgate=REPORTS (pytest --failgate=reports/ {arg}), or "
+                "set the ini key failgate")
 
 
 def resolved_config(config: pytest.Config) -> Config:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..core.base.errors import FailgateError
+from ..core.base.formatting import one_line
 from .keys import SESSION, ActiveGate
 from .outcomes import GUARD_KEY, LOAD_KEY, ROW_KEYS
 
@@ -45,7 +46,9 @@ def _session(node: pytest.Collector) -> ActiveGate:
 
 def _short(excinfo: ExceptionInfo[BaseException], fallback: Any) -> str | TerminalRepr:
     if isinstance(excinfo.value, FailgateError | GateFailure | _ReportsError):
-        return str(excinfo.value)
+        from ..output.github import inert
+
+        return inert(str(excinfo.value))  # its report's content is never a CI command
     return fallback  # type: ignore[no-any-return]
 
 
@@ -77,7 +80,9 @@ class GateFile(pytest.File, _QuietCollector):
         if result.guard is not None:
             yield GuardItem.from_parent(self, name="guard", guard=result.guard)
         for report in result.reports:
-            yield ReportNode.from_parent(self, name=report.name, report=report)
+            # a node id on one line: a report's name comes from its file's, which its author
+            # chose (pytest prints node ids at the start of lines)
+            yield ReportNode.from_parent(self, name=one_line(report.name), report=report)
 
 
 class ReportNode(_QuietCollector):
@@ -98,7 +103,7 @@ class ReportNode(_QuietCollector):
             else:
                 slices.setdefault(row.slice, []).append(row)
         for name, rows in slices.items():
-            yield SliceNode.from_parent(self, name=name, rows=rows)
+            yield SliceNode.from_parent(self, name=one_line(name), rows=rows)
 
 
 class SliceNode(_QuietCollector):
@@ -147,7 +152,9 @@ class LoadItem(_QuietItem):
         super().__init__(**kwargs)
         self.error = error
         self.add_marker(MARKER)
-        self.user_properties.append((LOAD_KEY, self.parent.name if self.parent else ""))
+        parent = self.parent
+        self.user_properties.append(
+            (LOAD_KEY, parent.report.name if isinstance(parent, ReportNode) else ""))
 
     def runtest(self) -> None:
         raise _ReportsError(self.error)

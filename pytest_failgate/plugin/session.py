@@ -65,6 +65,7 @@ class GateSession:
         self._reported = OutcomeCheck()  # the gate items' outcomes as reported
         self._rewritten: list[str] = []  # gate outcomes another hook rewrote
         self._notes: list[str] = []
+        self._commands: list[str] = []  # failgate's own annotations (--failgate-github)
         self._payload: dict[str, str] | None = None  # what the xdist controller hands on
         self._started = time.time()  # to date the reports read against (``tools``)
         self._earlier: dict[str, str] = {}  # an earlier run's report -> its first item
@@ -293,23 +294,27 @@ class GateSession:
             self._notes.append(f"history: {exc}")
             return False
         self._notes.extend(written.lines)
+        self._commands.extend(written.commands)
         return written.failed
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from ..output.github import inert
+
         if self.result is None:  # the gate never ran: only whether it should have
             if self._ran_lines:
                 terminalreporter.section("failgate")
                 for line in self._ran_lines:
-                    terminalreporter.write_line(line)
+                    terminalreporter.write_line(inert(line))
             return
         from ..output.text import summary_lines
 
         terminalreporter.section("failgate")
-        for line in summary_lines(self.result, self._outcomes):
-            terminalreporter.write_line(line)
-        for line in self._closing_lines(self.result):
-            terminalreporter.write_line(line)
+        for line in [*summary_lines(self.result, self._outcomes),
+                     *self._closing_lines(self.result)]:
+            terminalreporter.write_line(inert(line))  # report content is never a command
+        for command in self._commands:
+            terminalreporter.write_line(command)
 
     def _closing_lines(self, result: GateResult) -> Iterator[str]:
         from ..output.text import ratchet_status

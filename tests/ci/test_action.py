@@ -142,7 +142,7 @@ def test_a_regression_and_a_loosening_fail_with_annotations_on_their_lines(
         f"origin/main without a reason: ceilings.yaml:{unknown_line} ceilings.unknown: 35 -> 40"
         "  (no reason written)"]
     assert done.summary.startswith("## failgate: ❌ fail\n")
-    assert "❌ guard: 1 of 1 loosenings in ceilings.yaml since origin/main" in done.summary
+    assert "❌ guard: 1 of 1 loosening in ceilings.yaml since origin/main" in done.summary
 
 
 def test_the_guard_compares_with_the_runs_own_reports(
@@ -276,11 +276,12 @@ def test_python_m_from_a_checkout_holding_a_failgate_copy_refuses_it(tmp_path: P
 
 
 def test_only_an_editable_install_of_the_checkout_may_run_from_it(tmp_path: Path) -> None:
+    import pytest_failgate
     from pytest_failgate.ci.__main__ import checkout_copy
     from pytest_failgate.core.base.errors import FailgateError
     from pytest_failgate.core.base.install import installed_from
 
-    installed = Path(str(__import__("pytest_failgate").__file__)).parent
+    installed = Path(str(pytest_failgate.__file__)).parent
     if (installed_from() or ("",))[0] == "editable":  # a development install of this tree
         checkout_copy(installed.parent)  # failgate's own repository, gating itself
     (tmp_path / "pytest_failgate").mkdir()

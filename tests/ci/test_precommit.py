@@ -76,7 +76,7 @@ def test_the_guard_hook_refuses_a_loosened_ceiling_until_a_reason_is_written(
     _git(user_repo, "add", "ceilings.yaml")
     refused = try_repo(user_repo, "failgate-guard", tmp_path / "home")
     assert refused.returncode == 1, refused.stdout + refused.stderr
-    assert "guard: 1 of 1 loosenings in ceilings.yaml since HEAD have no reason" in refused.stdout
+    assert "guard: 1 of 1 loosening in ceilings.yaml since HEAD has no reason" in refused.stdout
     assert "ceilings.unknown: 35 -> 40" in refused.stdout
     assert "Failed" in refused.stdout
 

@@ -29,7 +29,7 @@ def test_every_cli_command_takes_its_table_options_with_the_same_help_and_no_def
         actions = {a.dest: a for a in sub._actions}
         for option in for_command(name):
             action = actions[option.attribute]
-            assert action.help == option.help, (name, option.name)
+            assert action.help == option.help_for(name), (name, option.name)
             if option.kind in ("path", "text"):
                 assert action.default is None, (name, option.name)
 

@@ -29,7 +29,7 @@ def test_check_exit_codes_pass_fail_and_input_error(
     assert "retrieval_miss: 4 cases, 3 over the ceiling of 1" in out
     code, _, err = run(capsys, "check", "nowhere")
     assert code == 2
-    assert err == "failgate: error: nowhere: no such file or directory\n"
+    assert err.startswith("failgate: error: nowhere: no such file or directory (a report path ")
 
 
 def test_every_command_has_help_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
@@ -91,8 +91,8 @@ def test_markdown_puts_failures_first_and_folds_the_rest(
     text = Path("gate.md").read_text()
     assert text.startswith("### failgate: ❌ 2 of 24 checks failed\n")
     table = text.split("<details>")[0]
-    assert "| eval_summary | `retrieval_miss` | 4 | 1 | -3 | ❌ FAIL |" in table
-    assert "| eval_summary | `total` | 10 | 7 | -3 | ❌ FAIL |" in table
+    assert "| `eval_summary` | `retrieval_miss` | 4 | 1 | -3 | ❌ FAIL |" in table
+    assert "| `eval_summary` | `total` | 10 | 7 | -3 | ❌ FAIL |" in table
     assert "`verifier_false_negative`" not in table
     assert "<details><summary>22 passing checks</summary>" in text
     assert ("`single_doc_chatbot_latency`, `multi_doc_security_controls`, "

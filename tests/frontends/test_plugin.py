@@ -330,7 +330,7 @@ def test_missing_fields_are_reported_in_the_summary(pytester: pytest.Pytester) -
         ("no-ceilings", "*ceilings.yaml: not found; create it from the current counts with "
                         "`pytest --failgate=reports --failgate-init`"),
         ("no-reports", "*no report found under reports: a gate over nothing would pass*"),
-        ("missing-path", "*nowhere: no such file or directory"),
+        ("missing-path", "*nowhere: no such file or directory (a report path given*"),
         ("bad-json", "reports/eval_summary.json:1:*invalid JSON*"),
         ("mistyped", "reports/run.jsonl:1:*case #1: 'abstained' is \"no\" (a string)*"),
     ],
@@ -393,7 +393,7 @@ def test_guard_item_fails_when_a_ceiling_was_loosened_since_the_ref(
     result.assert_outcomes(failed=1, deselected=GATE_ITEMS)
     result.stdout.fnmatch_lines([
         "*_ guard against main _*",
-        "guard: 1 of 1 loosenings in ceilings.yaml since main have no reason written*",
+        "guard: 1 of 1 loosening in ceilings.yaml since main has no reason written*",
         "  ceilings.yaml:14 ceilings.unknown: 35 -> 40  (no reason written)",
     ])
     ceilings.write_text(ceilings.read_text().replace(

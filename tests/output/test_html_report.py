@@ -243,11 +243,13 @@ def test_the_failing_example_shows_headline_failing_rows_and_cases(regression: G
             assert shown[head.index(field)] == json.dumps(value, ensure_ascii=False)
     assert len(articles[1].find("tbody").find_all("tr")) == 10
 
-    # The passing category with cases is folded; the skipped licence file is listed.
+    # The passing category with cases is folded. Nothing needs a note: the licence file
+    # beside the reports is no skipped report, and a failing run offers no ratchet.
     folded = doc.by_id("passing").find_all("details")
     assert ["verifier_false_negative" in d.find("summary").text() for d in folded] == [True]
     assert all("open" not in d.attrs for d in folded)
-    assert "examples/regression/LICENSE" in doc.by_id("notes").text()
+    assert "LICENSE" not in page
+    assert "ratchet would lower" not in page
 
 
 def test_an_all_passing_run_has_no_failure_sections(passing: GateResult) -> None:
@@ -358,7 +360,7 @@ def test_the_history_chart_is_inline_between_summary_and_failures(
     history = doc.by_id("history")
     assert [n.tag for n in history.iter()].count("svg") == 1
     order = [n.attrs.get("id") for n in doc.iter() if n.tag in ("section", "header")]
-    assert order == ["top", "summary", "history", "failures", "passing", "notes"]
+    assert order == ["top", "summary", "history", "failures", "passing"]
 
     assert "<svg" not in render_html(regression)
     prologue = '<?xml version="1.0" encoding="UTF-8"?>\n' + svg

@@ -1,10 +1,11 @@
 """The documentation is checked: the site builds strictly, links resolve, marked commands run.
 
 A fenced ``bash`` block in ``README.md`` or ``docs/`` preceded by ``<!-- runnable -->`` (or
-``<!-- runnable: exit N -->``) runs as one script under ``set -euo pipefail`` in a fresh
-copy of the repository's ``examples/``, ``tests/data/`` and ``ceilings.yaml``, with the
-installed ``failgate`` and ``pytest`` first on ``PATH`` and no network; the script must exit
-with N (default 0); they are marked slow (CI runs them). docs/development.md describes the
+``<!-- runnable: exit N -->``) runs as one script under ``set -euo pipefail`` from the root
+of a fresh clone of the repository (every file, configuration included, committed on
+``main``: as a reader runs it), with the installed ``failgate`` and ``pytest`` first on
+``PATH`` and no network; the script must exit with N (default 0); they are marked slow (CI
+runs them). docs/development.md describes the
 marker for writers.
 """
 
@@ -189,12 +190,26 @@ def test_the_docs_mark_commands_runnable() -> None:
         "README.md", "docs/index.md", "docs/noise.md", "docs/ci.md"}
 
 
+def _repository_files() -> list[str]:
+    """The repository's files as a clone has them: tracked, and new ones not ignored (a
+    change being written), without the build's and the tools' leftovers."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+            capture_output=True, text=True, check=True, timeout=60).stdout.split("\0")
+    except (OSError, subprocess.SubprocessError):  # an unpacked sdist: every file but caches
+        listed = [path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*")
+                  if path.is_file() and not {"__pycache__", ".git"} & set(path.parts)]
+    return [name for name in listed if name and (ROOT / name).is_file()]
+
+
 def _sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """A copy of what the commands read, and an environment with this install's tools first."""
+    """A clone of the repository (configuration included: pyproject.toml, ceilings.yaml),
+    committed, as a reader has it; and an environment with this install's tools first."""
     work = tmp_path / "repo"
-    shutil.copytree(ROOT / "examples", work / "examples")
-    shutil.copytree(ROOT / "tests" / "data", work / "tests" / "data")
-    shutil.copy(ROOT / "ceilings.yaml", work / "ceilings.yaml")
+    for name in _repository_files():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, work / name)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTEST_", "FAILGATE", "GIT_", "GITHUB_"))
            and k not in ("CI", "COV_CORE_SOURCE")}
@@ -206,6 +221,10 @@ def _sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         GIT_AUTHOR_NAME="docs", GIT_AUTHOR_EMAIL="docs@example.org",
         GIT_COMMITTER_NAME="docs", GIT_COMMITTER_EMAIL="docs@example.org",
         GIT_CONFIG_NOSYSTEM="1")
+    for command in (["init", "-q", "-b", "main"], ["add", "-A"],
+                    ["commit", "-q", "-m", "clone", "--no-verify"]):
+        subprocess.run(["git", *command], cwd=work, env=env, check=True, timeout=120,
+                       capture_output=True)
     return work, env
 
 
@@ -220,3 +239,86 @@ def test_a_runnable_command_in_the_docs_runs(tmp_path: Path, block: Block) -> No
         f"{block.page}:{block.line} exited {result.returncode}, not {block.exit}\n"
         f"{block.script}\n--- stdout\n{result.stdout[-4000:]}\n--- stderr\n"
         f"{result.stderr[-4000:]}")
+
+
+PIN = re.compile(r"[0-9a-f]{40}")
+# what installs or runs failgate in a recipe: pip from git, the Action, a pre-commit rev
+FAILGATE_GIT = re.compile(r"pytest-failgate(?:\[[\w,]+\])? @ git\+https://\S+?@(?P<ref>[\w.-]+)")
+ACTION = re.compile(r"uses: pytest-failgate/pytest-failgate@(?P<ref>[\w.-]+)")
+PRE_COMMIT = re.compile(r"repo: https://github.com/pytest-failgate/pytest-failgate\s+rev: "
+                        r"(?P<ref>[\w.-]+)")
+BARE_INDEX = re.compile(
+    r"pip install (?:(?P<q>['\"])pytest-failgate(?:\[[\w,]+\])?(?P=q)"
+    r"|pytest-failgate(?:\[[\w,]+\])?)(?:\s|$)", re.M)
+
+
+def _git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          check=False)
+
+
+def _recipe_refs() -> list[tuple[str, str]]:
+    """Every (page, ref) a recipe installs failgate at."""
+    return [(_relative(page), match["ref"]) for page in PAGES
+            for pattern in (FAILGATE_GIT, ACTION, PRE_COMMIT)
+            for match in pattern.finditer(page.read_text(encoding="utf-8"))]
+
+
+def test_install_recipes_pin_a_commit_or_a_tag_that_exists() -> None:
+    """Until the package is published, a recipe installs from the repository at a pinned
+    commit (or a tag that exists): a moving branch, a tag nobody made or a name on an
+    index someone else could register would run code nobody reviewed."""
+    refs = _recipe_refs()
+    assert {page for page, _ in refs} >= {"README.md", "docs/ci.md", "docs/index.md"}
+    tags = set(_git("tag").stdout.split())
+    assert [(page, ref) for page, ref in refs if not PIN.fullmatch(ref) and ref not in tags] \
+        == []
+    if _git("rev-parse", "--is-shallow-repository").stdout.strip() == "false":
+        missing = {ref for _, ref in refs if PIN.fullmatch(ref)
+                   and _git("cat-file", "-e", f"{ref}^{{commit}}").returncode != 0}
+        assert missing == set(), "pinned commits not in the repository's history"
+
+
+def test_no_recipe_installs_the_unpublished_name_from_the_index() -> None:
+    found = [f"{_relative(page)}: {match.group(0).strip()}" for page in PAGES
+             for block in FENCED.finditer(page.read_text(encoding="utf-8"))
+             for match in BARE_INDEX.finditer(block.group(0))]
+    assert found == []
+
+
+def test_the_recipe_checks_find_a_bare_name_and_a_missing_tag() -> None:
+    assert BARE_INDEX.search("    - pip install pytest-failgate\n")
+    assert BARE_INDEX.search("pip install 'pytest-failgate[duckdb]'")
+    assert not BARE_INDEX.search('pip install "pytest-failgate @ git+https://x/y@abc"')
+    refs = [m["ref"] for m in ACTION.finditer("- uses: pytest-failgate/pytest-failgate@v0\n")]
+    assert refs == ["v0"]
+    assert PRE_COMMIT.search("  - repo: https://github.com/pytest-failgate/pytest-failgate\n"
+                             "    rev: v0.1.0\n")["ref"] == "v0.1.0"  # type: ignore[index]
+
+
+def test_the_release_workflow_builds_checks_and_publishes_a_tag() -> None:
+    """Publishing is one step: a tag runs the build, ``twine check`` and trusted publishing."""
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(
+        encoding="utf-8"))
+    assert workflow[True] == {"push": {"tags": ["v*"]}}  # YAML 1.1 reads the key `on` as true
+    build = [step.get("run", "") for step in workflow["jobs"]["build"]["steps"]]
+    assert "python -m build" in build
+    assert any("twine check --strict" in run for run in build)
+    publish = workflow["jobs"]["publish"]
+    assert publish["needs"] == "build"
+    assert publish["permissions"] == {"id-token": "write"}
+    assert any(step.get("uses", "").startswith("pypa/gh-action-pypi-publish@")
+               for step in publish["steps"])
+    assert not any("password" in step.get("with", {}) for step in publish["steps"])
+
+
+def test_the_quick_start_says_how_long_its_commands_take() -> None:
+    """A reader who starts the test suite knows whether to wait or to come back."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme[readme.index("## Quick start"):readme.index("\n## ", readme.index(
+        "## Quick start") + 1)]
+    assert "pytest -n 2" in quick
+    assert re.search(r"takes a few minutes", quick)
+    assert re.search(r"takes well under a minute", quick)

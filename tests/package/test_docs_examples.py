@@ -58,3 +58,20 @@ def test_the_conftest_example_contributes_a_taxonomy_and_a_reader(
     result = pytester.runpytest("--failgate=reports", "ceilings.yaml")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["FAILED ceilings.yaml::run::other - other: 1 case*"])
+
+
+def test_the_conftest_example_starts_a_project_with_its_taxonomy_by_name(
+    pytester: pytest.Pytester,
+) -> None:
+    """No ceilings file yet: the plugin's taxonomy, by name, starts one from pytest."""
+    pytester.makeconftest(
+        _block("taxonomies.md", "## Plugins: taxonomies and readers in Python", "python"))
+    (pytester.path / "reports").mkdir()
+    (pytester.path / "reports" / "run.txt").write_text("a,ok\nb,timeout\nc,crash\n")
+    result = pytester.runpytest("--failgate=reports", "--failgate-taxonomy=status",
+                                "--failgate-init")
+    assert result.ret == 0, result.stdout.str()
+    written = (pytester.path / "ceilings.yaml").read_text()
+    assert "\ntaxonomy: status\n" in written
+    assert "  timeout: 1\n  other: 1\n" in written
+    pytester.runpytest("--failgate=reports").assert_outcomes(passed=3)

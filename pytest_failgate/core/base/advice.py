@@ -19,3 +19,8 @@ class Advice:
 
     init: str = "an init (a new ceilings file from the current counts)"
     ratchet: str = "a ratchet"
+    # a new ceilings file classified by the user's own taxonomy file (``TAXONOMY_FILE``)
+    init_taxonomy: str = "an init with the taxonomy setting naming your taxonomy file"
+
+
+TAXONOMY_FILE = "path/to/taxonomy.yaml"  # the placeholder the advice names

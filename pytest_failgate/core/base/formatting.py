@@ -7,6 +7,7 @@ use it without depending on one another.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -49,4 +50,21 @@ def case_counts(n_cases: int | None, failed: int | None, aggregate: bool) -> str
 def report_heading(name: str, n_cases: int | None, failed: int | None,
                    aggregate: bool, separator: str = ": ") -> str:
     """``eval_summary: 26 cases, 7 failed``: the line that introduces a report."""
-    return f"{name}{separator}{case_counts(n_cases, failed, aggregate)}"
+    return f"{one_line(name)}{separator}{case_counts(n_cases, failed, aggregate)}"
+
+
+# Characters that end or rewrite a line on a terminal or in a CI log: C0 and C1 controls,
+# DEL, and Unicode's line and paragraph separators.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def one_line(text: str) -> str:
+    """Report content (a case id, a report's name, an error it recorded) as one line of
+    text: each control character as its escape (``\\n``, ``\\x1b``), so data never starts
+    a line of its own in a terminal, a CI log or a Markdown table. A backslash is doubled
+    only where it would otherwise read as such an escape."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda found: _NAMED.get(found.group(), repr(found.group())[1:-1]),
+                        text.replace("\\", "\\\\"))

@@ -67,6 +67,8 @@ class IniFile:
     path: Path | None = None
     values: Mapping[str, Any] = field(default_factory=dict)
     mode: Literal["ini", "toml"] = "ini"
+    # keys set by ``-o``/``--override-ini``: text, read as an ini file's text is
+    overridden: frozenset[str] = frozenset()
 
     @property
     def folder(self) -> Path:
@@ -83,8 +85,9 @@ class IniFile:
             return None
         value = self.values[key]
         where = self.path if self.path is not None else self.rootdir
+        ini_text = self.mode == "ini" or key in self.overridden
         if kind in ("paths", "names"):
-            if isinstance(value, str) and self.mode == "ini":
+            if isinstance(value, str) and ini_text:
                 try:
                     words = shlex.split(value)
                 except ValueError as exc:
@@ -98,12 +101,57 @@ class IniFile:
         if kind == "flag":
             if isinstance(value, bool):
                 return value
-            if self.mode == "toml" or not isinstance(value, str):
+            if not ini_text or not isinstance(value, str):
                 raise FailgateError(f"{key}: expected true or false, got {value!r}", where)
             return _truth(key, value, where)
         if not isinstance(value, str):
             raise FailgateError(f"{key}: expected a string, got {type(value).__name__}", where)
         return value
+
+    def addopts(self) -> list[str]:
+        """The ``addopts`` words, split as pytest splits them (unparsable: none)."""
+        raw = self.values.get("addopts")
+        if raw is None:
+            return []
+        if isinstance(raw, list):
+            return [str(word) for word in raw]
+        try:
+            return shlex.split(str(raw))
+        except ValueError:
+            return []
+
+    def with_args(self, args: list[str]) -> IniFile:
+        """The configuration as a run given ``args`` sees it: each ``-o``/``--override-ini
+        key=value`` among them replaces the key's value, the last one winning, as pytest's
+        ``getini`` does (``addopts`` itself is not overridden here)."""
+        found = overrides(args)
+        found.pop("addopts", None)
+        if not found:
+            return self
+        return IniFile(self.rootdir, self.path, {**self.values, **found}, self.mode,
+                       self.overridden | frozenset(found))
+
+
+def overrides(args: list[str]) -> dict[str, str]:
+    """The ``key=value`` pairs of ``-o``/``--override-ini`` among command-line words."""
+    found: dict[str, str] = {}
+    index = 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        value: str | None = None
+        if word in ("-o", "--override-ini"):
+            if index < len(args):
+                value = args[index]
+                index += 1
+        elif word.startswith("--override-ini="):
+            value = word.removeprefix("--override-ini=")
+        elif word.startswith("-o") and not word.startswith("--"):
+            value = word[2:]
+        if value is not None and "=" in value:
+            key, _, text = value.partition("=")
+            found[key.strip()] = text
+    return found
 
 
 def _truth(key: str, text: str, where: Path) -> bool:
@@ -138,7 +186,8 @@ def locate(start: Path, read: Callable[[Path], str | None] = read_file) -> IniFi
                 pyproject = path
             found = _values(path, text)
             if found is not None:
-                return IniFile(folder, path, found[0], found[1])
+                ini = IniFile(folder, path, found[0], found[1])
+                return ini.with_args(ini.addopts())  # `addopts = -o key=value`, as pytest
     if pyproject is not None:
         return IniFile(pyproject.parent, pyproject)
     for folder in (start, *start.parents):

@@ -396,6 +396,15 @@ class GateResult(_Model):
         return [row for report in self.reports for row in report.rows]
 
     @property
+    def regressions(self) -> list[str]:
+        """``report::item`` for each item above its ceiling (not a strict run's slack, which
+        a ratchet fixes): while any is, no count of the run is evidence of a gain (a case
+        that left ``other`` may only have moved into the regressed category)."""
+        return list(dict.fromkeys(
+            f"{row.report}::{row.label}" for row in self.rows
+            if row.failing and not row.slack and row.verdict != "inconclusive"))
+
+    @property
     def load_errors(self) -> list[str]:
         return [report.error for report in self.reports if report.error is not None]
 

@@ -25,7 +25,8 @@ from ..base.errors import did_you_mean
 CEILING_KEYS = ("max", "observed", "allowance", "max_rate", "per", "significance", "reason",
                 "owner", "goal")
 TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "noise", "inconclusive",
-            "instruments", "slices", "ceilings", "reports", "contracts", "floors", "reason")
+            "instrument", "instruments", "slices", "ceilings", "reports", "contracts",
+            "floors", "reason")
 # ``floors:`` was first called ``metrics:`` (the word a taxonomy uses for a case's metric):
 # the old key is still read, with a note to rename it
 OLD_FLOORS = "metrics"
@@ -279,6 +280,9 @@ class CeilingsModel(BaseModel):
     # the share of a report's cases that may fail outside the system under test (a
     # provider, quota or judge error) before the report is inconclusive (default 1/4)
     inconclusive: Fraction | None = None
+    # what measured the runs the ceilings were set from (init writes it), per report:
+    # a later run measured otherwise is inconclusive unless `instruments` accepts it
+    instrument: dict[str, dict[str, Text]] = {}
     # accepted changes of the measuring instrument (judge_model, grader, ...), by key
     instruments: dict[str, InstrumentChange] = {}
     slices: list[str] = []
@@ -308,7 +312,7 @@ class CeilingsModel(BaseModel):
         if "version" not in value:
             raise ValueError("'version: 1' is required (the format of this file)")
         for key in ("ceilings", "reports", "contracts", "slices", "floors", OLD_FLOORS,
-                    "taxonomies", "instruments"):
+                    "taxonomies", "instrument", "instruments"):
             if key in value and value[key] is None:
                 raise ValueError(f"'{key}' is empty; remove it or add entries")
         for key in ("slice_ceilings", "report_slices", "old_floors_key"):

@@ -85,7 +85,8 @@ def ratchet_rate(needed: Fraction, largest_n: int) -> Fraction:
     return Fraction(math.ceil(needed * scale), scale)
 
 
-def plan_ratchet(checks: Iterable[Check], noisy: bool = False) -> list[Lowering]:
+def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
+                 confirmed: Mapping[tuple[str, str], int] | None = None) -> list[Lowering]:
     """Every number that can come down; none ever goes up.
 
     An entry under ``ceilings:`` governs that name in every report without an
@@ -99,6 +100,15 @@ def plan_ratchet(checks: Iterable[Check], noisy: bool = False) -> list[Lowering]
     ``max - a``), and then to the count plus ``a``, its parts rewritten with it. An
     entry with no noise measured for it is left alone there. Without noise ``a`` is
     0 and this is the exact ratchet.
+
+    On a noisy run one low count is not evidence enough: on a lenient day every count is
+    low, and a ceiling set from it fails the unchanged system on every ordinary day
+    after. A drop lowers a noisy entry only when it is **confirmed** by a second,
+    independent run of the same system (``confirmed``: its count per ``(report,
+    name)``, e.g. main's previous run), whose count fell past the allowance too; the
+    entry's ``observed`` is then the mean of the two counts (rounded half up), never the
+    one low run's. Without ``confirmed`` a noisy entry is never lowered
+    (:func:`unconfirmed` names the drops that wait for it).
 
     A category of cases that failed outside the system under test (``outside: true``) is
     a tolerance, not a quality: its ceiling says when a run is inconclusive, and a ratchet
@@ -120,7 +130,13 @@ def plan_ratchet(checks: Iterable[Check], noisy: bool = False) -> list[Lowering]
         needs = [check.needed for check in group if check.needed is not None]
         if noisy and not needs and entry.ceiling.allowance is None:
             continue  # no noise measured for it: its count may be a lucky one
-        plan += _lower_max(entry, group, max(needs) if needs else entry.ceiling.allowance)
+        allowance = max(needs) if needs else entry.ceiling.allowance
+        if noisy or entry.ceiling.allowance is not None:  # a noisy ceiling: confirmed only
+            plan += _lower_confirmed(entry, group, allowance or 0, confirmed)
+            if confirmed is not None:
+                plan += _lower_rate(entry, group, max(needs, default=0))
+            continue
+        plan += _lower_max(entry, group, allowance)
         plan += _lower_rate(entry, group, max(needs, default=0))
     plan.sort(key=lambda lowering: lowering.span.start)
     return plan
@@ -142,6 +158,67 @@ def _lower_max(entry: Entry, group: Sequence[Check], allowance: int | None) -> l
         assert ceiling.allowance is not None
         plan.append(Lowering(entry, "allowance", ceiling.allowance, a, entry.allowance_span))
     return plan
+
+
+def _evidence(group: Sequence[Check], confirmed: Mapping[tuple[str, str], int] | None
+              ) -> int | None:
+    """The count the confirming evidence gives a group: the highest of its checks' means of
+    this run and the confirming run (rounded half up); None when a check is unconfirmed."""
+    if confirmed is None:
+        return None
+    means = []
+    for check in group:
+        other = confirmed.get((check.report.name, check.name))
+        if other is None:
+            return None
+        means.append((check.count + other + 1) // 2)
+    return max(means)
+
+
+def _lower_confirmed(entry: Entry, group: Sequence[Check], allowance: int,
+                     confirmed: Mapping[tuple[str, str], int] | None) -> list[Lowering]:
+    """A noisy entry's lowering, only where a second run confirms the drop (see
+    :func:`plan_ratchet`); its ``observed`` from both runs."""
+    ceiling = entry.ceiling
+    if ceiling.max is None or entry.max_span is None or confirmed is None:
+        return []
+    reference = ceiling.observed if ceiling.observed is not None else ceiling.max - allowance
+    for check in group:
+        other = confirmed.get((check.report.name, check.name))
+        if other is None or reference - max(check.count, other) <= allowance:
+            return []  # not past the noise in both runs
+    observed = _evidence(group, confirmed)
+    assert observed is not None
+    if observed + allowance >= ceiling.max:
+        return []
+    plan = [Lowering(entry, "max", ceiling.max, observed + allowance, entry.max_span)]
+    if ceiling.observed is not None and entry.observed_span is not None:
+        plan.append(Lowering(entry, "observed", ceiling.observed, observed, entry.observed_span))
+    if ceiling.allowance not in (None, allowance) and entry.allowance_span is not None:
+        assert ceiling.allowance is not None
+        plan.append(Lowering(entry, "allowance", ceiling.allowance, allowance,
+                             entry.allowance_span))
+    return plan
+
+
+def unconfirmed(checks: Iterable[Check]) -> list[Check]:
+    """Noisy counts that fell past their allowance in this run alone: a ratchet lowers them
+    only when a second run confirms the drop (:func:`plan_ratchet`)."""
+    found = []
+    for check in checks:
+        entry = check.entry
+        taxonomy = check.report.taxonomy
+        allowance = check.needed if check.needed is not None else (
+            entry.ceiling.allowance if entry is not None else None)
+        top = entry.ceiling.max if entry is not None else None
+        if (entry is None or allowance is None or top is None
+                or (taxonomy is not None and check.name in taxonomy.outside)):
+            continue
+        ceiling = entry.ceiling
+        reference = ceiling.observed if ceiling.observed is not None else top - allowance
+        if reference - check.count > allowance:
+            found.append(check)
+    return found
 
 
 def _lower_rate(entry: Entry, group: Sequence[Check], allowance: int) -> list[Lowering]:
@@ -304,15 +381,15 @@ def _fsync_directory(directory: Path) -> None:
 
 
 INIT_HEADER = """\
-# Failure-category ceilings, enforced by `pytest --failgate=REPORTS` (or `failgate check`).
-# After a fix, lower them with a ratchet: `failgate ratchet REPORTS` (or --failgate-ratchet).
+# Failure-category ceilings, enforced by `pytest {pytest}` (or `failgate check {cli}`).
+# After a fix, lower them with a ratchet: `failgate ratchet {cli}` (or --failgate-ratchet).
 # Raising one is a reviewed change: write it as {{max: N, reason: "..."}}.
 version: 1
 taxonomy: {taxonomy}
 """
 
 NOISY_HEADER = """\
-# Failure-category ceilings, enforced by `pytest --failgate=REPORTS` (or `failgate check`).
+# Failure-category ceilings, enforced by `pytest {pytest}` (or `failgate check {cli}`).
 # On this noisy evaluation each ceiling is max = observed + allowance: the count this run
 # had, and how far an unchanged system's count rises by chance (from the noise source
 # below; at most {budget} of unchanged runs fail any of these {items} counts by chance).
@@ -336,7 +413,8 @@ class InitNoise:
 
 
 def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
-              reference: Callable[[Taxonomy], str], noise: InitNoise | None = None) -> str:
+              reference: Callable[[Taxonomy], str], noise: InitNoise | None = None,
+              paths: Sequence[str] = ("REPORTS",)) -> str:
     """A new ceilings file holding today's counts exactly, or with their noise allowances.
 
     ``taxonomy:`` is ``default``; a report classified by another taxonomy gets a line
@@ -351,7 +429,12 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
     gives one (``noise.observed``: the band's mean with this run): a default takes the
     highest count and the largest allowance of the reports it governs (as a ratchet
     lowers it).
+
+    ``paths`` are the reports' paths as the header's commands name them (relative to the
+    ceilings file's folder, where the commands run).
     """
+    words = {"pytest": " ".join(f"--failgate={path}" for path in paths),
+             "cli": " ".join(paths)}
     names = list(dict.fromkeys(
         name for _, taxonomy in [(None, default), *reports]
         for name in (*taxonomy.category_names, TOTAL)))
@@ -377,13 +460,15 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
     loaded = [report for report, _ in reports]
     defaults = {name: parts(name, loaded) for name in names}
     if noise is None:
-        lines = [INIT_HEADER.format(taxonomy=_yaml_key(reference(default))).rstrip("\n")]
+        lines = [INIT_HEADER.format(taxonomy=_yaml_key(reference(default)), **words
+                                   ).rstrip("\n")]
     else:
         budget = f"{format_number(noise.budget * 100)}%"
         lines = [NOISY_HEADER.format(taxonomy=_yaml_key(reference(default)), budget=budget,
-                                     items=noise.items, noise=_yaml_key(noise.source)
-                                     ).rstrip("\n")]
+                                     items=noise.items, noise=_yaml_key(noise.source),
+                                     **words).rstrip("\n")]
     lines += _taxonomy_lines(default, reports, reference)
+    lines += instrument_lines(loaded)
     lines.append("ceilings:")
     for name in names:
         lines += entry(name, *defaults[name], "  ")
@@ -398,6 +483,26 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
     if overrides:
         lines += ["reports:", *overrides]
     return "\n".join(lines) + "\n"
+
+
+def instrument_lines(reports: Sequence[Report]) -> list[str]:
+    """The ``instrument:`` block: what measured each report the file is set from (its judge,
+    scorer options, thresholds, grader, dataset, as its format records them), one flow
+    mapping a report. A later run measured otherwise is inconclusive, baseline or not,
+    unless ``instruments:`` accepts the change with a reason (``core.compare.instrument``).
+    Values are report content: written as JSON strings (valid YAML), never as markup."""
+    measured = [(report.name, report.instrument) for report in sorted(
+        reports, key=lambda report: report.name) if report.instrument]
+    if not measured:
+        return []
+    lines = ["# what measured the runs these ceilings were set from: a run measured otherwise",
+             "# is inconclusive unless `instruments:` accepts the change with its reason",
+             "instrument:"]
+    for name, instrument in measured:
+        entries = ", ".join(f"{_yaml_key(key)}: {json.dumps(value, ensure_ascii=False)}"
+                            for key, value in sorted(instrument.items()))
+        lines.append(f"  {_yaml_key(name)}: {{{entries}}}")
+    return lines
 
 
 def _ceiling(parts: tuple[int, int | None]) -> int:

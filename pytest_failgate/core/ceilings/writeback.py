@@ -41,6 +41,11 @@ def ratchet_refusal(result: GateResult, outcomes: Outcomes) -> str | None:
         return f"{plural(len(result.load_errors), 'report')} failed to load"
     if result.inconclusive:
         return f"the run is inconclusive ({'; '.join(result.inconclusive)})"
+    regressed = result.regressions
+    if regressed:  # a case that moved into a regressed category left a false gain behind
+        return (f"the run fails ({', '.join(regressed)} above its ceiling); a count that "
+                "fell beside a regression may only have moved into it: fix the regression "
+                "first")
     missing = [row for row in result.rows if row.key not in outcomes]
     if missing:
         return (f"{len(missing)} of {len(result.rows)} gate items did not run "

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ..base.errors import FailgateError
-from ..base.formatting import plural
+from ..base.formatting import one_line, plural
 from ..base.result import BaselineResult, ConfigChangeResult
 from ..reports.jsonfile import load_json
 from ..stats.binomial import paired_increase
@@ -133,10 +133,11 @@ class BaselineRun:
         for names, where in ((self.comparison.only_base, "only in the baseline"),
                              (self.comparison.only_candidate, "only in this run")):
             if names:
-                lines.append(f"baseline: reports {where}: {', '.join(names)}")
+                lines.append(f"baseline: reports {where}: {', '.join(map(one_line, names))}")
         unstable = self.noise.unstable_cases
         if unstable:
-            shown = ", ".join(unstable[:10]) + (", ..." if len(unstable) > 10 else "")
+            shown = (", ".join(map(one_line, unstable[:10]))
+                     + (", ..." if len(unstable) > 10 else ""))
             runs = f" across {self.noise.n_runs} runs" if self.noise.n_runs else ""
             what = ("left out of the paired tests" if self.excluded
                     else "kept in the paired tests (the exclude-unstable option leaves them out)")
@@ -149,7 +150,7 @@ class BaselineRun:
                     (report.only_base, report.only_base_count, "only in the baseline"),
                     (report.only_candidate, report.only_candidate_count, "only in this run")):
                 if n:
-                    shown = ", ".join(ids[:5]) + (", ..." if n > 5 else "")
+                    shown = ", ".join(map(one_line, ids[:5])) + (", ..." if n > 5 else "")
                     lines.append(f"baseline: {report.name}: {plural(n, 'case')} {where} ({shown})")
             for change in self.metric_changes(report.name):
                 if change.verdict is None:
@@ -197,7 +198,7 @@ def baseline_message(name: str, result: BaselineResult, alpha: Fraction, family:
         " (an increase must exceed it)",
     ]
     if result.new:
-        lines.append("  new      " + ", ".join(result.new[:10])
+        lines.append("  new      " + ", ".join(map(one_line, result.new[:10]))
                      + (f" (+{result.n_new - 10} more)" if result.n_new > 10 else ""))
     if result.hint:
         lines.append(f"  {result.hint}")

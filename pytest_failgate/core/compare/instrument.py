@@ -8,6 +8,10 @@ the ``grader`` model role, the dataset and the task version); promptfoo's grader
 evaluation models. A setting of the system (``top_k``, the answering model) is what is
 tested: it is shown as "what changed", never taken for the instrument.
 
+The ceilings file records the instrument of the runs it was set from (``instrument:``,
+written by ``init``, per report), so a run checked against the ceilings alone is compared
+with it too, baseline or not.
+
 When an entry both runs record differs (``judge_model: gpt-4o -> gpt-4.1``), the delta
 measures the judge, not the system: the report is inconclusive (``core.gate.inconclusive``),
 unless the ceilings file accepts that very change with a reason::
@@ -61,12 +65,15 @@ def instrument_changes(base: Mapping[str, str] | None, candidate: Mapping[str, s
     return changes
 
 
-def unaccepted_text(changes: list[InstrumentChange]) -> str:
+def unaccepted_text(changes: list[InstrumentChange], since: str = "the baseline") -> str:
     """Why a comparison across a changed instrument is inconclusive."""
     first = changes[0]
     what = "; ".join(change.text for change in changes)
-    return (f"the measuring instrument changed since the baseline: {what}; the delta measures "
+    return (f"the measuring instrument changed since {since}: {what}; the delta measures "
             f"the {first.key}, not the system")
+
+
+SINCE_INIT = "the ceilings were set (the file's instrument:)"
 
 
 NEXT = ("compare with a baseline measured the same way, or accept the change in the ceilings "

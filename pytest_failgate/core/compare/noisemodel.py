@@ -23,12 +23,13 @@ and their model says so.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ..base.formatting import plural
-from ..stats.allowance import Movement
+from ..stats.allowance import Movement, rate_allowance
 from ..stats.dispersion import dispersion_bound
 from ..taxonomy.model import TOTAL
 from .noise import PASSED_MODE
@@ -36,6 +37,7 @@ from .noise import PASSED_MODE
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ..ceilings.check import Check
     from ..reports.model import Report
     from ..taxonomy import Taxonomy
     from .noise import NoiseBand, NoiseDocument
@@ -150,3 +152,26 @@ def from_repeats(reports: list[Report], taxonomy_of: Mapping[str, Taxonomy]) -> 
         if found:
             per_report[report.name] = found
     return NoiseModel(REPEATS, {}, per_report)
+
+
+def count_allowance(model: NoiseModel, check: Check, movement: Movement, level: Fraction,
+                    taxonomy: Taxonomy) -> int:
+    """The allowance of one count of a run at ``level``: the one function every allowance of
+    a gate run comes from (``core.gate.noisy``; the guard compares what it gives).
+
+    A count moves as its noise measures (:meth:`Movement.needed`, widened by its
+    dispersion). A category of failures outside the system under test (provider or judge
+    errors) is a tolerance: it may also reach what its observed error rate gives
+    (:func:`rate_allowance`: the band's runs with this one), whichever is larger.
+    """
+    needed = movement.needed(level)
+    if check.name not in taxonomy.outside or not check.report.n_cases:
+        return needed
+    n = check.report.n_cases
+    seen, trials = check.count, n
+    mean = model.mean(check.name, taxonomy, n)
+    runs = len(model.run_ids)
+    if mean is not None and runs:
+        seen += math.floor(mean * runs + Fraction(1, 2))  # the band's errors, all its runs
+        trials += runs * n
+    return max(needed, rate_allowance(seen, trials, n, check.count, level))

@@ -33,7 +33,8 @@ class GateConfig:
     paths: tuple[Path, ...]
     ceilings_path: Path
     mode: Mode = "gate"
-    # init: a taxonomy name or file for every report; None: each format's own default
+    # a taxonomy name or file: init writes it for every report; the gate of an existing
+    # ceilings file checks it is the file's; None: each format's own default
     init_taxonomy: str | None = None
     guard_ref: str | None = None  # compare the ceilings file with this git ref
     explain: bool = False  # try every rule on every failed case (--failgate-explain)
@@ -44,6 +45,8 @@ class GateConfig:
     analyze: bool = False  # add the single-run diagnosis (stages, slices, priorities)
     max_report_bytes: str | None = None  # refuse larger report files ("200MB"; untrusted input)
     engine: str = "python"  # where cases are classified: python, duckdb or spark
+    # a second, independent run of the same system: what confirms a noisy ratchet's drop
+    confirm: tuple[Path, ...] = ()
     advice: Advice = field(default_factory=Advice)  # the front end's words for init, ratchet
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ..base.formatting import format_number, plural, report_heading
+from ..base.formatting import format_number, one_line, plural, report_heading
 from ..ceilings.model import rate_allowance
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 
@@ -89,7 +89,7 @@ def _cases_line(check: Check, taxonomy: Taxonomy) -> str:
     if check.report.kind == "aggregate":
         return "none listed: an aggregate records counts, not cases"
     ids = case_ids(check.report, check.name, taxonomy, check.slice)
-    shown = ", ".join(ids[:FIRST_CASES])
+    shown = ", ".join(map(one_line, ids[:FIRST_CASES]))
     more = len(ids) - FIRST_CASES
     text = shown + (f" (+{more} more)" if more > 0 else "") if ids else "none"
     return text + (" (in the whole report)" if check.population is not None else "")

@@ -10,8 +10,10 @@ slice's or a population's, which no source measures) gets the allowance that kee
 an unchanged system under its ceiling: the run's false-alarm budget (the file's
 ``significance``, default 0.05) is shared equally by those counts (Bonferroni: the
 chance that any of them fails by chance is at most the budget). ``init`` writes
-``max = observed + allowance``; the ratchet lowers only past the allowance
-(``ceilings.rewrite.plan_ratchet``); each row says the smallest regression it catches.
+``max = observed + allowance``, ``observed`` from the band's mean with this run
+(:func:`observed_center`); the ratchet lowers only past the allowance, in this run and a
+confirming one (``ceilings.rewrite.plan_ratchet``); each row says the smallest regression
+it catches, and the noise line which model the allowances rest on.
 """
 
 from __future__ import annotations
@@ -26,8 +28,7 @@ from ..base.confine import check_inside
 from ..base.errors import FailgateError, display_path
 from ..base.formatting import format_number, plural
 from ..compare.baseline import DEFAULT_ALPHA, load_noise_bands
-from ..compare.noisemodel import REPEATS, NoiseModel, from_document, from_repeats
-from ..stats.allowance import rate_allowance
+from ..compare.noisemodel import REPEATS, NoiseModel, count_allowance, from_document, from_repeats
 from ..stats.dispersion import CONFIDENCE
 
 if TYPE_CHECKING:
@@ -181,29 +182,6 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
                      f"{source.label} by more than the noise allows: a new ceiling is set "
                      "from this run's count; measure the noise again on this system")
     return run, notes
-
-
-def count_allowance(model: NoiseModel, check: Check, movement: Movement, level: Fraction,
-                    taxonomy: Taxonomy) -> int:
-    """The allowance of one count at ``level``: the one function every allowance comes from
-    (the guard compares what it gives).
-
-    A count moves as its noise measures (:meth:`Movement.needed`, widened by its
-    dispersion). A category of failures outside the system under test (provider or judge
-    errors) is a tolerance: it may also reach what its observed error rate gives
-    (:func:`rate_allowance`: the band's runs with this one), whichever is larger.
-    """
-    needed = movement.needed(level)
-    if check.name not in taxonomy.outside or not check.report.n_cases:
-        return needed
-    n = check.report.n_cases
-    seen, trials = check.count, n
-    mean = model.mean(check.name, taxonomy, n)
-    runs = len(model.run_ids)
-    if mean is not None and runs:
-        seen += math.floor(mean * runs + Fraction(1, 2))  # the band's errors, all its runs
-        trials += runs * n
-    return max(needed, rate_allowance(seen, trials, n, check.count, level))
 
 
 def observed_center(model: NoiseModel, check: Check, taxonomy: Taxonomy,

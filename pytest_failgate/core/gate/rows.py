@@ -59,7 +59,7 @@ def build_result(gate: Gate) -> GateResult:
     reports = [_report_result(gate, gated, slack) for gated in gate.reports]
     loaded = [g.report for g in gate.reports if g.report is not None]
     judged = [g.report for g in gate.reports if g.report is not None and g.inconclusive is None]
-    return GateResult(
+    result = GateResult(
         ceilings_path=display_path(gate.config.ceilings_path),
         ceilings_sha256=digest(gate.ceilings.doc.text) if gate.ceilings else None,
         taxonomy=gate.taxonomy.name,
@@ -74,7 +74,7 @@ def build_result(gate: Gate) -> GateResult:
         guard=_guard(gate),
         init_text=(
             init_text(gate.taxonomy, [(r, r.taxonomy) for r in judged], gate.reference,
-                      _init_noise(gate))
+                      _init_noise(gate), gate.report_paths)
             if gate.config.mode == "init" and judged else None
         ),
         significance=(gate.family.describe() if gate.family is not None
@@ -85,6 +85,11 @@ def build_result(gate: Gate) -> GateResult:
         analysis=_analysis(loaded) if gate.config.analyze else None,
         ratchet_advice=gate.config.advice.ratchet,
     )
+    if result.regressions or result.inconclusive or result.load_errors:
+        # nothing is offered to lower from a run that is not judged: a count that fell beside
+        # a regression may only have moved into it (the ratchet says why it writes nothing)
+        result = result.model_copy(update={"lowerings": []})
+    return result
 
 
 def _report_result(gate: Gate, gated: ReportGate, slack: set[Any]) -> ReportResult:

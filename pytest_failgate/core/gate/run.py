@@ -55,5 +55,14 @@ class GateRun:
                         ).as_posix()
 
     @property
+    def report_paths(self) -> tuple[str, ...]:
+        """The reports' paths as a new ceilings file's header names them: relative to its
+        folder (where its commands run), shell-quoted when they need it."""
+        import shlex
+
+        return tuple(shlex.quote(PurePath(os.path.relpath(path, self.config.ceilings_path.parent)
+                                          ).as_posix()) for path in self.config.paths)
+
+    @property
     def checks(self) -> list[Check]:
         return [check for report in self.reports for check in report.checks]

@@ -11,15 +11,16 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..base.advice import TAXONOMY_FILE
 from ..base.errors import FailgateError, display_path
 from ..ceilings.check import Check, consistency_differences, evaluate, unmeasurable
 from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
 from ..ceilings.metrics import evaluate_metric
 from ..ceilings.model import SLICE_SEPARATOR
-from ..ceilings.rewrite import plan_ratchet
+from ..ceilings.rewrite import plan_ratchet, unconfirmed
 from ..compare.baseline import DEFAULT_ALPHA, BaselineRun, compare_with_baseline, load_noise_bands
 from ..compare.instrument import NEXT as INSTRUMENT_NEXT
-from ..compare.instrument import instrument_changes, unaccepted_text
+from ..compare.instrument import SINCE_INIT, instrument_changes, unaccepted_text
 from ..compare.noise import NoiseDocument
 from ..engines import is_glob
 from ..engines.load import (
@@ -36,6 +37,7 @@ from ..reports.discover import REPORT_SUFFIXES, discover
 from ..reports.model import Report, ReportFile, SkippedFile
 from ..reports.read import ReadSpec, load_report
 from ..reports.readers import TaxonomyChoice
+from ..reports.sink import UnfitTaxonomy
 from ..taxonomy import Taxonomy, builtin_taxonomies
 from ..taxonomy.expr import ExprRuntimeError
 from ..taxonomy.files import taxonomy_by_name_or_path
@@ -98,9 +100,13 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
                 config.ceilings_path)
         ceilings = load_ceilings(config.ceilings_path, taxonomies)
         taxonomy = ceilings.taxonomy
+        if config.init_taxonomy is not None:
+            _same_taxonomy(taxonomy_by_name_or_path(config.init_taxonomy, taxonomies),
+                           taxonomy, config.ceilings_path)
         choice = TaxonomyChoice(taxonomy, ceilings.overrides, taxonomies)
     spec = _read_spec(ceilings, taxonomy, config, tuple(readers))
     gated, skipped = load_run(config.paths, choice, spec, config.engine)
+    _taxonomy_hints(gated, config, ceilings is not None)
     if ceilings is None:  # the taxonomy most reports use is the run's default
         taxonomy = _most_used([g.report for g in gated if g.report is not None], taxonomy)
     warnings = ceilings.check_report_names(  # the names readers gave (task@model), or files'
@@ -128,6 +134,8 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         noise_path = source.path if source is not None else None
         baseline = _baseline(config, choice, spec, ceilings, gated, noise_path)
         warnings += baseline.notes()
+    if ceilings is not None and config.mode != "init":
+        _compare_recorded_instruments(gated, ceilings)
     if baseline is not None:
         _compare_instruments(gated, baseline, ceilings)
     budget = (ceilings.model.significance if ceilings is not None
@@ -135,7 +143,11 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     baseline, family = decide(gated, baseline, budget)
     # nothing is lowered from a report that cannot be judged
     checks = [check for g in gated if g.inconclusive is None for check in g.checks]
-    plan = plan_ratchet(checks, noisy is not None) if ceilings is not None else []
+    confirmed = None
+    if config.mode == "ratchet" and ceilings is not None:
+        confirmed = _confirmed(config, choice, spec, checks)
+        warnings += _unconfirmed_notes(checks, confirmed, config)
+    plan = plan_ratchet(checks, noisy is not None, confirmed) if ceilings is not None else []
     loosened = guard_error = None
     if config.guard_ref:  # the guard, git and the comparison of versions: imported if asked
         from ..guard.loosening import guard
@@ -149,6 +161,33 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
                 taxonomies, noisy, family, guard_error)
 
 
+def _taxonomy_hints(gated: Sequence[ReportGate], config: GateConfig, existing: bool) -> None:
+    """How to give a taxonomy that fits, from where the user stands: the ``taxonomy:`` line
+    of the ceilings file once it exists, else an init naming the taxonomy file."""
+    for report_gate in gated:
+        error = report_gate.error
+        if not isinstance(error, UnfitTaxonomy):
+            continue
+        how = (f"in {config.ceilings_path.name} (taxonomy: {TAXONOMY_FILE})" if existing
+               else f"with {config.advice.init_taxonomy}")
+        report_gate.error = FailgateError(f"{error.message} {how}", error.path, error.line,
+                                          error.col)
+
+
+def _same_taxonomy(given: Taxonomy, written: Taxonomy, path: Path) -> None:
+    """Once a ceilings file exists its ``taxonomy:`` decides (a change to it is reviewed:
+    the guard compares it); a taxonomy setting naming another one is a mistake, not a way
+    to classify differently."""
+    if (given.name, given.source) == (written.name, written.source):
+        return
+    where = (f" ({display_path(given.source)})" if given.source is not None
+             and given.name == written.name else "")
+    raise FailgateError(
+        f"the taxonomy setting names taxonomy {given.name}{where}, but this file's "
+        f"taxonomy: is {written.name}; once the ceilings file exists its taxonomy: line "
+        "decides: change that line (a reviewed change) or drop the setting", path)
+
+
 def _compare_instruments(gated: Sequence[ReportGate], baseline: BaselineRun,
                          ceilings: Ceilings | None) -> None:
     """A report measured differently from its baseline (another judge, scorer, dataset) is
@@ -159,12 +198,76 @@ def _compare_instruments(gated: Sequence[ReportGate], baseline: BaselineRun,
         base = baseline.base.get(report.name) if report is not None else None
         if report is None or base is None:
             continue
-        report_gate.instrument = instrument_changes(base.instrument, report.instrument,
+        changes = instrument_changes(base.instrument, report.instrument, accepted)
+        report_gate.instrument = [*report_gate.instrument, *(
+            change for change in changes if change not in report_gate.instrument)]
+        unaccepted = [change for change in changes if change.reason is None]
+        if unaccepted and report_gate.inconclusive is None:
+            report_gate.inconclusive = Inconclusive(
+                "the measuring instrument changed", unaccepted_text(unaccepted),
+                next=INSTRUMENT_NEXT.replace("KEY", unaccepted[0].key))
+
+
+def _confirmed(config: GateConfig, choice: TaxonomyChoice, spec: ReadSpec,
+               checks: Sequence[Check]) -> dict[tuple[str, str], int] | None:
+    """Each count of the confirming run (``confirm``), by (report, name); None without one.
+
+    A report of it that failed outside the system (a provider or judge error) confirms
+    nothing: its counts are left out.
+    """
+    if not config.confirm:
+        return None
+    try:
+        reports = load_run_or_raise(config.confirm, choice, spec, config.engine)
+    except FailgateError as exc:
+        raise FailgateError(f"confirm: {exc}") from None
+    found: dict[tuple[str, str], int] = {}
+    for report in reports:
+        taxonomy = report.taxonomy
+        if any(report.counts.get(name) for name in taxonomy.outside):
+            continue
+        for check in checks:
+            if check.report.name != report.name or check.slice is not None:
+                continue
+            if check.name == TOTAL:
+                found[(report.name, TOTAL)] = report.failed or 0
+            else:
+                members = taxonomy.members(check.name) or [check.name]
+                found[(report.name, check.name)] = sum(report.counts.get(m, 0) for m in members)
+    return found
+
+
+def _unconfirmed_notes(checks: Sequence[Check], confirmed: Mapping[tuple[str, str], int] | None,
+                       config: GateConfig) -> list[str]:
+    """The drops past the noise that wait for a second run (the ratchet lowers none alone)."""
+    waiting = [c for c in unconfirmed(checks)
+               if confirmed is None or (c.report.name, c.name) not in confirmed]
+    if not waiting:
+        return []
+    names = ", ".join(f"{c.report.name}::{c.name} {c.count}" for c in waiting[:5])
+    more = f" and {len(waiting) - 5} more" if len(waiting) > 5 else ""
+    how = ("the confirming run does not measure them" if config.confirm
+           else "give a second, independent run of the same system with --confirm (main's "
+                "previous run)")
+    return [f"ratchet: {names}{more} fell past the noise in this run alone; a noisy ceiling "
+            f"is lowered only when a second run confirms the drop ({how})"]
+
+
+def _compare_recorded_instruments(gated: Sequence[ReportGate], ceilings: Ceilings) -> None:
+    """A report measured otherwise than the runs its ceilings were set from (the file's
+    ``instrument:``) is inconclusive, unless ``instruments:`` accepts the change."""
+    recorded = ceilings.model.instrument
+    accepted = ceilings.model.instruments
+    for report_gate in gated:
+        report = report_gate.report
+        if report is None or report.name not in recorded:
+            continue
+        report_gate.instrument = instrument_changes(recorded[report.name], report.instrument,
                                                     accepted)
         unaccepted = [change for change in report_gate.instrument if change.reason is None]
         if unaccepted and report_gate.inconclusive is None:
             report_gate.inconclusive = Inconclusive(
-                "the measuring instrument changed", unaccepted_text(unaccepted),
+                "the measuring instrument changed", unaccepted_text(unaccepted, SINCE_INIT),
                 next=INSTRUMENT_NEXT.replace("KEY", unaccepted[0].key))
 
 

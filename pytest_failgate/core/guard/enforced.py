@@ -5,7 +5,10 @@ every other rule the file sets, whether the new version lets more pass than the
 old one. An item is (report or the defaults, slice, name) and its ceiling is the
 entry that governs it (the slice's own, else the report's, else the default; no
 entry is 0 for a category and no item for ``total`` and groups), with the
-significance and population that apply to its rate. Beside the items: the
+significance and population that apply to its rate; an item newly decided by a
+significance test joins the run's family of tests (Holm), which dilutes every other test's
+share of the false-alarm budget, so it is a loosening even where its own limit is tighter.
+Beside the items: the
 taxonomy (by the content of its rules), the file-wide significance, the declared
 slices, metric floors and contracts.
 
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
     from ..base.yamlsource import YamlDoc
 
 Shown = int | Fraction | str | None  # None: not limited
+FAMILY = ".significance_family"  # an item that joins the run's tests decided together
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,8 @@ class Change:
     new: Shown
     line: int | None  # where it is set now (None: removed)
     reason: str | None  # the reason this change wrote for it, if any
+    # the entry still carries the reason written for its old limit, which excuses nothing new
+    kept_reason: bool = False
 
     @property
     def excused(self) -> bool:
@@ -133,7 +139,12 @@ class Change:
         where = (f"{path}:{self.line} " if self.line else f"{path} (entry removed) " if path
                  else "")
         text = f"{where}{self.label}: {show(self.old)} -> {show(self.new)}"
-        return text + (f'  reason: "{self.reason}"' if self.reason else "  (no reason written)")
+        if self.reason:
+            return f'{text}  reason: "{self.reason}"'
+        if self.kept_reason:
+            return (f"{text}  (its reason is the one written for the old limit, which does "
+                    "not cover this change: write why this change loosens it)")
+        return f"{text}  (no reason written)"
 
 
 def show(value: Shown) -> str:
@@ -231,9 +242,11 @@ def _item_change(old: Version, new: Version, report: str | None, slice_: str | N
     was_entry = old.entry(was_at) if was_at is not None else None
     now_entry = new.entry(now_at) if now_at is not None else None
     reason = None
+    kept = False
     if now_entry is not None and now_at is not None:
         before = old.entry(now_at)
         reason = _reason(now_entry.reason, before.reason if before is not None else None)
+        kept = reason is None and bool(now_entry.reason and now_entry.reason.strip())
     if reason is None and was_at is not None and new.entry(was_at) is None:
         reason = file_reason  # what governed it was removed: the file says why
     label, line = ".".join(own), new.line(now_at) if now_at is not None else None
@@ -246,16 +259,26 @@ def _item_change(old: Version, new: Version, report: str | None, slice_: str | N
                                          new.item(report, slice_, name)):
         if suffix == ".significance" and alphas[0] == alphas[1]:
             continue  # inherited from the file-wide level: reported there
-        changes.append(Change(label + suffix, a, b, line, reason))
+        if suffix == FAMILY and alphas[1] is None and (
+                old.model.significance != new.model.significance):
+            continue  # tested by the file-wide level this change set: reported there
+        changes.append(Change(label + suffix, a, b, line, reason, kept and reason is None))
     return changes
 
 
 def _item_loosenings(old: ItemLimit | None, new: ItemLimit | None
                      ) -> list[tuple[str, Shown, Shown]]:
-    if old is None:
-        return []  # no item before: anything now is a new limit
+    joins = None
+    if new is not None and _tested(new):
+        joins = (FAMILY, "not in the run's significance family",
+                 f"tested at {show_alpha(new.significance)}: joins the run's significance "
+                 "family (Holm), diluting every test's share of the budget")
+    if old is None:  # no item before: anything now is a new limit, but a test dilutes
+        return [joins] if joins is not None else []
     new = new or UNLIMITED
     found: list[tuple[str, Shown, Shown]] = []
+    if joins is not None and old.max_rate is None:
+        found.append(joins)
     if _looser(old.max, new.max):
         found.append(("", old.max, new.max))
     if _looser(old.max_rate, new.max_rate):
@@ -270,6 +293,12 @@ def _item_loosenings(old: ItemLimit | None, new: ItemLimit | None
         if old.per != new.per:
             found.append((".per", old.per or "all cases", new.per or "all cases"))
     return found
+
+
+def _tested(item: ItemLimit | None) -> bool:
+    """Whether the gate decides the item by a significance test: a rate with a level, one
+    test of the run's family (``gate.family``: Holm over every test of the run)."""
+    return item is not None and item.max_rate is not None and item.significance is not None
 
 
 def show_alpha(alpha: Fraction | None) -> str:
@@ -296,6 +325,13 @@ def _file_changes(old: Version, new: Version, reason: str | None) -> list[Change
     if shares[1] > shares[0]:  # more failures outside the system judged as a pass
         changes.append(Change("inconclusive", shares[0], shares[1],
                               new.line(("inconclusive",)), reason))
+    for report, recorded in sorted(old.model.instrument.items()):
+        kept = new.model.instrument.get(report, {})
+        for key, value in sorted(recorded.items()):
+            if kept.get(key) != value:  # a run measured otherwise is judged, not inconclusive
+                changes.append(Change(f"instrument.{report}.{key}", value,
+                                      kept.get(key, "not recorded (any instrument is judged)"),
+                                      new.line(("instrument", report)), reason))
     for key, accepted in sorted(new.model.instruments.items()):
         earlier = old.model.instruments.get(key)
         if earlier != accepted:  # a comparison across another judge is judged, not inconclusive

@@ -117,6 +117,18 @@ class Tree:
             self._named[name] = sorted({p for p in paths if posixpath.basename(p) == name})
         return self._named[name]
 
+    def under(self, folder: str) -> list[str]:
+        """Every file of the repository under ``folder`` (relative), in path order: tracked
+        or untracked-but-not-ignored in the working tree, tracked at the ref."""
+        args = (["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", folder]
+                if self.ref is None else
+                ["ls-tree", "-r", "-z", "--name-only", str(self.ref), "--", folder])
+        listed = git(args, self.top)
+        paths = listed.stdout.split("\0") if listed.returncode == 0 else []
+        # the index lists a tracked file deleted from the working tree: not there now
+        return sorted({p for p in paths if p and (self.ref is not None
+                                                  or os.path.lexists(self.top / p))})
+
     def _read_at_ref(self, relative: str) -> str | None:
         real = self.real(relative)
         return None if real is None else self._show(real)

@@ -18,14 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError, display_path
+from ..base.formatting import plural
 from ..base.yamlsource import load_yaml, read_text
 from ..ceilings.load import parse_ceilings, validate_ceilings
 from ..taxonomy import builtin_taxonomies
 from ..taxonomy.files import names_a_file
 from .enforced import Change, Version, content_digest, entry_reason, file_reason, loosenings
-from .gitref import Tree, configured_ceilings, git
+from .evidence import noise_changes, noise_of
+from .gitref import Tree, git
 from .routes import (
-    config_at,
     config_changes,
     digest,
     in_repository,
@@ -34,12 +35,15 @@ from .routes import (
     plugin_files,
     replaced_builtins,
     replaced_readers,
+    report_files,
     vanished,
 )
+from .workflows import ENV, ceilings_place, contexts
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping
 
+    from ..base.inifile import IniFile
     from ..base.result import GuardResultModel
 
 
@@ -62,6 +66,7 @@ class GuardResult:
     path: Path
     comparisons: list[Comparison]
     routes: list[Change] = field(default_factory=list)  # beyond the file's numbers
+    told: bool = True  # the guard was told the run's reports
 
     @property
     def new_file(self) -> bool:
@@ -87,11 +92,13 @@ class GuardResult:
         if not changes:
             yield f"guard: nothing in {shown} is looser than at {self.ref}"
         elif unexcused:
-            yield (f"guard: {len(unexcused)} of {len(changes)} loosenings in {shown} since "
-                   f"{self.ref} have no reason written in this change:")
+            have = "has" if len(unexcused) == 1 else "have"
+            yield (f"guard: {len(unexcused)} of {plural(len(changes), 'loosening')} in {shown} "
+                   f"since {self.ref} {have} no reason written in this change:")
         else:
-            yield (f"guard: {len(changes)} loosenings in {shown} since {self.ref}, each with a "
-                   "reason written in this change:")
+            each = "with a" if len(changes) == 1 else "each with a"
+            yield (f"guard: {plural(len(changes), 'loosening')} in {shown} since {self.ref}, "
+                   f"{each} reason written in this change:")
         for comparison in self.comparisons:
             if not comparison.same_place:
                 yield f"  compared with {comparison.base} at {self.ref}"
@@ -99,10 +106,19 @@ class GuardResult:
                 yield "  " + change.describe(comparison.now)
         for change in self.routes:
             yield "  " + change.describe(shown if change.line else "")
+        if not self.told:
+            yield ("  the guard was not told the run's reports: the reports: overrides were "
+                   "checked against the report files of the repository only (give them as "
+                   "the gate is given them: failgate guard --base REF REPORTS...)")
         if unexcused:
             yield ("  to accept a loosening, write {max: N, reason: \"why\"} on its entry (a "
                    "contract's or floor's `reason`), or for the taxonomy, significance, slices or"
-                   " a removed entry a top-level `reason: \"why\"`; tightening needs no reason")
+                   " a removed entry, the noise band or the configuration a top-level "
+                   "`reason: \"why\"`; tightening needs no reason")
+        if any(change.label.startswith("noise ") for change in changes):
+            yield ("  a noise band is evidence measured from runs: `failgate noise --check "
+                   "BAND` measures it again from the runs it names (measured_from) and lists "
+                   "what differs")
         if any(change.label == "location" for change in unexcused):
             yield ("  a ceilings file outside the repository cannot be excused: no review sees "
                    "it; put the file itself back in the repository")
@@ -138,38 +154,54 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
     link = work.relative(written)
     here = work.relative(cwd or Path.cwd())
     start = here if here is not None else posixpath.dirname(link) if link is not None else "."
-    configured = configured_ceilings(work, start)
+    now_contexts, base_contexts = contexts(work, start), contexts(base, start)
+    configured = {name: ceilings_place(work, ini) for name, ini in now_contexts.items()}
     routes: list[Change] = []
-    for place, where in ((link, written), (configured, work.top / configured)):
+    for place, where in ((link, written), *((c, work.top / c) for c in configured.values())):
         moved = outside(work, None if place is None or place.startswith("../") else place,
                         where)
         if moved is not None and moved not in routes:
             routes.append(moved)
     given = work.relative(real_path)
-    now_places: list[str] = []
-    for candidate in (given, configured):
+    # each ceilings file the gate may read now, with the context that names it
+    now_places: list[tuple[str, str]] = []
+    for name, candidate in [("", given), *configured.items()]:
         real = work.real(candidate) if candidate is not None else None
-        if real is not None and real not in {work.real(p) for p in now_places}:
-            now_places.append(candidate)  # type: ignore[arg-type]
-    base_config = configured_ceilings(base, start)
+        if real is not None and real not in {work.real(p) for _, p in now_places}:
+            now_places.append((name, candidate))  # type: ignore[arg-type]
+    base_configured = {name: ceilings_place(base, ini) for name, ini in base_contexts.items()}
     comparisons: list[Comparison] = []
-    pairs: list[tuple[Version, Version]] = []
-    for place in now_places:
+    pairs: list[Pair] = []
+    for name, place in now_places:
         real = work.real(place) or place
         new = _version(work, real, f"{display_path(work.top / place)}")
         seen: set[str] = set()
-        for candidate in (place, real, base_config):
+        for candidate in (place, real, base_configured.get(name, base_configured[""])):
             found = base.real(candidate)
             text = base.read(candidate)
             if found is None or text is None or found in seen:
                 continue
             seen.add(found)
             old = _version(base, found, f"the version at {ref}", text)
-            pairs.append((old, new))
+            pairs.append(Pair(old, new, found, real, name))
             comparisons.append(Comparison(display_path(work.top / place), found,
                                           found in (place, real), loosenings(old, new)))
-    routes += _routes(work, base, start, pairs, reports, origins, readers)
-    return GuardResult(ref, real_path, comparisons, routes)
+    routes += _routes(work, base, (base_contexts, now_contexts), pairs, reports, origins,
+                      readers)
+    told = reports is not None or not any(pair.new.model.reports for pair in pairs)
+    return GuardResult(ref, real_path, comparisons, routes, told=told)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A ceilings file now and the one it is compared with at the ref, with their places
+    and the configuration context that names the file now (``workflows.contexts``)."""
+
+    old: Version
+    new: Version
+    base: str
+    now: str
+    context: str
 
 
 def _open(written: Path, cwd: Path, ref: str) -> tuple[Tree, Tree]:
@@ -181,15 +213,28 @@ def _open(written: Path, cwd: Path, ref: str) -> tuple[Tree, Tree]:
     return Tree.open(cwd, ref)
 
 
-def _routes(work: Tree, base: Tree, start: str, pairs: list[tuple[Version, Version]],
-            reports: Collection[str] | None,
+def _routes(work: Tree, base: Tree, both: tuple[dict[str, IniFile], dict[str, IniFile]],
+            pairs: list[Pair], reports: Collection[str] | None,
             origins: Mapping[str, tuple[str, str | None]] | None,
             readers: Mapping[str, tuple[str | None, bool]] | None) -> list[Change]:
-    """What else decides the outcome, compared (``routes``); excused by the ceilings file's
-    top-level reason when this change wrote it."""
-    old_ini, new_ini = config_at(base, start), config_at(work, start)
-    reason = file_reason(pairs[0][0], pairs[0][1]) if pairs else None
-    found = config_changes(old_ini, new_ini, reason)
+    """What else decides the outcome, compared (``routes``, ``evidence``); excused by the
+    ceilings file's top-level reason when this change wrote it."""
+    base_contexts, now_contexts = both
+    old_ini, new_ini = base_contexts[""], now_contexts[""]
+    reason = file_reason(pairs[0].old, pairs[0].new) if pairs else None
+    found: list[Change] = []
+    for name, ini in now_contexts.items():
+        where = f"{name} {ENV} (with {_shown_ini(ini)})" if name else _shown_ini(ini)
+        _add(found, config_changes(base_contexts.get(name, old_ini), ini, reason, where),
+             len(where) + 1)
+    for pair in pairs:
+        line = pair.new.line(("noise",))
+        for name, ini in now_contexts.items():
+            if name != pair.context and pair.context:
+                continue
+            was = noise_of(base, base_contexts.get(name, old_ini), pair.old, pair.base)
+            _add(found, noise_changes(was, noise_of(work, ini, pair.new, pair.now), reason,
+                                      line), 0)
     now_plugins, base_plugins = plugin_files(work, new_ini), plugin_files(base, old_ini)
     # the files the run's plugins came from, as the session loaded them (a conftest.py
     # whose hooks its text does not name, a module the ini file names by package)
@@ -202,21 +247,47 @@ def _routes(work: Tree, base: Tree, start: str, pairs: list[tuple[Version, Versi
                 files[relative] = digest(text)
     found += plugin_changes(base_plugins, now_plugins, reason)
     if pairs and origins:
-        model = pairs[0][1].model
+        model = pairs[0].new.model
         used = {model.taxonomy, *model.taxonomies.values()}
         found += replaced_builtins({u for u in used if isinstance(u, str)}, origins,
                                    set(builtin_taxonomies()), now_plugins, work.top, reason)
     if readers:
         found += replaced_readers(readers, now_plugins, work.top, reason)
-    if pairs and reports is not None:
-        old, new = pairs[0]
-        overrides = {name: new.line(("reports", name)) for name in new.model.reports
-                     if name in old.model.reports}
-        excuses = {name: next((r for entry, ceiling in new.model.reports[name].items()
-                               if (r := entry_reason(ceiling.reason, old.model.reports[name].get(
-                                   entry))) is not None), None) for name in overrides}
-        found += vanished(overrides, excuses, set(reports), reason)
+    if pairs:
+        found += _vanished(work, base, pairs[0], reports, reason)
     return found
+
+
+def _shown_ini(ini: IniFile) -> str:
+    return display_path(ini.path) if ini.path is not None else "the pytest configuration"
+
+
+def _add(found: list[Change], more: list[Change], where: int) -> None:
+    """Add changes not already named: the same setting (the label after its first
+    ``where`` characters, which say where it is set), from the same value to the same
+    value, through another configuration context is one change."""
+    for change in more:
+        if not any((c.label[where:], c.old, c.new) == (change.label[where:], change.old,
+                                                       change.new) for c in found):
+            found.append(change)
+
+
+def _vanished(work: Tree, base: Tree, pair: Pair, reports: Collection[str] | None,
+              reason: str | None) -> list[Change]:
+    """``reports:`` overrides that no longer name a report: of the run's reports when the
+    guard was told them, else of the report files of the repository (one of that name there
+    at the ref and gone now was renamed or removed: the gate may have read it)."""
+    old, new = pair.old, pair.new
+    overrides = {name: new.line(("reports", name)) for name in new.model.reports
+                 if name in old.model.reports}
+    excuses = {name: next((r for entry, ceiling in new.model.reports[name].items()
+                           if (r := entry_reason(ceiling.reason, old.model.reports[name].get(
+                               entry))) is not None), None) for name in overrides}
+    if reports is not None:
+        return vanished(overrides, excuses, set(reports), reason)
+    then, now = report_files(base, overrides), report_files(work, overrides)
+    gone = {name: line for name, line in overrides.items() if then[name] - now[name]}
+    return vanished(gone, excuses, set(), reason)
 
 
 def parse_version(path: Path) -> Version:

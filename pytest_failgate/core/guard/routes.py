@@ -20,7 +20,9 @@ guard compares, between the ref and the change, each of these as the gate finds 
 - **the ceilings file's real place**: a link, or an ini path, leading outside the
   repository is a loosening no reason excuses (no review sees that file);
 - **the reports each override applies to**: a ``reports:`` entry naming no report of this
-  run (the report was renamed or removed, so a looser default governs it) needs a reason.
+  run (the report was renamed or removed, so a looser default governs it) needs a reason;
+  when the guard is not told the run's reports, one whose name a report file of the
+  repository had at the ref that is gone now.
 
 A reason counts only when this change wrote it: new words, not an old reason re-spaced,
 re-cased or padded with invisible characters (``enforced.reason_words``).
@@ -46,7 +48,9 @@ if TYPE_CHECKING:
 
 HOOK_NAMES = ("pytest_failgate_taxonomies", "pytest_failgate_readers")
 # addopts options that choose which items run, or which plugins load (value-taking first)
-_WITH_VALUE = ("-m", "-k", "--deselect", "-p", "--ignore", "--ignore-glob")
+_WITH_VALUE = ("-m", "-k", "--deselect", "-p", "--ignore", "--ignore-glob",
+               # another configuration file or rootdir (PYTEST_ADDOPTS is read before them)
+               "-c", "--config-file", "--rootdir", "--confcutdir")
 _FLAGS = ("--lf", "--last-failed", "--sw", "--stepwise", "--co", "--collect-only",
           "--noconftest")
 # the failgate settings that decide what is gated and how strictly
@@ -99,7 +103,7 @@ def selection(ini: IniFile) -> list[str]:
             elif token == option and index < len(tokens):
                 found.append(f"{option} {tokens[index]}")
                 index += 1
-            elif option in ("-m", "-k", "-p") and token.startswith(option) and \
+            elif option in ("-m", "-k", "-p", "-c") and token.startswith(option) and \
                     len(token) > 2:
                 found.append(f"{option} {token[2:]}")
             else:
@@ -108,9 +112,12 @@ def selection(ini: IniFile) -> list[str]:
     return found
 
 
-def config_changes(old: IniFile, new: IniFile, reason: str | None) -> list[Change]:
-    """What the change's pytest configuration selects or settles more loosely."""
-    where = display_path(new.path) if new.path is not None else "the pytest configuration"
+def config_changes(old: IniFile, new: IniFile, reason: str | None,
+                   where: str | None = None) -> list[Change]:
+    """What the change's pytest configuration selects or settles more loosely (``where``:
+    what the labels call it, by default the ini file)."""
+    if where is None:
+        where = display_path(new.path) if new.path is not None else "the pytest configuration"
     changes: list[Change] = []
     before, after = selection(old), selection(new)
     added = [option for option in after if option not in before
@@ -316,6 +323,21 @@ def outside(tree: Tree, place: str | None, path: Path) -> Change | None:
     return Change("location", f"{shown} in the repository",
                   f"{real} (outside the repository: no review sees it; no reason excuses it)",
                   None, None)
+
+
+def report_files(tree: Tree, names: Collection[str]) -> dict[str, set[str]]:
+    """For each report name, the files of the repository that may be that report: their
+    path without the suffix is the name, or ends with ``/`` and the name (a report's name is
+    its path relative to the folder the gate is given, without the suffix)."""
+    found: dict[str, set[str]] = {name: set() for name in names}
+    for relative in tree.under("."):
+        folder, _, file = relative.rpartition("/")
+        stem = file.split(".", 1)[0] if not file.startswith(".") else file
+        stem = f"{folder}/{stem}" if folder else stem
+        for name in names:
+            if stem == name or stem.endswith("/" + name):
+                found[name].add(relative)
+    return found
 
 
 def vanished(overrides: Mapping[str, int | None], reasons: Mapping[str, str | None],

@@ -47,10 +47,19 @@ def discover(paths: Sequence[Path], suffixes: Sequence[str] = REPORT_SUFFIXES
         elif given.is_dir():
             _walk(given, found, skipped, suffixes)
         else:
-            raise FailgateError("no such file or directory", given)
+            raise FailgateError(
+                "no such file or directory (a report path given on the command line is "
+                f"relative to the working directory, {_here()}; one in the ini file, to the "
+                "ini file's folder)", given)
     found = _once(found)
     skipped = list({s.path: s for s in skipped}.values())
     return found, skipped
+
+
+def _here() -> str:
+    """The working directory, as the user knows it: its name, with its parent's."""
+    cwd = Path.cwd()
+    return f"{cwd.parent.name}/{cwd.name}" if cwd.parent.name else str(cwd)
 
 
 def _once(found: list[ReportFile]) -> list[ReportFile]:
@@ -72,6 +81,22 @@ NOT_REPORTS = frozenset({".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox",
                          ".ipynb_checkpoints", ".idea", ".vscode"})
 
 
+# Files that sit beside reports and are never one (a licence, a readme, a folder's
+# placeholder): not listed as skipped, which would read as a report failgate missed.
+NOT_REPORT_STEMS = frozenset({"LICENSE", "LICENCE", "COPYING", "NOTICE", "README", "AUTHORS",
+                              "CHANGELOG", "CITATION"})
+NOT_REPORT_SUFFIXES = frozenset({".md", ".rst", ".txt", ".cff"})
+NOT_REPORT_NAMES = frozenset({".gitignore", ".gitkeep", ".gitattributes", ".DS_Store"})
+
+
+def _beside_reports(path: Path) -> bool:
+    """A licence, readme or placeholder file in a reports folder, by its name: ``LICENSE``,
+    ``README.md``, ``.gitkeep`` (a reader that reads ``.txt`` still gets its files)."""
+    stem = path.name.split(".", 1)[0].upper()
+    return path.name in NOT_REPORT_NAMES or (
+        stem in NOT_REPORT_STEMS and (path.suffix in NOT_REPORT_SUFFIXES or not path.suffix))
+
+
 def _walk(root: Path, found: list[ReportFile], skipped: list[SkippedFile],
           suffixes: Sequence[str]) -> None:
     for directory, subdirs, files in os.walk(root):
@@ -81,5 +106,5 @@ def _walk(root: Path, found: list[ReportFile], skipped: list[SkippedFile],
             check_inside(path)  # a link in the folder leading out of a confined run
             if path.suffix in suffixes:
                 found.append(ReportFile(path, report_name(path, root)))
-            else:
+            elif not _beside_reports(path):
                 skipped.append(SkippedFile(path, "no reader for this kind of file"))

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 _WHITESPACE = b" \t\n\r"
 _JIT_ERROR = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$", re.DOTALL)
-_CHUNK = 1 << 24  # bytes checked for UTF-8 at a time by the fast path
+_CHUNK = 1 << 14  # bytes checked for UTF-8 at a time: small strings, made and freed in cache
 
 
 class JsonSyntaxError(ValueError):

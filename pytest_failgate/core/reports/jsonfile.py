@@ -95,3 +95,68 @@ def describe(value: object) -> str:
     """'a list', 'an object', 'null', 'a string', ... for messages."""
     kind = kind_of(value)
     return {"array": "a list", "object": "an object", "null": "null"}.get(kind, f"a {kind}")
+
+
+_QUOTE, _BACKSLASH = 0x22, 0x5C
+_OPEN, _CLOSE = frozenset(b"{["), frozenset(b"}]")
+_BLANK = frozenset(b" \t\r\n")
+
+
+def top_level(text: bytes) -> tuple[dict[bytes, int], bool] | None:
+    """The keys of the JSON object ``text`` starts with, its top level only, each with the
+    first byte of its value (-1 where the text ends first), and whether the object ends
+    within the text; ``None`` when the text does not start with an object. Read as far as
+    the text goes: a reader's ``claims`` sees the first 64 KB of a file, and a line may run
+    past them.
+
+    So a format is recognised by its own top-level shape (``doc_id`` and a ``metrics`` list
+    beside it), not by bytes anywhere in the line (a ``doc_id`` inside a nested list).
+    Linear: each string is skipped with one search for its closing quote.
+    """
+    text = text.lstrip()
+    if not text.startswith(b"{"):
+        return None
+    keys: dict[bytes, int] = {}
+    depth, at, size, want_key, key = 0, 0, len(text), False, None
+    while at < size:
+        char = text[at]
+        if char == _QUOTE:
+            end = _string_end(text, at + 1)
+            if end < 0:
+                break
+            if depth == 1 and want_key:
+                key, want_key = text[at + 1:end], False
+                keys[key] = -1
+            elif depth == 1 and key is not None:
+                keys[key], key = char, None
+            at = end + 1
+            continue
+        if depth == 1 and key is not None and char not in _BLANK and char != 0x3A:  # ':'
+            keys[key], key = char, None
+        if char in _OPEN:
+            depth += 1
+            want_key = depth == 1
+        elif char in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return keys, True
+        elif char == 0x2C and depth == 1:  # ','
+            want_key = True
+        at += 1
+    return keys, False
+
+
+def _string_end(text: bytes, start: int) -> int:
+    """Where the JSON string starting at ``start`` (after its quote) ends; -1 if the text
+    ends first."""
+    at = start
+    while True:
+        quote = text.find(b'"', at)
+        if quote < 0:
+            return -1
+        slashes = 0
+        while text[quote - 1 - slashes] == _BACKSLASH:
+            slashes += 1
+        if slashes % 2 == 0:
+            return quote
+        at = quote + 1

@@ -27,7 +27,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError
-from .jsonfile import describe, json_lines, load_json
+from .jsonfile import describe, json_lines, load_json, top_level
 from .readers import ReaderOutput
 
 if TYPE_CHECKING:
@@ -54,9 +54,17 @@ class LmEvalSamplesReader:
     taxonomy: str = "lm-eval"
 
     def claims(self, head: bytes) -> bool:
-        first = head.split(b"\n", 1)[0]
-        if b'"doc_id"' in first and b'"metrics"' in first:
-            return True
+        """lm-eval's own top-level shape on the first line: ``doc_id`` beside a ``metrics``
+        list (or, on a line longer than the head, ``doc_id`` then ``doc`` first, the order
+        lm-eval writes); a ``doc_id`` nested in a list, or a ``metrics`` object, is another
+        format's."""
+        found = top_level(head.split(b"\n", 1)[0])
+        if found is not None and b"doc_id" in found[0]:
+            keys, whole = found
+            if keys.get(b"metrics") == ord("["):
+                return True
+            if not whole and list(keys)[:2] == [b"doc_id", b"doc"]:
+                return True
         # the run's aggregates: recognised so they are skipped with a reason
         return b'"lm_eval_version"' in head or (b'"higher_is_better"' in head
                                                 and b'"n-samples"' in head)

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError
-from .jsonfile import describe, json_lines
+from .jsonfile import describe, json_lines, top_level
 from .readers import ReaderOutput
 
 if TYPE_CHECKING:
@@ -40,8 +40,10 @@ class OpenAIEvalsReader:
     taxonomy: str = "openai-evals"
 
     def claims(self, head: bytes) -> bool:
-        first = head.split(b"\n", 1)[0]
-        return b'"data_source_idx"' in first and b'"passes"' in first
+        """The first line's top level holds ``data_source_idx`` and ``passes`` (not merely
+        those bytes somewhere in it)."""
+        found = top_level(head.split(b"\n", 1)[0])
+        return found is not None and {b"data_source_idx", b"passes"} <= found[0].keys()
 
     def read(self, path: Path) -> ReaderOutput | None:
         return ReaderOutput(_cases(path))

@@ -25,6 +25,7 @@ from .scan import MISSING, Scan, build_scan, fine_types
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
+    from pathlib import Path
 
     from ..taxonomy import Taxonomy
     from ..taxonomy.model import CaseMetric
@@ -37,6 +38,12 @@ SAMPLE = 64  # cases kept to see which fields ``failed`` reads (``undecided_fiel
 # Cases taken one at a time by ``add`` before the generated loop is built (and used for
 # the rest): a report this small is done before the loop would be.
 SCAN_AFTER = 1000
+
+
+class UnfitTaxonomy(FailgateError):
+    """A report of failgate's own shape none of whose cases has the fields its taxonomy
+    reads: the gate adds how to give another taxonomy, in the words of the front end and
+    the stage of the project (a new ceilings file, or the ``taxonomy:`` of one)."""
 
 
 class CaseProblem(Exception):
@@ -262,6 +269,8 @@ def check_fit(file: ReportFile, taxonomy: Taxonomy, absent: Mapping[str, int], n
     fields = taxonomy.rule_fields
     if not fields:
         return
+    if not all(absent.get(name, 0) >= n_cases for name in fields):
+        _refuse_absent_rule_field(file, taxonomy, absent, n_cases, sample)
     if all(absent.get(name, 0) >= n_cases for name in fields):
         shown = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
         message = (f"none of the {n_cases} cases has any field taxonomy {taxonomy.name} "
@@ -281,9 +290,68 @@ def check_fit(file: ReportFile, taxonomy: Taxonomy, absent: Mapping[str, int], n
     elif format_name != OWN_FORMAT:
         message += f"; this is a {format_name} report: give a taxonomy written for it"
     else:
-        message += ("; is it another tool's output? give a taxonomy for its fields "
-                    "(taxonomy: path/to/taxonomy.yaml)")
+        message += "; is it another tool's output? give a taxonomy for its fields"
+        raise UnfitTaxonomy(message, file.path)
     raise FailgateError(message, file.path)
+
+
+def _refuse_absent_rule_field(file: ReportFile, taxonomy: Taxonomy,
+                              absent: Mapping[str, int], n_cases: int,
+                              sample: Sequence[Mapping[str, Any]]) -> None:
+    """A category rule reading a field none of the cases has (``empty(retrieved_docs)``
+    where the report writes ``retrieved``) matches every failed case or none, whatever
+    the system did: an error naming the field, the case field it most resembles and the
+    ``types:`` entry the taxonomy declared for it. A field declared optional, with a
+    default (``defaults:``) or a type that allows null (rag's ``attempt_latency: list |
+    null``), may be absent from every case."""
+    from ..base.errors import closest
+    from ..taxonomy.model import describe_kinds
+
+    present = sorted({key for case in sample for key in case} | _first_case_keys(file.path))
+    for rule in taxonomy.categories:
+        for name in rule.reads:
+            declared = taxonomy.field_index.get(name)
+            if absent.get(name, 0) < n_cases or (declared is not None and (
+                    declared.default is not None
+                    or (declared.kinds is not None and "null" in declared.kinds))):
+                continue  # present in a case, or declared optional (a default, or null)
+            declared_as = ""
+            if declared is not None and declared.kinds is not None:
+                declared_as = f", declared in types: as {describe_kinds(declared.kinds)}"
+            guess = closest(name, present)
+            if guess is not None:
+                nearest = f"; did you mean '{guess}'?"
+            elif present:
+                nearest = f"; the cases have: {', '.join(present[:12])}" + (
+                    ", ..." if len(present) > 12 else "")
+            else:
+                nearest = ""
+            message = (f"rule {rule.name} of taxonomy {taxonomy.name} reads '{name}'"
+                       f"{declared_as}, which none of the {n_cases} cases has, so it would "
+                       f"match every case or none{nearest} (fix the field's name in the "
+                       "taxonomy)")
+            raise FailgateError(message, file.path)
+
+
+PEEK_BYTES = 1 << 20  # of a JSON Lines file, for the fields of its first case
+
+
+def _first_case_keys(path: Path) -> set[str]:
+    """The fields of a JSON Lines file's first case, for a did-you-mean: a reader decodes
+    only the fields the taxonomy reads, so the cases kept do not show the others."""
+    import json
+
+    from ..base.safeopen import open_regular
+
+    if path.suffix != ".jsonl":
+        return set()
+    try:
+        with open_regular(path) as handle:
+            first = handle.readline(PEEK_BYTES)
+        case = json.loads(first)
+    except (FailgateError, OSError, ValueError):
+        return set()
+    return {key for key in case if isinstance(key, str)} if isinstance(case, dict) else set()
 
 
 def _metric_value(metric: CaseMetric, case: Mapping[str, Any], position: int) -> float | None:

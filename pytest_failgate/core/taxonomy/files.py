@@ -30,7 +30,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..base.confine import check_inside
-from ..base.errors import FailgateError, did_you_mean
+from ..base.errors import FailgateError, closest, did_you_mean, display_path
 from ..base.yamlsource import YamlDoc, load_yaml
 from .expr import ExprError, compile_expr
 from .expr.regex import UnsupportedPattern, group_matcher
@@ -380,9 +380,13 @@ def taxonomy_by_name_or_path(value: str, taxonomies: Mapping[str, Taxonomy]) -> 
         path = Path(value)
         check_inside(path)  # a confined run answers "outside" before it looks
         if not path.is_file():
-            raise FailgateError(f"taxonomy file '{value}' not found")
+            raise FailgateError(f"taxonomy file '{display_path(path)}' not found (a path "
+                                "given on the command line is relative to the working "
+                                "directory; in the ini key, to the ini file)")
         return load_taxonomy_file(path.resolve())
-    raise FailgateError(f"unknown taxonomy '{value}'" + did_you_mean(value, taxonomies)
+    guess = closest(value, taxonomies)
+    raise FailgateError(f"unknown taxonomy '{value}'"
+                        + (f"; did you mean '{guess}'?" if guess is not None else "")
                         + f" (the taxonomies: {', '.join(sorted(taxonomies))}; or a path to "
                         "a taxonomy file)")
 

@@ -145,3 +145,40 @@ def test_deepeval_records_its_metrics_thresholds_and_judges(
     assert change.startswith("metrics ")
     assert "Keyword Recall >= 0.75" in change
     assert "Keyword Recall >= 0.5" in change
+
+
+@pytest.mark.parametrize(("candidate", "base", "key", "before", "after"), [
+    ("promptfoo/judge_gpt-4.1", "promptfoo/judge_gpt-4o", "grader", "gpt-4o-2024-08-06",
+     "gpt-4.1-2025-04-14"),
+    ("inspect/gpt-4.1", "inspect/gpt-4o", "grader_model", "mockllm/gpt-4o", "mockllm/gpt-4.1"),
+    ("rag/rerun", "rag/baseline", "judge_model", "gpt-4o-2024-08-06", "gpt-4.1-2025-04-14"),
+])
+def test_init_records_the_instrument_and_a_run_measured_otherwise_is_inconclusive(
+        runs: Path, capsys: pytest.CaptureFixture[str], candidate: str, base: str, key: str,
+        before: str, after: str) -> None:
+    """The ceilings file remembers what measured the runs it was set from: a later run with
+    another judge is inconclusive (exit 3) without a baseline, naming the change; the
+    file's `instruments:` accepts it with a reason, and the run is judged."""
+    shutil.copytree(runs / base, runs / "evals")
+    assert main(["init", "evals"]) == 0
+    text = Path("ceilings.yaml").read_text(encoding="utf-8")
+    assert "\ninstrument:\n" in text
+    assert f'"{before}"' in text
+    assert main(["check", "evals"]) == 0  # the same instrument: judged as before
+    shutil.rmtree(runs / "evals")
+    shutil.copytree(runs / candidate, runs / "evals")
+    code, _, result = check(capsys, "evals")
+    assert code == 3
+    assert result.verdict == "inconclusive"
+    [report] = [r for r in result.reports if r.inconclusive is not None]
+    assert report.inconclusive == (
+        f"the measuring instrument changed since the ceilings were set (the file's "
+        f"instrument:): {key} {before} -> {after}; the delta measures the {key}, not the system")
+    Path("ceilings.yaml").write_text(text.replace(
+        "version: 1\n", f"version: 1\ninstruments:\n  {key}: {{from: {before}, to: {after}, "
+        f"reason: \"judge upgrade, ceilings re-measured in #51\"}}\n"), encoding="utf-8")
+    code, _, result = check(capsys, "evals")
+    assert code != 3
+    assert all(r.inconclusive is None for r in result.reports)
+    assert any(f"{key} {before} -> {after} (accepted" in change
+               for r in result.reports for change in r.instrument_changes)

@@ -169,7 +169,8 @@ def test_without_a_noise_source_init_and_ratchet_are_exact_as_before(
     assert "allowance" not in text
     assert "noise" not in text
     counts = {row.name: row.count for row in init.rows}
-    assert [line for line in text.splitlines() if line.startswith("  ")] == [
+    assert [line for line in text.split("\nceilings:\n")[1].splitlines()
+            if line.startswith("  ")] == [
         f"  {name}: {counts[name]}" for name in (*CATEGORIES, "total")]
     assert init.noise is None
     assert all(row.moving is None for row in init.rows)
@@ -177,8 +178,9 @@ def test_without_a_noise_source_init_and_ratchet_are_exact_as_before(
     later = gate("ratchet", runs[1], ceilings)
     lowered = {row.name: min(row.count, counts[row.name])  # type: ignore[type-var]
                for row in later.rows}
-    assert [line for line in ceilings.read_text(encoding="utf-8").splitlines()
-            if line.startswith("  ")] == [f"  {n}: {lowered[n]}" for n in (*CATEGORIES, "total")]
+    assert [line for line in ceilings.read_text(encoding="utf-8").split("\nceilings:\n")[1]
+            .splitlines() if line.startswith("  ")] == [
+        f"  {n}: {lowered[n]}" for n in (*CATEGORIES, "total")]
 
 
 CEILINGS = """\
@@ -207,18 +209,27 @@ def _run(folder: Path, counts: dict[str, int]) -> Path:
     return folder
 
 
-@pytest.mark.parametrize(("retrieval", "lowered"), [
-    (12, None), (4, None),  # within the allowance of 8: the count may be a lucky one
-    (3, (11, 3, 8)), (0, (8, 0, 8)),  # 9 and 12 below the observed 12: past the noise
+@pytest.mark.parametrize(("retrieval", "confirming", "lowered"), [
+    (12, 12, None), (4, 2, None),  # within the allowance of 8: the count may be a lucky one
+    (3, 3, (11, 3, 8)), (0, 0, (8, 0, 8)),  # 9 and 12 below the observed 12: past the noise
+    (0, 3, (10, 2, 8)),  # observed from both runs: the mean of 0 and 3, rounded half up
+    (0, 5, None),  # the second run did not fall past the noise: not confirmed
+    (0, None, None),  # one low run alone lowers nothing
 ])
-def test_the_ratchet_lowers_a_noisy_ceiling_only_past_its_allowance(
-        tmp_path: Path, retrieval: int, lowered: tuple[int, int, int] | None) -> None:
+def test_the_ratchet_lowers_a_noisy_ceiling_only_past_its_allowance_in_two_runs(
+        tmp_path: Path, retrieval: int, confirming: int | None,
+        lowered: tuple[int, int, int] | None) -> None:
     ceilings = tmp_path / "ceilings.yaml"
     ceilings.write_text(CEILINGS, encoding="utf-8")
-    run = _run(tmp_path / "run", {"retrieval_miss": retrieval, "hallucination": 6,
-                                  "false_refusal": 5, "over_answer": 5, "other": 5,
-                                  "correct": 20})
-    gate("ratchet", run, ceilings)
+    others = {"hallucination": 6, "false_refusal": 5, "over_answer": 5, "other": 5,
+              "correct": 20}
+    run = _run(tmp_path / "run", {"retrieval_miss": retrieval, **others})
+    confirm = (() if confirming is None
+               else (_run(tmp_path / "previous", {"retrieval_miss": confirming, **others}),))
+    result = run_gate(GateConfig((run,), ceilings, "ratchet", confirm=confirm)).result()
+    writeback.ratchet(ceilings, result, writeback.outcomes_from_verdicts(result))
+    if confirming is None:
+        assert any("fell past the noise in this run alone" in w for w in result.warnings)
     text = ceilings.read_text(encoding="utf-8")
     if lowered is None:
         assert text == CEILINGS
@@ -240,9 +251,13 @@ def test_with_a_noise_source_the_ratchet_sets_the_allowance_the_noise_asks_for(
         "mode:retrieval_miss": {**entry, "moved": 3, "discordant": 6},  # mu 2: 6 may move
         **{f"mode:{c}": entry for c in CATEGORIES if c != "retrieval_miss"}}}),
         encoding="utf-8")
-    run = _run(tmp_path / "run", {"retrieval_miss": 0, "hallucination": 6, "false_refusal": 5,
-                                  "over_answer": 5, "other": 5, "correct": 20})
-    result = gate("ratchet", run, ceilings, band)
+    others = {"hallucination": 6, "false_refusal": 5, "over_answer": 5, "other": 5,
+              "correct": 20}
+    run = _run(tmp_path / "run", {"retrieval_miss": 0, **others})
+    previous = _run(tmp_path / "previous", {"retrieval_miss": 0, **others})
+    result = run_gate(GateConfig((run,), ceilings, "ratchet", noise=band,
+                                 confirm=(previous,))).result()
+    writeback.ratchet(ceilings, result, writeback.outcomes_from_verdicts(result))
     needed = {row.name: row.needed for row in result.rows}
     assert needed["retrieval_miss"] == allowance(may_move(Fraction(2)), BUDGET / 5) == 6
     text = ceilings.read_text(encoding="utf-8")
@@ -394,3 +409,57 @@ def test_mcp_init_and_ratchet_take_the_noise(
     assert "allowance:" in (tmp_path / "c.yaml").read_text(encoding="utf-8")
     done = mcpserver.ratchet(paths=[str(runs[1])], ceilings=str(tmp_path / "c.yaml"))
     assert done["result"]["noise"]["source"].endswith("noise_band.json")
+
+
+def test_a_report_without_a_noise_source_in_a_noisy_run_is_named_and_left_out_of_the_promise(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A mixed folder under `--noise repeats`: promptfoo's run repeats its tests, the
+    regression gate's run folder does not. Its ceilings stay exact, and the noise line says
+    the false-alarm rate it promises does not cover it."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(DATA / "promptfoo" / "noise" / "repeat", tmp_path / "evals" / "promptfoo")
+    shutil.copytree(DATA / "rag-gate" / "baseline", tmp_path / "evals" / "rag")
+    for stale in (tmp_path / "evals" / "rag").glob("noise_band.json"):
+        stale.unlink()
+    assert main(["init", "evals", "--noise", "repeats"]) == 0
+    out = capsys.readouterr().out
+    assert "not covered: rag/attribution (no noise source measures it" in out
+    assert main(["check", "evals", "--json", "gate.json"]) == 0
+    result = GateResult.model_validate_json((tmp_path / "gate.json").read_text())
+    assert result.noise is not None
+    assert "not covered: rag/attribution" in result.noise.text
+    covered = {row.report for row in result.rows if row.moving is not None}
+    assert covered == {"promptfoo/results"}
+
+
+@pytest.mark.parametrize(("drift", "widened"), [(0.0, False), (1.0, True)])
+def test_counts_that_spread_beyond_independent_moves_get_wider_allowances_and_say_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, drift: float, widened: bool) -> None:
+    """Five repeats on five days of a system whose judge is harsher on some days (a shared
+    shift of the log-odds, sigma 1) spread `total` far beyond what its case moves explain:
+    its allowance widens by the bounded dispersion and its noise says which model; without
+    drift (seeded) no count is widened and every allowance is the independent one."""
+    monkeypatch.chdir(tmp_path)
+    rng = random.Random(11)
+    system = System.draw(400, 0.06, rng, drift)
+    runs = [write_run(tmp_path / f"day{i}", system, system.run(rng), rng, f"day{i}")
+            for i in range(6)]
+    band = tmp_path / "noise_band.json"
+    assert main(["noise", *map(str, runs[:5]), "--out", str(band)]) == 0
+    measured = json.loads(band.read_text(encoding="utf-8"))["metric_band"]["mode:correct"]
+    result = gate("init", runs[5], tmp_path / "ceilings.yaml", band)
+    [total] = [row for row in result.rows if row.name == "total"]
+    mu = Fraction(measured["discordant"], 10)  # ten pairs of five runs
+    independent = allowance(may_move(mu), BUDGET / 6)
+    assert result.noise is not None
+    assert total.noise is not None
+    assert total.allowance is not None
+    if widened:
+        assert total.allowance > independent
+        assert "; overdispersed: spread x" in total.noise
+        assert "model: " in result.noise.text
+        assert "widened by their dispersion" in result.noise.text
+    else:
+        assert all("independent case moves" in (row.noise or "") for row in result.rows)
+        assert total.allowance == independent

@@ -125,11 +125,33 @@ def test_a_loosening_with_a_reason_written_in_this_change_passes(repo: Path) -> 
     assert [(c.label, c.old, c.new) for c in result.changes] == [("ceilings.unknown", 5, 9)]
 
 
-def test_a_reason_carried_over_from_the_ref_does_not_excuse_a_new_raise(repo: Path) -> None:
+def test_a_reason_carried_over_from_the_ref_does_not_excuse_a_new_raise(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
     path = write_ceilings(repo / "ceilings.yaml", {"unknown": {"max": 5, "reason": "old"}})
     commit(repo, "base")
     write_ceilings(path, {"unknown": {"max": 6, "reason": "old"}})
-    assert not guard(path, "HEAD").passed
+    result = guard(path, "HEAD")
+    assert not result.passed
+    lines = list(result.lines())
+    # one loosening, in the singular; the kept reason is named, not "no reason written"
+    assert lines[0].startswith("guard: 1 of 1 loosening in ceilings.yaml since HEAD has no ")
+    assert lines[1].endswith("ceilings.unknown: 5 -> 6  (its reason is the one written for the "
+                             "old limit, which does not cover this change: write why this "
+                             "change loosens it)")
+    assert "(no reason written)" not in "\n".join(lines)
+
+
+def test_one_excused_loosening_is_counted_in_the_singular(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
+    path = write_ceilings(repo / "ceilings.yaml", {"unknown": 5})
+    commit(repo, "base")
+    write_ceilings(path, {"unknown": {"max": 6, "reason": "harder eval set"}})
+    assert next(guard(path, "HEAD").lines()) == (
+        "guard: 1 loosening in ceilings.yaml since HEAD, with a reason written in this change:")
 
 
 def test_guard_output_lists_each_loosening_old_to_new(

@@ -153,6 +153,11 @@ T = "taxonomy.yaml"
 LOOSENINGS = [
     Row("count ceiling raised", edit(C, "  wrong: 5", "  wrong: 6"), "ceilings.wrong: 5 -> 6",
         edit(C, "  wrong: 5", f"  wrong: {{max: 6, {REASON}}}")),
+    Row("a rate test joining the run's significance family (its count kept)",
+        edit(C, "  group:content: 8", "  group:content: {max: 8, max_rate: 0.9, "
+             "significance: 0.5}"), "ceilings.group:content.significance_family",
+        edit(C, "  group:content: 8", "  group:content: {max: 8, max_rate: 0.9, "
+             f"significance: 0.5, {REASON}}}")),
     Row("noise allowance made larger, the ceiling kept",
         edit(C, "  total: 10", "  total: {max: 10, observed: 4, allowance: 6}"),
         "ceilings.total.allowance: 0 -> 6",
@@ -315,7 +320,7 @@ def test_a_pure_tightening_and_layout_edits_pass(repo: Path) -> None:
     path.write_text(CEILINGS.replace("  wrong: 5", "  wrong: 4  # lowered after #12")
                     .replace("# the team's ceilings", "# reformatted"))
     (repo / "taxonomy.yaml").write_text("# a comment\n" + TAXONOMY)
-    result = guard(path, "main")
+    result = guard(path, "main", reports=["a", "b"])
     assert result.passed
     assert list(result.lines()) == ["guard: nothing in ceilings.yaml is looser than at main"]
 
@@ -359,3 +364,58 @@ def test_a_ref_whose_ceilings_used_aliases_is_still_compared(repo: Path) -> None
     path.write_text(CEILINGS.replace("    wrong: 2", "    wrong: 6"))
     result = guard(path, "main")
     assert [(c.label, c.old, c.new) for c in result.changes] == [("reports.a.wrong", 5, 6)]
+
+
+NINE_RATES = "".join(f"  r{n}:\n    total: {{max: 10, max_rate: 0.9, significance: 0.5}}\n"
+                     for n in range(1, 10))
+
+
+def test_rate_entries_that_dilute_the_significance_family_are_caught(repo: Path) -> None:
+    """Nine rate entries just under their counts, each a test of the run's family (Holm):
+    every other test's share of the budget shrinks, so a baseline regression that failed
+    passes; each entry is named, though its own limit is no looser."""
+    path = repo / "ceilings.yaml"
+    path.write_text(CEILINGS.replace("reports:\n", "reports:\n" + NINE_RATES))
+    lines = list(guard(path, "main").lines())
+    for n in range(1, 10):  # each, and each slice item it governs, a test more
+        assert any(f"reports.r{n}.total.significance_family: not in the run's significance "
+                   "family -> tested at 0.5: joins the run's significance family (Holm)" in line
+                   for line in lines), lines
+    assert any("reports.r1.query_type=comparison.total.significance_family" in line
+               for line in lines)
+
+
+def test_a_tighter_test_or_a_rate_without_a_test_passes(repo: Path) -> None:
+    """The controls: a tested entry's level raised (stricter, still one test), and, in a
+    file without a file-wide level, a rate added without one (any count over it fails)."""
+    path = repo / "ceilings.yaml"
+    path.write_text(CEILINGS.replace("significance: 0.01}", "significance: 0.02}"))
+    assert guard(path, "main").passed
+    path.write_text(CEILINGS.replace("significance: 0.05\n", ""))
+    git(repo, "commit", "-qam", "no file-wide significance")
+    path.write_text(CEILINGS.replace("significance: 0.05\n", "").replace(
+        "  group:content: 8", "  group:content: {max: 8, max_rate: 0.9}"))
+    assert guard(path, "main").passed
+
+
+RECORDED = "instrument:\n  a:\n    judge_model: gpt-4o-2024-08-06\n"
+
+
+def test_the_recorded_instrument_changed_or_removed_is_caught(repo: Path) -> None:
+    """``instrument:`` says what measured the runs the ceilings were set from; a run
+    measured otherwise is inconclusive. Rewriting it to the new judge (or removing it)
+    has that run judged instead: a loosening; recording more is stricter (the control)."""
+    path = repo / "ceilings.yaml"
+    path.write_text(CEILINGS.replace("slices:", RECORDED + "slices:"))
+    git(repo, "commit", "-qam", "the instrument recorded")
+    path.write_text(CEILINGS.replace("slices:", RECORDED.replace(
+        "gpt-4o-2024-08-06", "gpt-4.1-2025-04-14") + "slices:"))
+    lines = list(guard(path, "main").lines())
+    assert any("instrument.a.judge_model: gpt-4o-2024-08-06 -> gpt-4.1-2025-04-14  (no reason "
+               "written)" in line for line in lines), lines
+    path.write_text(CEILINGS)
+    lines = list(guard(path, "main").lines())
+    assert any("instrument.a.judge_model: gpt-4o-2024-08-06 -> not recorded" in line
+               for line in lines), lines
+    path.write_text(CEILINGS.replace("slices:", RECORDED + "    grader: exact\nslices:"))
+    assert guard(path, "main").passed

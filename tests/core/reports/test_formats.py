@@ -185,6 +185,52 @@ def test_lm_eval_direction_comes_from_the_runs_results_file(
     assert "1/none" in out
 
 
+def test_a_rag_jsonl_with_nested_doc_ids_and_a_metrics_object_is_read_by_its_own_reader(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``retrieved_docs[].doc_id`` and a top-level ``metrics`` object on the first line
+    made the lm-eval reader claim the file and refuse it ("doc_id is null"); it is
+    failgate's own JSON Lines under rag. The control: a real lm-eval line is still lm-eval's."""
+    monkeypatch.chdir(tmp_path)
+    rows = [{"id": f"q{i}", "retrieved_docs": [{"doc_id": f"d{i}", "score": 0.5}],
+             "metrics": {"latency_ms": 120}, "accuracy": i % 2, "answerable": True,
+             "abstained": False, "evidence_doc_ids": [f"d{i}"], "expected_doc_ids": [f"d{i}"]}
+            for i in range(4)]
+    write_lines(tmp_path / "run" / "cases.jsonl", rows)
+    out = show(capsys, "run")
+    assert "cases  4 cases, 2 failed" in out
+    assert "doc_id" not in out
+    write_lines(tmp_path / "lm" / "samples_arc_2026-02-01T10-00-00.jsonl",
+                [sample(0, 1.0), sample(1, 0.0)])
+    assert "samples_arc  2 cases, 1 failed" in show(capsys, "lm")
+
+
+@pytest.mark.parametrize(("line", "claimed"), [
+    (b'{"doc_id": 0, "doc": {}, "filter": "none", "metrics": ["acc"], "acc": 1}', True),
+    (b'{"doc_id": 0, "doc": {"q": "' + b"x" * 70_000, True),  # a line past the head
+    (b'{"id": "a", "retrieved_docs": [{"doc_id": 1}], "metrics": {"f1": 1}}', False),
+    (b'{"id": "a", "metrics": ["acc"], "doc": {"doc_id": 3}}', False),
+    (b'{"doc_id": 0, "metrics": {"acc": 1}}', False),  # a metrics object: not lm-eval's list
+    (b'{"note": "\\"doc_id\\": 1, \\"metrics\\": [1]"}', False),  # inside a string
+    (b'["doc_id", "metrics"]', False),
+])
+def test_the_lm_eval_reader_claims_its_own_top_level_shape_only(line: bytes,
+                                                                 claimed: bool) -> None:
+    from pytest_failgate.core.reports.lm_eval import LmEvalSamplesReader
+    from pytest_failgate.core.reports.read import HEAD_BYTES
+
+    assert LmEvalSamplesReader().claims((line + b"\n{}\n")[:HEAD_BYTES]) is claimed
+
+
+def test_the_openai_evals_reader_claims_its_own_top_level_shape_only() -> None:
+    from pytest_failgate.core.reports.openai_evals import OpenAIEvalsReader
+
+    real = (DATA / "openai_evals" / "promptfoo__openai-evals-items.jsonl").read_bytes()
+    assert OpenAIEvalsReader().claims(real[:1 << 16])
+    nested = b'{"id": "a", "trace": {"data_source_idx": 0, "passes": true}, "accuracy": 1}\n'
+    assert not OpenAIEvalsReader().claims(nested)
+
+
 # -- HELM --------------------------------------------------------------------------
 
 

@@ -169,7 +169,19 @@ def test_init_with_an_unknown_taxonomy_is_one_message(
     assert err.startswith("failgate: error: unknown taxonomy 'tickts'; did you mean 'tickets'?")
     assert "Traceback" not in out + err
     code, _, err = run(capsys, "init", "reports", "--taxonomy", "missing/tax.yaml")
-    assert (code, err) == (2, "failgate: error: taxonomy file 'missing/tax.yaml' not found\n")
+    assert code == 2
+    assert err.startswith("failgate: error: taxonomy file 'missing/tax.yaml' not found (a path "
+                          "given on the command line is relative to the working directory")
+
+
+def test_an_unknown_taxonomy_lists_the_known_names_once(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "init", "reports", "--taxonomy", "zzz")
+    assert code == 2
+    assert err.count("karenina") == 1, err
+    assert "tickets" in err
+    assert "or a path to a taxonomy file" in err
 
 
 def test_cli_and_pytest_load_the_same_plugins_and_give_the_same_numbers(

@@ -249,3 +249,98 @@ def test_escaped_and_raw_text_read_the_same(
         data = json.dumps({"case_results": [case]}, ensure_ascii=ensure_ascii).encode()
         report = loaded(tmp_path / "r.json", data, decoder, monkeypatch)
         assert categories(report)["unknown"] == [case["id"]]
+
+
+# ------------------------------------------------------------- the UTF-8 check, in chunks
+
+
+def test_the_utf8_check_of_raw_text_holds_little_memory() -> None:
+    """8 MB of emoji checked a small chunk at a time: the strings it decodes stay small
+    (16 MB chunks made 32-64 MB strings, mapped and unmapped from the OS each time)."""
+    import tracemalloc
+
+    data = ("😀" * (2 << 20)).encode()
+    broken = data + b"\xff"
+    tracemalloc.start()
+    try:
+        assert jsondecode._utf8(data)
+        assert not jsondecode._utf8(broken)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+
+
+@pytest.mark.parametrize("shift", range(5))
+@pytest.mark.parametrize("char", ["é", "한", "😀"])
+def test_the_utf8_check_agrees_with_decode_across_chunk_boundaries(shift: int,
+                                                                   char: str) -> None:
+    """A character split by a chunk boundary at each of its bytes, one cut short at the
+    end, a stray continuation byte or an invalid byte just past a boundary."""
+    encoded = char.encode()
+    for chunks in (1, 3):
+        start = b"a" * (chunks * jsondecode._CHUNK - shift)
+        samples = [start + encoded * 3, start + encoded + encoded[:-1],
+                   start + b"\x80" + encoded, start + b"\xff", start + encoded + b"\xc0\xaf",
+                   start + encoded * 2 + b"b" * jsondecode._CHUNK + encoded[:1]]
+        for data in samples:
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                valid = False
+            else:
+                valid = True
+            assert jsondecode._utf8(data) is valid, (chunks, shift, data[-8:])
+
+
+@pytest.mark.parametrize("decoder", READERS)
+def test_a_bad_byte_far_into_raw_utf8_text_names_its_line(
+    decoder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Raw Korean and emoji (not ``\\u`` escapes) over several chunks; one byte made
+    invalid past the third chunk: the error names its line and column, and the control
+    (the same report unbroken) reads every case."""
+    cases = [{"id": f"c{i}", "accuracy": 1.0, "evidence_doc_ids": ["d1"],
+              "expected_doc_ids": ["d1"], "answer": "한국어 답변 😀 " * 40} for i in range(120)]
+    data = json.dumps({"case_results": cases}, ensure_ascii=False, indent=1).encode()
+    assert len(data) > 3 * jsondecode._CHUNK
+    report = loaded(tmp_path / "r.json", data, decoder, monkeypatch)
+    assert isinstance(report, Report)
+    assert report.n_cases == 120
+    where = data.index("답".encode(), 3 * jsondecode._CHUNK + 7)
+    broken = data[:where] + b"\xff" + data[where + 1:]
+    line = data[:where].count(b"\n") + 1
+    column = len(data[data.rindex(b"\n", 0, where) + 1:where].decode()) + 1
+    with pytest.raises(FailgateError) as caught:
+        loaded(tmp_path / "r.json", broken, decoder, monkeypatch)
+    assert "not UTF-8" in caught.value.message
+    assert (caught.value.line, caught.value.col) == (line, column)
+
+
+plain_key = st.text(st.characters(blacklist_categories=["Cs", "Cc"],
+                                  blacklist_characters='"\\'), max_size=8)
+
+
+@SETTINGS
+@given(document=st.dictionaries(plain_key, junk, max_size=6), cut=st.floats(0, 1),
+       indent=st.sampled_from([None, 1]))
+def test_top_level_keys_are_the_ones_json_reads_at_the_top(
+        document: dict[str, Any], cut: float, indent: int | None) -> None:
+    """The claims' structural scan against ``json``: the whole object gives exactly its
+    top-level keys (nested keys and strings that look like keys never), each with its
+    value's first byte; any prefix gives a subset and says it is incomplete."""
+    from pytest_failgate.core.reports.jsonfile import top_level
+
+    data = json.dumps(document, ensure_ascii=False, indent=indent).encode()
+    found = top_level(data)
+    assert found is not None
+    keys, whole = found
+    assert whole
+    assert keys == {key.encode(): json.dumps(value, ensure_ascii=False).encode()[0]
+                    for key, value in document.items()}
+    prefix = data[:int(len(data) * cut)]
+    partial = top_level(prefix)
+    if prefix.strip():
+        assert partial is not None
+        assert set(partial[0]) <= set(keys)
+        assert not partial[1] or prefix.rstrip() == data

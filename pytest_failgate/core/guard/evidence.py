@@ -1,0 +1,187 @@
+"""The evidence that excuses failures, compared: the noise band a run is judged with.
+
+A noise band widens what the gate accepts three ways: each count's **allowance** (how far
+a ceiling stays above its count, and how far the ratchet keeps it there: computed from the
+band's ``discordant``/``moved``/``std`` by the gate's own functions, ``compare.noisemodel``
+and ``Movement.needed``, at the file's budget shared by the band's counts), each category's
+and metric's **band** in a baseline comparison (an increase must exceed it), and its
+**unstable cases** (left out of every paired test when ``failgate_exclude_unstable`` is on).
+The guard finds the band the gate reads at the ref and now (the ``failgate_noise`` setting,
+else the ceilings file's ``noise:``, relative to it; a file repointed elsewhere is compared
+by content with the one before) and names every count whose allowance grew, every band that
+widened or was removed, and every case newly excused as unstable. A band that narrows, a
+noise source removed (counts exact again) or a case no longer unstable tightens.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..base.errors import FailgateError
+from ..compare.baseline import DEFAULT_ALPHA
+from ..compare.noise import NoiseDocument, read_noise_band
+from ..compare.noisemodel import REPEATS, from_document
+from ..compare.verdicts import band_cases
+from ..reports.jsonfile import loads
+from .enforced import Change, content_digest
+
+if TYPE_CHECKING:
+    from fractions import Fraction
+
+    from ..base.inifile import IniFile
+    from .enforced import Version
+    from .gitref import Tree
+
+NOISE_KEY = "failgate_noise"
+UNSTABLE_KEY = "failgate_exclude_unstable"
+SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The noise source one side's gate reads: none, each report's repeats, or a band file."""
+
+    label: str  # "none", "repeats", or the band file's repository path
+    document: NoiseDocument | None = None
+    exclude_unstable: bool = False
+    budget: Fraction = DEFAULT_ALPHA
+
+    @property
+    def identity(self) -> str:
+        if self.document is None:
+            return "none (exact counts)" if self.label == "none" else self.label
+        return f"{self.label} (content {content_digest(_raw(self.document))})"
+
+
+def noise_of(tree: Tree, ini: IniFile, version: Version, ceilings: str) -> Noise:
+    """The noise the gate reads in ``tree`` with configuration ``ini`` and the ceilings file
+    ``version`` at ``ceilings`` (repository-relative): the setting first, then ``noise:``."""
+    exclude = _flag(ini, UNSTABLE_KEY) or "--failgate-exclude-unstable" in ini.addopts()
+    budget = version.model.significance or DEFAULT_ALPHA
+    setting = _setting(ini, tree)
+    if setting is not None:
+        relative = setting
+    elif version.model.noise is not None:
+        if version.model.noise == REPEATS:
+            return Noise(REPEATS, None, exclude, budget)
+        relative = posixpath.normpath(posixpath.join(posixpath.dirname(ceilings),
+                                                     version.model.noise))
+    else:
+        return Noise("none", None, exclude, budget)
+    if relative == REPEATS and tree.read(relative) is None:
+        return Noise(REPEATS, None, exclude, budget)
+    text = tree.read(relative)
+    if text is None:
+        return Noise(f"{relative} (missing)", None, exclude, budget)
+    try:
+        document = read_noise_band(loads(text.encode("utf-8"), tree.top / relative))
+    except ValueError as exc:
+        raise FailgateError(f"{tree.label}: {exc}", tree.top / relative) from None
+    return Noise(relative, document, exclude, budget)
+
+
+def _flag(ini: IniFile, key: str) -> bool:
+    try:
+        return bool(ini.get(key, "flag"))
+    except FailgateError:
+        return True  # unreadable: the gate refuses it; here, the stricter reading for "on"
+
+
+def _setting(ini: IniFile, tree: Tree) -> str | None:
+    try:
+        value = ini.get(NOISE_KEY, "path")
+    except FailgateError:
+        return None
+    if not value:
+        return None
+    return tree.relative(ini.folder / value) or str(value)
+
+
+def noise_changes(old: Noise, new: Noise, reason: str | None, line: int | None
+                  ) -> list[Change]:
+    """What the new noise lets pass that the old did not (see the module docstring)."""
+    if new.document is None:
+        if new.label == old.label or new.label == "none":
+            return []  # the same source, or exact counts again: nothing looser
+        return [Change("noise", old.identity, new.identity, line, reason)]
+    if old.document is None:
+        if old.label == REPEATS:  # repeats and a band cannot be ranked: say why
+            return [Change("noise", old.identity, new.identity, line, reason)]
+        return [Change("noise", old.identity,
+                       f"{new.identity}: allowances and bands where counts were exact",
+                       line, reason)]
+    where = new.label if new.label == old.label else f"{old.label} -> {new.label}"
+    changes = _count_changes(old, new, where, reason, line)
+    changes += _metric_changes(old.document, new.document, where, reason, line)
+    if new.exclude_unstable:
+        added = [case for case in new.document.unstable_cases
+                 if case not in set(old.document.unstable_cases)]
+        if added:
+            shown = ", ".join(added[:SHOWN]) + (", ..." if len(added) > SHOWN else "")
+            changes.append(Change(f"noise {where} unstable_cases",
+                                  f"{len(old.document.unstable_cases)} cases",
+                                  f"{len(added)} more left out of the paired tests ({shown})",
+                                  line, reason))
+    return changes
+
+
+def allowances(noise: Noise) -> dict[str, int]:
+    """Each count the band measures, with the allowance the gate gives it: its movement's
+    (``Movement.needed``, widened by the count's dispersion) at the file's budget shared
+    equally by the band's counts (``gate.noisy``)."""
+    document = noise.document
+    if document is None or not document.bands:
+        return {}
+    level = noise.budget / len(document.bands)
+    return {name: movement.needed(level)
+            for name, movement in from_document(document, noise.label).shared.items()}
+
+
+def _count_changes(old: Noise, new: Noise, where: str, reason: str | None,
+                   line: int | None) -> list[Change]:
+    assert old.document is not None
+    assert new.document is not None
+    before, after = allowances(old), allowances(new)
+    changes = []
+    for name in sorted(old.document.bands):
+        label = f"noise {where} mode:{name}"
+        if name not in new.document.bands:
+            changes.append(Change(label, f"measured (allowance {before[name]})",
+                                  "removed: the ratchet never lowers its ceiling", line,
+                                  reason))
+            continue
+        if after[name] > before[name]:
+            changes.append(Change(label + " allowance", before[name], after[name], line,
+                                  reason))
+        was, now = band_cases(old.document.bands[name]), band_cases(new.document.bands[name])
+        if now > was:
+            changes.append(Change(label + " band", f"{was} cases", f"{now} cases", line,
+                                  reason))
+    for name in sorted(set(new.document.bands) - set(old.document.bands)):
+        was, now = band_cases(None), band_cases(new.document.bands[name])
+        if now > was:
+            changes.append(Change(f"noise {where} mode:{name} band", f"{was} case (none)",
+                                  f"{now} cases", line, reason))
+    return changes
+
+
+def _metric_changes(old: NoiseDocument, new: NoiseDocument, where: str, reason: str | None,
+                    line: int | None) -> list[Change]:
+    changes = []
+    for name, band in sorted(new.metric_bands.items()):
+        earlier = old.metric_bands.get(name)
+        if earlier is None and band.width > 0:
+            changes.append(Change(f"noise {where} {name} band", "none", band.width, line,
+                                  reason))
+        elif earlier is not None and band.width > earlier.width:
+            changes.append(Change(f"noise {where} {name} band", earlier.width, band.width,
+                                  line, reason))
+    return changes
+
+
+def _raw(document: NoiseDocument) -> object:
+    from ..compare.noise import noise_band_document
+
+    return noise_band_document(document)

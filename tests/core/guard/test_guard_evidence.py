@@ -1,0 +1,459 @@
+"""The evidence that excuses failures, and the configuration CI runs with: the guard sees each.
+
+Every test starts from a real git repository committed as ``main``: the regression gate's
+baseline run and two repeats of it (``tests/data/rag-gate``), the noise band ``failgate
+noise`` measures over them, the ceilings ``failgate init`` writes from it (``noise:``
+naming the band) and a pytest configuration that gates the baseline and leaves the band's
+unstable cases out of the paired tests. Then one change, as a pull request that makes the
+system worse and wants a green check would make it, and ``failgate guard --base main`` as
+CI runs it. Each route has its control: the same kind of change that does not loosen (or
+loosens with a reason written in this change) passes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import run_cli
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+RAG_GATE = DATA / "rag-gate"
+INI = "[pytest]\nfailgate = baseline\nfailgate_exclude_unstable = true\n"
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def commit(repo: Path, message: str = "change") -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-q", "-m",
+        message)
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project at main, measured once: the band and the ceilings set from it."""
+    project = tmp_path_factory.mktemp("measured") / "project"
+    shutil.copytree(RAG_GATE / "baseline", project / "baseline")
+    (project / "baseline" / "noise_band.json").unlink()  # the band is measured here
+    shutil.copytree(RAG_GATE / "repeats" / "r2", project / "repeats" / "r2")
+    shutil.copytree(RAG_GATE / "repeats" / "r3", project / "repeats" / "r3")
+    (project / "pytest.ini").write_text(INI)
+    for argv in (["noise", "baseline", "repeats/r2", "repeats/r3", "--out", "noise_band.json"],
+                 ["init", "baseline", "--noise", "noise_band.json"]):
+        done = subprocess.run(["failgate", *argv], cwd=project, capture_output=True, text=True,
+                              check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return project
+
+
+@pytest.fixture
+def repo(measured: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    project = tmp_path / "project"
+    shutil.copytree(measured, project)
+    git(project, "init", "-q", "-b", "main")
+    commit(project, "base")
+    monkeypatch.chdir(project)
+    return project
+
+
+def _guard(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code, out, err = run_cli(capsys, "guard", "--base", "main", *args)
+    assert "Traceback" not in err
+    return code, out + err
+
+
+def _band(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def _edit_band(path: Path, **bands: dict[str, Any]) -> None:
+    """Update ``mode:``/metric entries of a band file (``mode_retrieval_miss`` for
+    ``mode:retrieval_miss``)."""
+    document = _band(path)
+    for key, values in bands.items():
+        document["metric_band"][key.replace("mode_", "mode:", 1)].update(values)
+    path.write_text(json.dumps(document, indent=2))
+
+
+def _reason(repo: Path, reason: str) -> None:
+    path = repo / "ceilings.yaml"
+    path.write_text(path.read_text().replace("version: 1\n", f"version: 1\nreason: {reason}\n"))
+
+
+def test_the_measured_repository_passes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "noise: noise_band.json" in (repo / "ceilings.yaml").read_text()
+    code, out = _guard(capsys)
+    assert code == 0, out
+    assert "nothing in ceilings.yaml is looser than at main" in out
+
+
+# --------------------------------------------------------------------------- the band
+
+
+def test_a_widened_band_is_caught_by_the_allowances_and_bands_it_yields(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Route 1: ``mode:retrieval_miss`` and a metric band widened in the band ``noise:``
+    names; check and pytest passed a regression within the wider bands."""
+    _edit_band(repo / "noise_band.json",
+               mode_retrieval_miss={"min": 55, "max": 75, "moved": 20, "discordant": 40},
+               answerable_accuracy={"min": 0.1, "max": 0.3})
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "noise noise_band.json mode:retrieval_miss allowance: 5 -> " in out
+    assert "noise noise_band.json mode:retrieval_miss band: 2 cases -> 20 cases" in out
+    assert "noise noise_band.json answerable_accuracy band: " in out
+    assert "`failgate noise --check BAND` measures it again from the runs it names" in out
+
+
+def test_a_narrowed_band_passes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The control: a band measured tighter (fewer cases moved, a smaller range)."""
+    _edit_band(repo / "noise_band.json",
+               mode_retrieval_miss={"min": 65, "max": 65, "moved": 1, "discordant": 2},
+               answerable_accuracy={"min": 0.2, "max": 0.2})
+    code, out = _guard(capsys)
+    assert code == 0, out
+
+
+def test_a_widened_band_with_a_reason_written_in_this_change_passes(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _edit_band(repo / "noise_band.json", mode_retrieval_miss={"min": 55, "max": 75})
+    _reason(repo, '"re-measured over 5 runs of the new index (#61)"')
+    code, out = _guard(capsys)
+    assert code == 0, out
+    assert 'reason: "re-measured over 5 runs of the new index (#61)"' in out
+
+
+def test_discordant_alone_raised_is_caught_as_the_allowance_it_yields(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Route 4: only ``discordant``/``moved`` (x40): the range is unchanged, but the
+    allowance grows so far that the ratchet never lowers the ceiling again."""
+    band = _band(repo / "noise_band.json")["metric_band"]["mode:retrieval_miss"]
+    _edit_band(repo / "noise_band.json",
+               mode_retrieval_miss={"moved": band["moved"] * 40,
+                                    "discordant": band["discordant"] * 40})
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "mode:retrieval_miss allowance: 5 -> " in out
+    assert "band:" not in out
+
+
+def test_discordant_lowered_passes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _edit_band(repo / "noise_band.json", mode_retrieval_miss={"moved": 1, "discordant": 1})
+    code, out = _guard(capsys)
+    assert code == 0, out
+
+
+def test_a_removed_count_band_is_caught(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without its band a count is no longer measured: the ratchet leaves its ceiling."""
+    document = _band(repo / "noise_band.json")
+    del document["metric_band"]["mode:retrieval_miss"]
+    (repo / "noise_band.json").write_text(json.dumps(document))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "mode:retrieval_miss: measured (allowance 5) -> removed" in out
+
+
+def test_the_noise_source_removed_passes(repo: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The control: counts exact again (no allowance, no band) is stricter."""
+    path = repo / "ceilings.yaml"
+    path.write_text(path.read_text().replace("noise: noise_band.json\n", ""))
+    code, out = _guard(capsys)
+    assert code == 0, out
+
+
+# --------------------------------------------------------------------------- noise: repointed
+
+
+def test_noise_repointed_at_a_wider_band_is_compared_with_the_band_before(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Route 2: a new file, so nothing at its place at main to compare with."""
+    shutil.copy(repo / "noise_band.json", repo / "wider.json")
+    _edit_band(repo / "wider.json", mode_hallucination={"min": 0, "max": 9, "moved": 9,
+                                                        "discordant": 18})
+    path = repo / "ceilings.yaml"
+    path.write_text(path.read_text().replace("noise: noise_band.json", "noise: wider.json"))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "noise noise_band.json -> wider.json mode:hallucination allowance: 2 -> " in out
+
+
+def test_noise_repointed_at_the_same_band_passes(repo: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The control: the band moved to another file, its content unchanged."""
+    (repo / "noise").mkdir()
+    shutil.move(repo / "noise_band.json", repo / "noise" / "band.json")
+    path = repo / "ceilings.yaml"
+    path.write_text(path.read_text().replace("noise: noise_band.json", "noise: noise/band.json"))
+    code, out = _guard(capsys)
+    assert code == 0, out
+
+
+def test_the_noise_setting_repointed_is_compared_by_content(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``failgate_noise`` wins over ``noise:``: its file is the band the gate reads."""
+    shutil.copy(repo / "noise_band.json", repo / "wider.json")
+    _edit_band(repo / "wider.json", mode_retrieval_miss={"min": 40, "max": 90})
+    (repo / "pytest.ini").write_text(INI + "failgate_noise = wider.json\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "pytest.ini failgate_noise: not set -> wider.json" in out
+    assert "noise noise_band.json -> wider.json mode:retrieval_miss band: 2 cases -> 50 cases" \
+        in out
+
+
+# --------------------------------------------------------------------------- unstable cases
+
+
+def test_regressed_cases_added_to_the_unstable_list_are_caught(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Route 3: with ``failgate_exclude_unstable`` on, an unstable case is left out of every
+    paired test: listing the regressed ones hides the regression."""
+    document = _band(repo / "noise_band.json")
+    document["unstable_cases"] += ["rq001", "rq002", "rq003"]
+    (repo / "noise_band.json").write_text(json.dumps(document))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "unstable_cases: 2 cases -> 3 more left out of the paired tests (rq001, rq002, " \
+        "rq003)" in out
+
+
+def test_unstable_cases_removed_or_not_excluded_pass(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The controls: a case no longer excused; and more unstable cases where the gate
+    does not leave them out (the setting off; turning it on is a setting change)."""
+    document = _band(repo / "noise_band.json")
+    document["unstable_cases"] = document["unstable_cases"][:1]
+    (repo / "noise_band.json").write_text(json.dumps(document))
+    assert _guard(capsys)[0] == 0
+    (repo / "pytest.ini").write_text("[pytest]\nfailgate = baseline\n")
+    commit(repo, "the gate keeps unstable cases")
+    document["unstable_cases"] += ["rq001", "rq002"]
+    (repo / "noise_band.json").write_text(json.dumps(document))
+    code, out = _guard(capsys)
+    assert code == 0, out
+
+
+# --------------------------------------------------------------------------- -o, PYTEST_ADDOPTS
+
+
+def _loose(repo: Path) -> None:
+    text = (repo / "ceilings.yaml").read_text()
+    (repo / "loose.yaml").write_text(text.replace("max: 70", "max: 90").replace(
+        "allowance: 5\n  hallucination", "allowance: 25\n  hallucination", 1))
+
+
+def test_an_override_ini_in_addopts_naming_looser_ceilings_is_caught(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Route 7: pytest reads ``-o failgate_ceilings=loose.yaml`` in addopts; so does the
+    command, and the guard compares loose.yaml with what applied at main."""
+    _loose(repo)
+    (repo / "pytest.ini").write_text(INI + "addopts = -o failgate_ceilings=loose.yaml\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "compared with ceilings.yaml at main" in out
+    assert "loose.yaml:11 ceilings.retrieval_miss: 70 -> 90" in out
+
+
+def test_failgate_options_in_addopts_are_read_as_the_settings_they_beat(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--failgate-ceilings`` and ``--failgate-noise`` in addopts beat the ini keys under
+    pytest: a reason for the addopts change does not excuse what the files they name
+    loosen; with that reason, the same options naming the files as they were pass (the
+    control)."""
+    _loose(repo)
+    shutil.copy(repo / "noise_band.json", repo / "wider.json")
+    _edit_band(repo / "wider.json", mode_retrieval_miss={"min": 40, "max": 90})
+    (repo / "pytest.ini").write_text(
+        INI + "addopts = --failgate-ceilings=loose.yaml --failgate-noise wider.json\n")
+    _reason(repo, '"the nightly job gates with its own files (#70)"')
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "loose.yaml:11 ceilings.retrieval_miss: 70 -> 90  (no reason written)" in out
+    assert "noise noise_band.json -> wider.json mode:retrieval_miss band: 2 cases -> 50 cases" \
+        in out
+    (repo / "pytest.ini").write_text(
+        INI + "addopts = --failgate-ceilings=ceilings.yaml --failgate-noise noise_band.json\n")
+    code, out = _guard(capsys)
+    assert code == 0, out
+
+
+def test_an_override_ini_of_the_reports_is_caught(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "pytest.ini").write_text(INI + "addopts = --override-ini=failgate=repeats/r2\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "pytest.ini failgate: baseline -> repeats/r2" in out
+
+
+def test_override_ini_naming_the_same_gate_passes(repo: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The controls: an identical copy of the ceilings, and an override of a key that is
+    not the gate's."""
+    shutil.copy(repo / "ceilings.yaml", repo / "copy.yaml")
+    (repo / "pytest.ini").write_text(
+        INI + "addopts = -o failgate_ceilings=copy.yaml -o console_output_style=classic\n")
+    code, out = _guard(capsys)
+    assert code == 0, out
+
+
+def test_pytest_addopts_set_by_a_workflow_is_read_as_pytest_reads_it(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``PYTEST_ADDOPTS`` in a workflow's ``env`` comes after the ini file's addopts."""
+    _loose(repo)
+    workflows = repo / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "gate.yml").write_text(
+        "on: pull_request\njobs:\n  gate:\n    runs-on: ubuntu-latest\n"
+        "    env:\n      PYTEST_ADDOPTS: \"-o failgate_ceilings=loose.yaml -p no:randomly\"\n"
+        "    steps:\n      - run: pytest --failgate-guard=origin/main\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "loose.yaml:11 ceilings.retrieval_miss: 70 -> 90" in out
+    assert ".github/workflows/gate.yml PYTEST_ADDOPTS (with pytest.ini) addopts: none -> " \
+        "-p no:randomly" in out
+
+
+def test_pytest_addopts_naming_another_configuration_file_is_caught(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pytest reads ``PYTEST_ADDOPTS`` before it picks its ini file: ``-c`` swaps it."""
+    _loose(repo)
+    (repo / "ci.ini").write_text(INI + "failgate_ceilings = loose.yaml\n")
+    workflows = repo / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "gate.yml").write_text(
+        "on: push\nenv:\n  PYTEST_ADDOPTS: -c ci.ini\njobs:\n  gate:\n"
+        "    runs-on: ubuntu-latest\n    steps:\n      - run: pytest\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "gate.yml PYTEST_ADDOPTS (with pytest.ini) addopts: none -> -c ci.ini" in out
+
+
+def test_pytest_addopts_in_a_run_line_and_a_stricter_one_pass_or_fail_as_they_should(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``PYTEST_ADDOPTS=...`` prefix in a step's ``run:`` is read too; the control, one
+    that turns strict on, passes."""
+    workflows = repo / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    gate = workflows / "gate.yml"
+    gate.write_text("on: push\njobs:\n  gate:\n    runs-on: ubuntu-latest\n    steps:\n"
+                    "      - run: PYTEST_ADDOPTS='-o failgate_strict=true' pytest\n")
+    code, out = _guard(capsys)
+    assert code == 0, out
+    gate.write_text(gate.read_text().replace("failgate_strict=true", "failgate=repeats/r2"))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "gate.yml PYTEST_ADDOPTS (with pytest.ini) failgate: baseline -> repeats/r2" in out
+
+
+def test_the_command_reads_override_ini_in_addopts_as_pytest_does(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One configuration: ``failgate check`` gates with the ceilings pytest would use."""
+    _loose(repo)
+    (repo / "pytest.ini").write_text(INI + "addopts = -o failgate_ceilings=loose.yaml\n")
+    code, out, _ = run_cli(capsys, "check")
+    assert code == 0, out
+    assert "ceilings loose.yaml" in out
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def test_a_renamed_report_is_caught_when_the_guard_is_given_the_reports(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Route 9: the reports not in the ini; the guard given them as the gate is."""
+    (repo / "pytest.ini").write_text("[pytest]\n")
+    path = repo / "ceilings.yaml"
+    path.write_text(path.read_text() + "reports:\n  attribution:\n    retrieval_miss: 66\n")
+    shutil.copytree(repo / "baseline", repo / "run")
+    commit(repo, "an override for the run's report")
+    shutil.move(repo / "run" / "attribution.jsonl", repo / "run" / "attribution_v2.jsonl")
+    code, out = _guard(capsys, "run")
+    assert code == 1, out
+    assert "reports.attribution: applies to a report of the run -> applies to no report" in out
+    assert "was not told the run's reports" not in out
+
+
+def test_a_renamed_report_is_caught_from_the_repository_when_not_told_the_reports(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``failgate guard --base main`` as the README says, reports not named in the ini."""
+    (repo / "pytest.ini").write_text("[pytest]\n")
+    path = repo / "ceilings.yaml"
+    path.write_text(path.read_text() + "reports:\n  attribution:\n    retrieval_miss: 66\n")
+    commit(repo, "an override for the run's report")
+    code, out = _guard(capsys)
+    assert code == 0, out  # the control: the report is still there
+    assert "the guard was not told the run's reports" in out
+    shutil.move(repo / "baseline" / "attribution.jsonl",
+                repo / "baseline" / "attribution_v2.jsonl")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "reports.attribution: applies to a report of the run -> applies to no report" in out
+    assert "the guard was not told the run's reports" in out
+
+
+# --------------------------------------------------------------------------- re-measured
+
+
+def test_a_band_measures_again_to_itself_from_the_runs_it_names(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _band(repo / "noise_band.json")["measured_from"] == [
+        "baseline", "repeats/r2", "repeats/r3"]
+    code, out, _ = run_cli(capsys, "noise", "--check", "noise_band.json")
+    assert code == 0, out
+    assert "noise: noise_band.json is what baseline repeats/r2 repeats/r3 measure" in out
+
+
+def test_a_band_edited_by_hand_does_not_measure_again_to_itself(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    band = _band(repo / "noise_band.json")["metric_band"]["mode:retrieval_miss"]
+    _edit_band(repo / "noise_band.json", mode_retrieval_miss={"discordant": 160, "max": 75})
+    code, out, _ = run_cli(capsys, "noise", "--check", "noise_band.json")
+    assert code == 1, out
+    assert "(1 difference):" in out
+    assert (f"metric_band[mode:retrieval_miss]: file -> runs: discordant 160 -> "
+            f"{band['discordant']}, max 75 -> {band['max']}") in out
+    # measured from other runs than it names: the runs given say so too
+    code, out, _ = run_cli(capsys, "noise", "--check", "noise_band.json", "baseline",
+                           "repeats/r2")
+    assert code == 1, out
+    assert "n_runs: the file says 3, the runs give 2" in out
+
+
+def test_a_band_that_names_no_runs_is_a_clear_error(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = _band(repo / "noise_band.json")
+    del document["measured_from"]
+    (repo / "noise_band.json").write_text(json.dumps(document))
+    code, out, err = run_cli(capsys, "noise", "--check", "noise_band.json")
+    assert code == 2, out + err
+    assert "noise_band.json: the band does not say which runs it was measured from" in err
+    assert "Traceback" not in err
+
+
+def test_pytest_gates_with_the_overridden_ceilings_and_its_guard_item_names_them(
+        measured: Path, pytester: pytest.Pytester) -> None:
+    """Under pytest ``-o failgate_ceilings=loose.yaml`` in addopts is the file the gate
+    reads (a regression within its raised ceiling passes); the guard item fails naming
+    what loose.yaml loosened against the ceilings main enforced."""
+    project = pytester.path
+    for name in ("baseline", "repeats"):
+        shutil.copytree(measured / name, project / name)
+    for name in ("noise_band.json", "ceilings.yaml"):
+        shutil.copy(measured / name, project / name)
+    pytester.makeini(INI)
+    git(project, "init", "-q", "-b", "main")
+    commit(project, "base")
+    _loose(project)
+    pytester.makeini(INI + "addopts = -o failgate_ceilings=loose.yaml\n")
+    result = pytester.runpytest("--failgate-guard=main", "-p", "no:xdist")
+    result.stdout.fnmatch_lines(["*loose.yaml:11 ceilings.retrieval_miss: 70 -> 90*"])
+    assert result.parseoutcomes().get("failed") == 1  # the guard item alone
