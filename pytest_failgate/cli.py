@@ -131,9 +131,9 @@ def cmd_init(args: argparse.Namespace) -> int:
         _out(line)
     for line in ["", *done.lines]:
         _out(line)
-    if done.result.load_errors or (not done.written and not done.result.inconclusive):
+    if not done.written and done.result.verdict == "pass":  # nothing to write, or refused
         return EXIT_INPUT
-    return EXIT_INCONCLUSIVE if done.result.inconclusive else EXIT_PASS
+    return EXIT[done.result.verdict]
 
 
 def cmd_ratchet(args: argparse.Namespace) -> int:
@@ -533,6 +533,12 @@ def configure(args: argparse.Namespace) -> Config:
                              for option in OPTIONS}
     config = load(given)
     return replace(config, advice=command_advice(config))
+
+
+def check_config(argv: Sequence[str]) -> Config:
+    """The configuration ``failgate check ARGV`` runs with (the CI step's gate); a usage
+    error raises ``SystemExit`` as the command would, after saying so."""
+    return configure(_parse(_parser(), ["check", *argv]))
 
 
 EXIT_CODES = """\

@@ -125,8 +125,9 @@ OPTIONS: tuple[Option, ...] = (
            "case: a category fails only when its increase is significant and beyond the noise "
            "band", "PATH", commands=("check",)),
     Option("noise", "path", "the noise of a noisy pipeline: a noise_band.json from repeated "
-           "runs (`failgate noise`; the regression gate's format), or `repeats` (each report's "
-           "own repeated cases: epochs, replicates; default: the ceilings file's noise:)",
+           "runs (`failgate noise`; the regression gate's format), or the keyword `repeats` "
+           "(each report's own repeated cases: epochs, replicates; a file of that name is "
+           "./repeats; default: the ceilings file's noise:)",
            "FILE", commands=("check", "init", "ratchet"),
            notes=(("pytest", "; init writes each ceiling as observed + allowance, the ratchet "
                    "lowers only past the allowance, a baseline comparison uses its bands"),

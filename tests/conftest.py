@@ -30,7 +30,10 @@ BROWSER_SKIP = (f"{CHROMIUM} is not installed (Debian: apt-get install chromium)
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", default=False,
-                     help="also run the tests marked slow (CI runs them: CI=true)")
+                     help="also run the tests marked slow or heavy (CI runs them: CI=true)")
+    parser.addoption("--run-heavy", action="store_true", default=False,
+                     help="also run the tests marked heavy: mypy, ruff, the docs build and "
+                          "the runs of whole subprocesses (CI runs them: CI=true)")
     parser.addoption("--run-browser", action="store_true", default=False,
                      help="fail the HTML report's browser tests when chromium is missing, "
                           "instead of skipping them (CI=true does too)")
@@ -56,19 +59,20 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip ``slow`` tests (load tests, long property runs) unless asked for, or in CI.
+    """Skip ``slow`` tests (load tests, long property runs) and ``heavy`` ones (mypy, ruff,
+    the docs build, whole subprocess runs) unless asked for, or in CI.
 
     The default ``pytest -n 2`` stays about a minute; ``.ci/run`` sets ``CI=true``, so CI
-    runs everything. ``-m slow`` selects them explicitly, and runs them.
+    runs everything. ``-m slow`` / ``-m heavy`` select them explicitly, and run them.
     """
-    wanted = (config.getoption("--run-slow") or in_ci()
-              or "slow" in (config.getoption("-m") or ""))
-    if wanted:
-        return
-    skip = pytest.mark.skip(reason="slow: run with --run-slow (CI runs it)")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+    selected = config.getoption("-m") or ""
+    for marker, flags in (("slow", ("--run-slow",)), ("heavy", ("--run-slow", "--run-heavy"))):
+        if in_ci() or marker in selected or any(config.getoption(f) for f in flags):
+            continue
+        skip = pytest.mark.skip(reason=f"{marker}: run with --run-slow (CI runs it)")
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture

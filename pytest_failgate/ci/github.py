@@ -105,19 +105,14 @@ def annotation_lines(run: Run, workspace: Path | None) -> list[str]:
         shown = _from_workspace(run.result.ceilings_path, workspace)
         lines += error_annotations(run.result.model_copy(update={"ceilings_path": shown}))
     else:
-        lines += [annotation(note, title="failgate") for note in run.gate.notes]
+        lines += [annotation(note, title="failgate") for note in run.notes]
     guarded = run.guard_result
     if guarded is not None:
-        for comparison in guarded.comparisons:
-            for change in comparison.changes:
-                if not change.excused:
-                    lines.append(annotation(
-                        f"loosened since {guarded.ref} without a reason: "
-                        + change.describe(comparison.now),
-                        file=_from_workspace(comparison.now, workspace), line=change.line,
-                        title="failgate guard"))
-    elif run.guard is not None:
-        lines += [annotation(note, title="failgate guard") for note in run.guard.notes]
+        lines += [annotation(f"loosened since {guarded.ref} without a reason: {loose.text}",
+                             file=_from_workspace(loose.file, workspace), line=loose.line,
+                             title="failgate guard") for loose in guarded.loosened]
+        if guarded.error is not None:
+            lines.append(annotation(guarded.error, title="failgate guard"))
     return lines
 
 
@@ -158,8 +153,8 @@ def outputs(run: Run, comment_url: str | None) -> dict[str, str]:
     return {
         "verdict": run.outcome.verdict,
         "exit-code": str(run.outcome.code),
-        "gate-verdict": run.gate.outcome.verdict,
-        "guard-verdict": run.guard.outcome.verdict if run.guard else "",
+        "gate-verdict": run.result.headline.gate if run.result is not None else "error",
+        "guard-verdict": run.guard_result.verdict if run.guard_result is not None else "",
         "failed": json.dumps(run.failed),
         "failed-count": str(len(run.failed)),
         "markdown": str((out / "failgate.md").absolute()),

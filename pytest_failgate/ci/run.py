@@ -1,38 +1,38 @@
-"""One CI step: ``failgate check`` and ``failgate guard``, one verdict, one report.
+"""One CI step: ``failgate check`` with the guard, one verdict, one report.
 
-Exit codes go through one table (``OUTCOMES``): the gate's codes are the ``failgate``
-command's, the guard's are 0 (nothing loosened without a reason), 1 (a loosening)
-and 2 (it could not compare). The run's verdict is the worst of the two by the
-table's order: an error (a check that could not be made) before a fail (a
-regression or a loosening) before "inconclusive" (the run itself broke) before a
-pass. A code the table does not know is an error, never a pass.
+The step runs the gate through ``commands/`` as ``failgate check`` does, with the guard
+set (``guard``): the guard then compares the ceilings file with its ref **with this run's
+inputs** (its reports' names, its plugins' taxonomies and readers), as the gate's own
+guard setting does. The verdict is the result's (``GateResult.headline``, decided once in
+the core); this module renders it: the exit code and the Markdown sign through one table
+(``OUTCOMES``, the ``failgate`` command's codes). A run without a result (the gate could
+not start: a bad input, a usage error) is an error, never a pass.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
-import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from ..cli import EXIT
-from ..core.base.errors import FailgateError, display_path
+from ..core.base.errors import FailgateError
 from ..core.base.formatting import one_line
 from ..core.base.inifile import DEFAULT_CEILINGS
 from ..core.guard.gitref import git
 from ..output.github import inert
+from ..output.markdown import RUN_MARK
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..core.base.result import GateResult
+    from ..commands.app import Failgate
+    from ..commands.config import Config
+    from ..core.base.result import GateResult, GuardResultModel
     from ..core.base.verdict import RunVerdict
-    from ..core.guard.loosening import GuardResult
 
 
 @dataclass(frozen=True)
@@ -40,15 +40,12 @@ class Outcome:
     code: int  # the exit code this outcome gives the CI step
     verdict: RunVerdict
     mark: str  # its sign in Markdown
-    rank: int  # higher wins when the gate and the guard disagree
 
 
-# The run verdicts in the order they win, with their signs; the codes are the failgate
-# command's own (cli.EXIT), so a code it adds or moves moves here too.
-_ORDER: tuple[tuple[RunVerdict, str], ...] = (
-    ("pass", "✅"), ("inconclusive", "❔"), ("fail", "❌"), ("error", "⚠️"))
-OUTCOMES: dict[int, Outcome] = {EXIT[verdict]: Outcome(EXIT[verdict], verdict, mark, rank)
-                                for rank, (verdict, mark) in enumerate(_ORDER)}
+# The run verdicts with their codes (the failgate command's own, cli.EXIT) and signs (the
+# comment's, output.markdown.RUN_MARK): a code the command adds or moves moves here too.
+OUTCOMES: dict[int, Outcome] = {EXIT[verdict]: Outcome(EXIT[verdict], verdict, mark)
+                                for verdict, mark in RUN_MARK.items()}
 ERROR = OUTCOMES[EXIT["error"]]
 
 
@@ -71,28 +68,28 @@ class Settings:
 
 
 @dataclass
-class Step:
-    """The gate or the guard: its outcome and the lines that explain it."""
-
-    name: str
-    outcome: Outcome
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
 class Run:
+    """The step: the gate's result (None when it could not run), and what else to say."""
+
     settings: Settings
-    gate: Step
-    guard: Step | None
-    guard_result: GuardResult | None
     result: GateResult | None
-    markdown: str
-    failed: list[str]
+    notes: list[str] = field(default_factory=list)  # why there is no result; a failed fetch
+    # the guard on its own, when the gate could not run (the result holds it otherwise)
+    guard: GuardResultModel | None = None
+    unwritten: bool = False  # a report file the step had to write was not written
+    markdown: str = ""
+    failed: list[str] = field(default_factory=list)
 
     @property
     def outcome(self) -> Outcome:
-        steps = [self.gate] + ([self.guard] if self.guard else [])
-        return max((step.outcome for step in steps), key=lambda o: o.rank)
+        """The result's verdict; an error without a result or a report written."""
+        if self.result is None or self.unwritten:
+            return ERROR
+        return OUTCOMES[EXIT[self.result.verdict]]
+
+    @property
+    def guard_result(self) -> GuardResultModel | None:
+        return self.result.guard if self.result is not None else self.guard
 
     @property
     def ceilings_path(self) -> str:
@@ -102,7 +99,8 @@ class Run:
 
 
 def run(settings: Settings, guard_note: str | None = None) -> Run:
-    """Gate, then guard, then write ``failgate.md`` and ``verdict.json`` in ``out_dir``.
+    """Gate (with the guard when ``guard_base`` is set), then write ``failgate.md``,
+    ``gate.json`` and ``verdict.json`` in ``out_dir``.
 
     ``guard_note``: why no guard ran, when ``guard_base`` is None (shown in the report).
     """
@@ -111,18 +109,10 @@ def run(settings: Settings, guard_note: str | None = None) -> Run:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise FailgateError(f"cannot create the report folder: {exc.strerror}", out) from None
-    gate_md, gate_json = out / "gate.md", out / "gate.json"
-    for stale in (gate_md, gate_json):
-        stale.unlink(missing_ok=True)
-    gate = _gate(settings, gate_md, gate_json)
-    result = _load_result(gate_json)
-    guard_step, guard_result = (None, None)
-    if settings.guard_base is not None:
-        guard_step, guard_result = _guard(settings)
-    done = Run(settings, gate, guard_step, guard_result, result, "", [])
+    (out / "gate.json").unlink(missing_ok=True)
+    done = _gate(settings, out / "gate.json")
     done.failed = _failed(done)
-    done.markdown = _markdown(done, gate_md.read_text(encoding="utf-8")
-                              if gate_md.is_file() else None, guard_note)
+    done.markdown = _markdown(done, guard_note)
     try:
         (out / "failgate.md").write_text(done.markdown, encoding="utf-8")
         (out / "verdict.json").write_text(json.dumps(verdict_document(done), indent=2) + "\n",
@@ -134,58 +124,97 @@ def run(settings: Settings, guard_note: str | None = None) -> Run:
 
 def verdict_document(run: Run) -> dict[str, object]:
     """What the run decided, for machines: the Action's outputs and other CIs' scripts."""
+    headline = run.result.headline if run.result is not None else None
+    guard = run.guard_result
     return {
         "verdict": run.outcome.verdict, "exit_code": run.outcome.code,
-        "gate": run.gate.outcome.verdict,
-        "guard": run.guard.outcome.verdict if run.guard else None,
+        "gate": headline.gate if headline is not None else ERROR.verdict,
+        "guard": guard.verdict if guard is not None else None,
         "failed": run.failed,
     }
 
 
-class _Tee(io.StringIO):
-    """Writes through to the real stream and keeps a copy (the messages for the report)."""
+def _config(settings: Settings, json_path: Path) -> Config:
+    """``failgate check``'s configuration for the step, with the guard and ``gate.json``."""
+    from ..cli import check_config
 
-    def __init__(self, stream: TextIO) -> None:
-        super().__init__()
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        self.stream.write(text)
-        return super().write(text)
-
-
-def _gate(settings: Settings, markdown: Path, json_path: Path) -> Step:
-    from ..cli import main
-
-    argv = ["check", *settings.reports]
+    argv = [*settings.reports]
     if settings.ceilings:
         argv += ["--ceilings", settings.ceilings]
     if settings.strict:
         argv.append("--strict")
     if settings.noise:
         argv += ["--noise", settings.noise]
-    argv += [*settings.check_args, "--md", str(markdown), "--json", str(json_path)]
-    print("+ failgate " + " ".join(argv), flush=True)
-    errors = _Tee(sys.stderr)
+    config = check_config([*argv, *settings.check_args])
+    guard = settings.guard_base if settings.guard_base is not None else config.guard
+    return replace(config, guard=guard, json=json_path.absolute())
+
+
+def _gate(settings: Settings, json_path: Path) -> Run:
+    """The gate through ``commands`` (as ``failgate check``), printed as the command
+    prints it; its reports written. A gate that cannot run leaves the notes why."""
+    from ..commands.app import Failgate
+    from ..commands.gating import check, write_reports
+
+    app = None
     try:
-        with contextlib.redirect_stderr(errors):
-            code = main(argv)
+        config = _config(settings, json_path)
+        app = Failgate(config)
+        fetched = _fetch(config)
+        print("+ failgate check " + inert(" ".join([*settings.reports, *settings.check_args]))
+              + (f" (guard against {config.guard})" if config.guard else ""), flush=True)
+        result = check(app)
     except SystemExit as exc:  # argparse: a usage error (already printed)
-        code = exc.code if isinstance(exc.code, int) else 2
+        return Run(settings, None, [f"usage error in the check arguments (exit {exc.code})"])
+    except (FailgateError, OSError) as exc:
+        print(inert(f"failgate: error: {exc}"), file=sys.stderr)
+        return Run(settings, None, [str(exc)], _guard_alone(app))
     except Exception as exc:  # a bug must still leave a report and a verdict
         print(inert(f"failgate: internal error: {type(exc).__name__}: {exc}"), file=sys.stderr)
-        return Step("gate", ERROR, [f"internal error: {type(exc).__name__}: {exc}"])
-    notes = [line.removeprefix("failgate: ") for line in errors.getvalue().splitlines()
-             if line.strip()]
-    return Step("gate", outcome(code), notes)
+        return Run(settings, None, [f"internal error: {type(exc).__name__}: {exc}"])
+    _print(result)
+    written = write_reports(app, result)
+    notes = [*fetched, *(line for line in written.lines if not line.startswith("wrote "))]
+    return Run(settings, result, notes, unwritten=written.failed)
 
 
-def _load_result(path: Path) -> GateResult | None:
-    if not path.is_file():
+def _fetch(config: Config) -> list[str]:
+    """Fetch the guard's ref when a shallow checkout lacks it; why that failed, if it did."""
+    if not config.guard:
+        return []
+    path = config.ceilings
+    fetched = ensure_ref(config.guard, path.parent if path.parent.is_dir() else Path.cwd())
+    return [] if fetched is None else [f"could not fetch {config.guard}: {fetched}"]
+
+
+def _print(result: GateResult) -> None:
+    """The step's log: the failing items, then the terminal summary, as the command's."""
+    from ..core.ceilings.writeback import outcomes_from_verdicts
+    from ..output.text import summary_lines
+
+    for row in result.rows:
+        if row.message and row.failing:
+            print(inert(f"FAILED {result.ceilings_path}::{row.report}::{row.name}\n"
+                        f"{row.message}\n"))
+    for line in summary_lines(result, outcomes_from_verdicts(result)):
+        print(inert(line))
+
+
+def _guard_alone(app: Failgate | None) -> GuardResultModel | None:
+    """The guard on the ceilings file alone, when the gate could not run (its inputs are
+    then unknown), so the report still says whether anything was loosened."""
+    from ..commands.app import Failgate
+    from ..commands.runs import guard
+    from ..core.base.result import GuardResultModel
+
+    if app is None or not app.config.guard:
         return None
-    from ..core.base.result import GateResult
-
-    return GateResult.model_validate_json(path.read_text(encoding="utf-8"))
+    try:
+        return guard(Failgate(replace(app.config, paths=())), app.config.guard)
+    except FailgateError as exc:
+        return GuardResultModel(ref=app.config.guard, passed=False, error=str(exc),
+                                lines=[f"guard: could not compare with {app.config.guard}: "
+                                       f"{exc}"])
 
 
 def ensure_ref(ref: str, cwd: Path) -> str | None:
@@ -205,34 +234,6 @@ def ensure_ref(ref: str, cwd: Path) -> str | None:
     return said[-1] if said else f"git fetch exited {done.returncode}"
 
 
-def _guard(settings: Settings) -> tuple[Step, GuardResult | None]:
-    """The guard on the ceilings file the gate used (the ini file's, unless given), told
-    the reports the gate was given; its structured result, for annotations on the lines
-    that loosened."""
-    from ..commands.config import load
-    from ..commands.runs import compare_with_ref
-
-    ref = settings.guard_base
-    assert ref is not None
-    notes: list[str] = []
-    try:
-        config = load({"ceilings": settings.ceilings, "paths": list(settings.reports)})
-        path = config.ceilings
-        fetched = ensure_ref(ref, path.parent if path.parent.is_dir() else Path.cwd())
-        if fetched is not None:
-            notes.append(f"could not fetch {ref}: {fetched}")
-        shown = " ".join(shlex.quote(report) for report in settings.reports)
-        print(f"+ failgate guard --base {ref} --ceilings {display_path(path)} {shown}".rstrip(),
-              flush=True)
-        result = compare_with_ref(config, ref)
-    except FailgateError as exc:
-        print(inert(f"failgate: error: {exc}"), file=sys.stderr)
-        return Step("guard", ERROR, [*notes, str(exc)]), None
-    for line in result.lines():
-        print(inert(line))
-    return Step("guard", outcome(EXIT["pass"] if result.passed else EXIT["fail"]), notes), result
-
-
 def _failed(run: Run) -> list[str]:
     """The failing items, named as pytest names them (``ceilings.yaml::report::check``)."""
     ceilings = run.ceilings_path
@@ -243,35 +244,27 @@ def _failed(run: Run) -> list[str]:
                 failed.append(f"{ceilings}::{report.name}::load")
             failed += [f"{ceilings}::{report.name}::{row.name}" for row in report.rows
                        if row.failing]
-    if run.guard is not None and run.guard.outcome.verdict != "pass":
+    guard = run.guard_result
+    if guard is not None and guard.verdict != "pass":
         failed.append(f"{ceilings}::guard")
     return failed
 
 
-def _markdown(run: Run, gate_md: str | None, guard_note: str | None) -> str:
-    from ..core.base.result import GuardResultModel
-    from ..output.markdown import guard_markdown
+def _markdown(run: Run, guard_note: str | None) -> str:
+    from ..output.markdown import guard_markdown, render_markdown
 
     verdict = run.outcome
     lines = [f"## failgate: {verdict.mark} {verdict.verdict}", ""]
-    if gate_md is not None:
-        lines += [gate_md.rstrip("\n"), ""]
+    if run.result is not None:
+        lines += [render_markdown(run.result).rstrip("\n"), ""]
     else:
-        lines += [f"{run.gate.outcome.mark} the gate did not run to its report:", ""]
-    lines += [f"- {run.gate.outcome.mark} `{_code(note)}`" for note in run.gate.notes]
-    if run.gate.notes:
+        lines += [f"{verdict.mark} the gate did not run to its report:", ""]
+    lines += [f"- {RUN_MARK['error']} `{_code(note)}`" for note in run.notes]
+    if run.notes:
         lines.append("")
-    if run.guard is not None:
-        lines += [f"- ⚠️ `{_code(note)}`" for note in run.guard.notes]
-        if run.guard_result is not None:
-            model = GuardResultModel(ref=run.guard_result.ref, passed=run.guard_result.passed,
-                                     lines=list(run.guard_result.lines()))
-            lines += guard_markdown(model)
-        elif not run.guard.notes:
-            lines += [f"{ERROR.mark} the guard could not run", ""]
-        else:
-            lines.append("")
-    elif guard_note:
+    if run.result is None and run.guard is not None:
+        lines += guard_markdown(run.guard)
+    if run.guard_result is None and guard_note:
         lines += [f"The loosening guard did not run: {guard_note}.", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 

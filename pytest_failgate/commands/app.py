@@ -37,6 +37,8 @@ class Failgate:
     # plugins load (pytest loads conftest.py files as it collects)
     pytest_plugins: Callable[[], Iterable[tuple[str, object]]] = field(
         default=lambda: (), repr=False)
+    # the gate this run built (``gate``): its result and reports are not built again
+    built: Gate | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def of(cls, config: Config | Failgate) -> Failgate:
@@ -52,13 +54,18 @@ class Failgate:
 
     def gate(self, mode: Mode) -> Gate:
         """The gate over the configured reports in ``mode`` (``check`` runs ``gate`` or
-        ``strict``; pytest and the ``init`` and ``ratchet`` commands their own)."""
+        ``strict``; pytest and the ``init`` and ``ratchet`` commands their own), run once:
+        asked again, the gate already run."""
         from ..core.gate.runner import run_gate
 
+        if self.built is not None and self.built.config.mode == mode:
+            return self.built
         if not self.config.paths:
             raise FailgateError("no report to gate: give the reports' paths, or set the ini "
                                 "key failgate")
-        return run_gate(self.config.gate(mode), self.plugins.taxonomies, self.plugins.readers)
+        self.built = run_gate(self.config.gate(mode), self.plugins.taxonomies,
+                              self.plugins.readers)
+        return self.built
 
     @property
     def uses_ceilings(self) -> bool:

@@ -73,9 +73,9 @@ class Config:
         from ..core.compare.noisemodel import REPEATS
         from ..core.gate.runner import GateConfig
 
-        # `--noise repeats`: each report's own repeats (unless a file of that name exists)
-        repeats = (self.noise is not None and self.noise.name == REPEATS
-                   and not self.noise.exists())
+        # `--noise repeats`: each report's own repeats, a keyword (a file of that name is
+        # given as ./repeats); kept as written by ``_value``, where every path is absolute
+        repeats = self.noise == Path(REPEATS)
         return GateConfig(
             paths=self.paths, ceilings_path=self.ceilings, mode=mode,
             init_taxonomy=self.taxonomy, guard_ref=self.guard, explain=self.explain,
@@ -201,6 +201,13 @@ def resolve(given: Mapping[str, Any], *, base: Path, ini: Callable[[Option], Any
     return Config(rootdir=rootdir, inipath=inipath, given=frozenset(explicit), **values)
 
 
+def _repeats() -> str:
+    """The noise setting's keyword for each report's own repeats (not a file's name)."""
+    from ..core.compare.noisemodel import REPEATS
+
+    return REPEATS
+
+
 def _value(option: Option, value: Any, base: Path) -> Any:
     from ..core.base.safeopen import check_path_length
 
@@ -210,6 +217,8 @@ def _value(option: Option, value: Any, base: Path) -> Any:
     if option.kind == "paths":
         return tuple(_absolute(base, p) for p in value)
     if option.kind == "path":
+        if option.name == "noise" and str(value) == _repeats():
+            return Path(_repeats())  # the keyword, not a file: ./repeats is the file
         return _as_written(base, value) if option.name == "ceilings" else _absolute(base, value)
     if option.kind == "flag":
         return bool(value)

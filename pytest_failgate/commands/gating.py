@@ -14,8 +14,7 @@ from .results import InitResult, RatchetResult, ShownCategory, ShownReport, Show
 
 if TYPE_CHECKING:
     from ..core.base.result import GateResult, Row
-    from ..core.gate.runner import Gate
-    from ..core.taxonomy import Taxonomy
+    from ..core.ceilings.writeback import Outcomes
     from ..output.files import Written
     from .config import Config
 
@@ -30,13 +29,17 @@ def check(config: Config | Failgate) -> GateResult:
 
 def init(config: Config | Failgate) -> InitResult:
     """Write a new ceilings file from the current counts; never over an existing one."""
+    app = Failgate.of(config)
+    return record(app, app.gate("init").result())
+
+
+def record(app: Failgate, result: GateResult) -> InitResult:
+    """Write the ceilings file from a gate run in init mode: ``init``'s, or pytest's
+    ``--failgate-init`` session's, when it ends."""
     from ..core.ceilings import writeback
 
-    app = Failgate.of(config)
-    result = app.gate("init").result()
-    lines = writeback.init(app.config.ceilings, result)
-    written = not result.load_errors and lines[0].startswith("init: wrote")
-    return InitResult(result=result, lines=lines, written=written)
+    done = writeback.init(app.config.ceilings, result)
+    return InitResult(result=result, lines=done.lines, written=done.written)
 
 
 def ratchet(config: Config | Failgate) -> RatchetResult:
@@ -45,9 +48,16 @@ def ratchet(config: Config | Failgate) -> RatchetResult:
 
     app = Failgate.of(config)
     result = app.gate("ratchet").result()
-    lines = writeback.ratchet(app.config.ceilings, result,
-                              writeback.outcomes_from_verdicts(result), app.config.rootdir)
-    return RatchetResult(result=result, lines=lines)
+    return lower(app, result, writeback.outcomes_from_verdicts(result))
+
+
+def lower(app: Failgate, result: GateResult, outcomes: Outcomes) -> RatchetResult:
+    """Lower the ceilings a gate run in ratchet mode plans to, of the items that passed
+    (``outcomes``: every item for ``ratchet``; how each ended in pytest's session)."""
+    from ..core.ceilings import writeback
+
+    done = writeback.ratchet(app.config.ceilings, result, outcomes, app.config.rootdir)
+    return RatchetResult(result=result, lines=done.lines, written=done.written)
 
 
 def show(config: Config | Failgate, top: int = SHOWN_IDS) -> ShowResult:
@@ -84,22 +94,15 @@ def show(config: Config | Failgate, top: int = SHOWN_IDS) -> ShowResult:
                       gated=bool(rows))
 
 
-def write_reports(app: Failgate, result: GateResult, gate: Gate | None = None) -> Written:
+def write_reports(app: Failgate, result: GateResult) -> Written:
     """The reports the config asks for (Markdown, JSON, HTML, history, GitHub), written from
-    the result. The history chart lists the gate's taxonomy's categories (``gate``'s, else
-    found again: an xdist controller has the result only)."""
+    the result of the gate ``app`` ran. The history chart lists that gate's taxonomy's
+    categories."""
     from ..output.files import write_outputs
 
     taxonomy = None
     if app.config.history is not None:
-        taxonomy = gate.taxonomy if gate is not None else _taxonomy(app, result)
+        assert app.built is not None, "the reports of a gate this Failgate ran"
+        taxonomy = app.built.taxonomy
     return write_outputs(app.config.outputs, result, taxonomy, result.default_ceilings)
 
-
-def _taxonomy(app: Failgate, result: GateResult) -> Taxonomy:
-    from ..core.ceilings.load import load_ceilings
-
-    known = app.plugins.taxonomies
-    if result.ceilings_sha256 is not None:
-        return load_ceilings(app.config.ceilings, known).taxonomy
-    return known.get(result.taxonomy, known["rag"])

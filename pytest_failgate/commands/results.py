@@ -49,7 +49,8 @@ class RatchetResult(_Model):
     """``ratchet``: the gate run, and what was lowered (or why nothing was)."""
 
     result: GateResult
-    lines: list[str]
+    lines: list[str] = Field(description="what was lowered, or why nothing was")
+    written: bool = Field(description="the ceilings file was rewritten")
 
 
 class ShownCategory(_Model):

@@ -137,10 +137,7 @@ def analyze(config: Config | Failgate, slices: Sequence[str] = ()) -> AnalyzeRes
 
 def guard(config: Config | Failgate, ref: str) -> GuardResultModel:
     """Whether anything the gate enforces was loosened since ``ref`` without a reason."""
-    from ..core.base.result import GuardResultModel
-
-    found = compare_with_ref(config, ref)
-    return GuardResultModel(ref=ref, passed=found.passed, lines=list(found.lines()))
+    return compare_with_ref(config, ref).model()
 
 
 def compare_with_ref(config: Config | Failgate, ref: str) -> GuardResult:

@@ -9,8 +9,9 @@ give the same bytes (no times, no random ids).
 
 What the page shows, top down:
 
-1. a headline: passed, how many checks failed, or how many reports could not be
-   read; with the taxonomy, ceilings file, reports, cases and mode;
+1. the run's headline as the core decided it (``GateResult.headline``: passed, how many
+   checks failed, reports not read or not judged, the guard); with the taxonomy, ceilings
+   file, reports, cases and mode;
 2. one summary table per report (category, count, ceiling, headroom, verdict, and
    ``vs baseline`` when any row was compared with a baseline run), failing rows
    marked, a report that could not be loaded shown with its error;
@@ -61,6 +62,10 @@ _VERDICT_TITLE = {
     "inconclusive": "the run cannot be judged: not a pass, not a regression",
     "skip": "not judged: the run is inconclusive",
 }
+# the run's verdict, as the headline marks it
+_RUN_MARK = {"pass": "✓", "fail": "✗", "error": "✗", "inconclusive": "?"}
+_RUN_CLASS = {"pass": "is-pass", "fail": "is-fail", "error": "is-fail",
+              "inconclusive": "is-inconclusive"}
 _STRICT_TITLE = ("within its ceiling, but the ceiling has slack and strict mode wants gains "
                  "committed: run a ratchet")
 
@@ -89,7 +94,7 @@ def render_html(result: GateResult, history_svg: str | None = None,
     # Each check's anchor is its position in the run, so equal rows still get their own.
     checks = [(f"check-{n}", row) for n, row in enumerate(result.rows, start=1)]
     failing_checks = [(anchor, row) for anchor, row in checks if row.failing]
-    headline = _headline_text(result, len(failing_checks))
+    headline = result.headline.text[:1].upper() + result.headline.text[1:]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -207,29 +212,9 @@ def _ids(case_ids: Iterable[str]) -> str:
 # --- sections -------------------------------------------------------------------------
 
 
-def _headline_text(result: GateResult, n_failing: int) -> str:
-    parts = []
-    n_errors = len(result.load_errors)
-    n = len(result.rows)
-    if n_errors:
-        parts.append(f"{plural(n_errors, 'report')} could not be read")
-    if n_failing:
-        parts.append(f"{n_failing} of {plural(n, 'check')} failed")
-    if result.guard is not None and not result.guard.passed:
-        parts.append(f"the ceilings guard against {result.guard.ref} failed")
-    if parts:
-        text = "; ".join(parts)
-        return text[0].upper() + text[1:]
-    if n == 0:
-        return "No checks to run"
-    if all(row.verdict == "record" for row in result.rows):
-        return f"{plural(n, 'count')} recorded as new ceilings"
-    return "The check passed" if n == 1 else f"All {n} checks passed"
-
-
 def _headline(result: GateResult, failing: Sequence[tuple[str, Row]], headline: str,
               title: str) -> list[str]:
-    bad = bool(failing or result.load_errors or (result.guard and not result.guard.passed))
+    run = result.headline.verdict
     cases = sum(r.n_cases or 0 for r in result.reports)
     facts = [
         ("taxonomy", f"<code>{_esc(result.taxonomy)}</code>"),
@@ -239,13 +224,14 @@ def _headline(result: GateResult, failing: Sequence[tuple[str, Row]], headline: 
         ("mode", _esc(result.mode)),
     ]
     if result.guard is not None:
-        verdict = "passed" if result.guard.passed else "failed"
-        facts.append(("guard", f'<a href="#guard">{verdict}</a> <span class="muted">vs '
-                               f"<code>{_esc(result.guard.ref)}</code></span>"))
+        said = {"pass": "passed", "fail": "failed", "error": "could not compare"}
+        facts.append(("guard", f'<a href="#guard">{said[result.guard.verdict]}</a> '
+                               f'<span class="muted">vs <code>{_esc(result.guard.ref)}</code>'
+                               "</span>"))
     out = [
-        f'<header class="headline {"is-fail" if bad else "is-pass"}" id="top">',
+        f'<header class="headline {_RUN_CLASS[run]}" id="top">',
         f'<p class="eyebrow">{_esc(title)}</p>',
-        f'<h1><span class="mark" aria-hidden="true">{"✗" if bad else "✓"}</span>'
+        f'<h1><span class="mark" aria-hidden="true">{_RUN_MARK[run]}</span>'
         f"<span>{_esc(headline)}</span></h1>",
         '<dl class="facts">',
         *(f"<div><dt>{name}</dt><dd>{value}</dd></div>" for name, value in facts),
@@ -416,8 +402,8 @@ def _guard(result: GateResult) -> list[str]:
     guard = result.guard
     if guard is None:
         return []
-    badge = ('<span class="badge b-pass">pass</span>' if guard.passed
-             else '<span class="badge b-fail">FAIL</span>')
+    badge = (f'<span class="badge b-{guard.verdict}">'
+             f"{_VERDICT_LABEL[guard.verdict]}</span>")
     classes = "card guard" + ("" if guard.passed else " failure")
     out = [
         '<section id="guard">', "<h2>Ceilings guard</h2>",

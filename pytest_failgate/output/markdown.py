@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..core.base.result import GateResult, GuardResultModel, Row
+    from ..core.base.verdict import RunVerdict
 
 _VERDICT = {"pass": "✅ pass", "fail": "❌ FAIL", "error": "⚠️ error", "record": "📝 new",
             "inconclusive": "⚠️ INCONCLUSIVE", "skip": "⏸️ not judged"}
@@ -74,35 +75,43 @@ def _row_line(row: Row, with_baseline: bool, noisy: bool = False) -> str:
     return "| " + " | ".join([*names, *(_cell(c) for c in cells)]) + " |"
 
 
+# the run's verdict, as the comment's headline and the CI step's heading mark it
+RUN_MARK: dict[RunVerdict, str] = {"pass": "✅", "fail": "❌", "error": "⚠️", "inconclusive": "❔"}
+
+
 def render_markdown(result: GateResult,
                     history: Sequence[str] | None = None, chart: str | None = None) -> str:
     """The comment: headline, failing checks, the rest folded, cases, what to run next."""
-    rows = result.rows
-    failing = [row for row in rows if row.failing]
-    with_baseline = any(row.baseline is not None or row.metric_baseline is not None
-                        for row in rows)
-    if result.load_errors:
-        headline = f"❌ {plural(len(result.load_errors), 'report')} could not be read"
-    elif result.inconclusive:
-        headline = (f"⚠️ inconclusive: {plural(len(result.inconclusive), 'report')} cannot be "
-                    "judged (not a pass, not a regression)")
-    elif failing:
-        headline = f"❌ {len(failing)} of {plural(len(rows), 'check')} failed"
-    else:
-        headline = f"✅ all {plural(len(rows), 'check')} passed"
-    lines = [f"### failgate: {headline}", ""]
+    headline = result.headline
+    lines = [f"### failgate: {RUN_MARK[headline.verdict]} {_cell(headline.text)}", ""]
+    lines += _context(result)
+    lines += _tables(result)
+    if result.guard is not None:
+        lines += guard_markdown(result.guard)
+    lines += _first_cases(result)
+    if history is not None:
+        lines += ["<details><summary>history</summary>", "", *history, ""]
+        if chart is not None:
+            lines += [f"![failure categories over time]({chart})", ""]
+        lines += ["</details>", ""]
+    if result.lowerings and result.mode in ("gate", "strict"):
+        lines.append(f"{plural(len(result.lowerings), 'ceiling')} can be lowered: "
+                     f"{result.ratchet_advice}, then commit {code_span(result.ceilings_path)}.")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _context(result: GateResult) -> list[str]:
+    """What was gated against what, the noise, what changed, the hints and load errors."""
     cases = sum(r.n_cases or 0 for r in result.reports)
-    source = (f"ceilings {code_span(result.ceilings_path)}" if result.ceilings_sha256 is not None
+    source = (f"ceilings {code_span(result.ceilings_path)}"
+              if result.ceilings_sha256 is not None
               else "compared with the baseline (no ceilings file)")
-    lines.append(f"Taxonomy {code_span(result.taxonomy)}, "
-                 f"{plural(len(result.reports), 'report')} "
-                 f"({plural(cases, 'case')}), {source}.")
-    lines.append("")
+    lines = [f"Taxonomy {code_span(result.taxonomy)}, {plural(len(result.reports), 'report')} "
+             f"({plural(cases, 'case')}), {source}.", ""]
     if result.significance is not None:
         lines += [f"{_cell(result.significance)}.", ""]
-    noisy = result.noise is not None
-    if noisy:
-        assert result.noise is not None
+    if result.noise is not None:
         lines += [f"{_cell(result.noise.text)}; *catches* is the smallest regression (in "
                   "cases) an item catches with 80% probability.", ""]
     for report in result.reports:
@@ -114,53 +123,50 @@ def render_markdown(result: GateResult,
             shown = ", ".join(code_span(change.text) for change in report.config_changes)
             lines += [f"**What changed** vs the baseline ({code_span(report.name)}): {shown}",
                       ""]
-    hints = [hint for row in failing for hint in (
+    hints = [hint for row in result.rows if row.failing for hint in (
         row.baseline.hint if row.baseline is not None else None,
         row.metric_baseline.hint if row.metric_baseline is not None else None) if hint]
     if hints:
         lines += [*(f"- 💡 {_cell(hint)}" for hint in dict.fromkeys(hints)), ""]
-    for error in result.load_errors:
-        lines.append(f"- ⚠️ {code_span(error)}")
-    if result.load_errors:
-        lines.append("")
+    errors = [f"- ⚠️ {code_span(error)}" for error in result.load_errors]
+    return [*lines, *errors, *([""] if errors else [])]
+
+
+def _tables(result: GateResult) -> list[str]:
+    """The failing checks' table, then the passing ones' folded."""
+    rows = result.rows
+    with_baseline = any(row.baseline is not None or row.metric_baseline is not None
+                        for row in rows)
+    noisy = result.noise is not None
     header = ["report", "category", "count", "ceiling", "headroom", "verdict"]
-    if noisy:
-        header.append("catches")
-    if with_baseline:
-        header.append("vs baseline")
-    table_head = ["| " + " | ".join(header) + " |",
-                  "|" + "|".join("---:" if h in ("count", "headroom", "catches") else "---"
-                                 for h in header) + "|"]
+    header += ["catches"] * noisy + ["vs baseline"] * with_baseline
+    head = ["| " + " | ".join(header) + " |",
+            "|" + "|".join("---:" if h in ("count", "headroom", "catches") else "---"
+                           for h in header) + "|"]
+    failing = [row for row in rows if row.failing]
+    passing = [row for row in rows if not row.failing]
+    lines = []
     if failing:
-        lines += [*table_head, *(_row_line(row, with_baseline, noisy) for row in failing), ""]
-    passing = [row for row in rows if row not in failing]
+        lines += [*head, *(_row_line(row, with_baseline, noisy) for row in failing), ""]
     if passing:
-        lines.append(f"<details><summary>{plural(len(passing), 'passing check')}</summary>")
-        lines.append("")
-        lines += [*table_head, *(_row_line(row, with_baseline, noisy) for row in passing)]
-        lines += ["", "</details>", ""]
-    if result.guard is not None:
-        lines += guard_markdown(result.guard)
-    for row in failing:
+        lines += [f"<details><summary>{plural(len(passing), 'passing check')}</summary>", "",
+                  *head, *(_row_line(row, with_baseline, noisy) for row in passing),
+                  "", "</details>", ""]
+    return lines
+
+
+def _first_cases(result: GateResult) -> list[str]:
+    """Each failing check's first cases (its new ones against a baseline), folded."""
+    lines = []
+    for row in result.rows:
         ids = row.baseline.new if row.baseline is not None else row.first_cases
-        if not ids:
+        if not row.failing or not ids:
             continue
         what = "new cases" if row.baseline is not None else "first cases"
-        lines.append(f"<details><summary>{_html_code(row.report)} · {_html_code(row.name)}: "
-                     f"{what} ({len(ids)})</summary>")
-        lines.append("")
-        lines.append(", ".join(code_span(i) for i in ids))
-        lines += ["", "</details>", ""]
-    if history is not None:
-        lines += ["<details><summary>history</summary>", "", *history, ""]
-        if chart is not None:
-            lines += [f"![failure categories over time]({chart})", ""]
-        lines += ["</details>", ""]
-    if result.lowerings and result.mode in ("gate", "strict"):
-        lines.append(f"{plural(len(result.lowerings), 'ceiling')} can be lowered: "
-                     f"{result.ratchet_advice}, then commit {code_span(result.ceilings_path)}.")
-        lines.append("")
-    return "\n".join(lines).rstrip("\n") + "\n"
+        lines += [f"<details><summary>{_html_code(row.report)} · {_html_code(row.name)}: "
+                  f"{what} ({len(ids)})</summary>", "",
+                  ", ".join(code_span(i) for i in ids), "", "</details>", ""]
+    return lines
 
 
 def guard_markdown(guard: GuardResultModel) -> list[str]:

@@ -57,7 +57,8 @@ def ratchet_status(result: GateResult) -> str | None:
 
 def summary_lines(result: GateResult, outcomes: Mapping[tuple[str, str, str], str]
                   ) -> list[str]:
-    """The terminal summary: one table per report, then warnings and what a ratchet would do.
+    """The terminal summary: one table per report, then warnings, then the run's verdict
+    and headline as the core decided them (``GateResult.headline``).
 
     ``outcomes`` maps (report, name) to how the item ended in this run ("passed",
     "failed", "skipped"); items that did not run show "not run".
@@ -92,7 +93,8 @@ def summary_lines(result: GateResult, outcomes: Mapping[tuple[str, str, str], st
     for analysis in result.analysis or ():
         lines.append("")
         lines.extend(analysis_lines(analysis))
-    return lines
+    headline = result.headline
+    return [*lines, "", f"verdict {headline.verdict}: {headline.text}"]
 
 
 def _percent(low: float, high: float) -> str:

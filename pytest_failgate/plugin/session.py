@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..commands.config import Config
-    from ..core.gate.runner import Gate, Mode
+    from ..core.gate.runner import Mode
 
 # The item property that marks a report as an earlier run's (``tools``): never written from.
 _EARLIER_KEY = "failgate_earlier_run"
@@ -56,7 +56,6 @@ class GateSession:
         # pytest plugins that define a failgate hook (read when the gate runs)
         self.app = Failgate(settings, lambda: pytest_hook_plugins(
             config.pluginmanager.list_name_plugin()))
-        self._gate: Gate | None = None
         self._error: FailgateError | None = None
         self.result: GateResult | None = None
         self.file_collected = False  # pytest collected the ceilings file itself
@@ -89,11 +88,10 @@ class GateSession:
                 self.result = GateResult.model_validate_json(workerinput[_RESULT_KEY])
                 return self.result
             try:  # here: an xdist worker never runs the gate
-                self._gate = self.app.gate(self.config.mode)
+                self.result = self.app.gate(self.config.mode).result()
             except FailgateError as exc:
                 self._error = exc
                 raise
-            self.result = self._gate.result()
         return self.result
 
     @pytest.hookimpl(optionalhook=True)
@@ -256,9 +254,8 @@ class GateSession:
         self._rewritten = self._reported.problems(self.result, self.pytest_config)
         if self._rewritten:
             _fail(session)
-        from ..core.ceilings import writeback
+        from ..commands.gating import lower, record
 
-        root = self.settings.rootdir
         try:
             if self._rewritten and self.config.mode in ("ratchet", "init"):
                 self._notes.append(f"{self.config.mode}: {self.result.ceilings_path} not "
@@ -269,10 +266,9 @@ class GateSession:
                     f"{', '.join(self._earlier)} is an earlier run's (see the failing items)")
                 _fail(session)
             elif self.config.mode == "ratchet":
-                self._notes.extend(writeback.ratchet(self.config.ceilings_path, self.result,
-                                                     self._outcomes, root))
+                self._notes.extend(lower(self.app, self.result, self._outcomes).lines)
             elif self.config.mode == "init":
-                self._notes.extend(writeback.init(self.config.ceilings_path, self.result))
+                self._notes.extend(record(self.app, self.result).lines)
                 if not _required(self.pytest_config.getini("required_plugins")):
                     self._notes.append(
                         "init: so that `-p no:failgate` or PYTEST_DISABLE_PLUGIN_AUTOLOAD "
@@ -293,7 +289,7 @@ class GateSession:
         from ..commands.gating import write_reports
 
         try:
-            written = write_reports(self.app, result, self._gate)
+            written = write_reports(self.app, result)
         except FailgateError as exc:  # the history folder
             self._notes.append(f"history: {exc}")
             return False

@@ -31,7 +31,8 @@ from helpers import EXAMPLES
 from pytest_failgate import cli
 from pytest_failgate.ci.__main__ import main as ci_main
 from pytest_failgate.ci.comment import BODY_LIMIT, CommentError, marker, upsert
-from pytest_failgate.ci.run import ERROR, OUTCOMES, Outcome, Run, Settings, Step, outcome
+from pytest_failgate.ci.run import ERROR, OUTCOMES, Outcome, Run, Settings, outcome
+from pytest_failgate.core.base.verdict import RUN_CASES, run_verdict
 
 ROOT = EXAMPLES.parent
 TOKEN = "ghs_test0token"
@@ -142,6 +143,23 @@ def test_a_regression_and_a_loosening_fail_with_annotations_on_their_lines(
         "  (no reason written)"]
     assert done.summary.startswith("## failgate: ❌ fail\n")
     assert "❌ guard: 1 of 1 loosening in ceilings.yaml since origin/main" in done.summary
+
+
+def test_the_guard_compares_with_the_runs_own_reports(
+        origin: Path, tmp_path: Path) -> None:
+    """docs/ci.md: a report renamed while a ``reports:`` override names it is a loosening
+    (a looser default governs it now). Only the run knows its reports' names: the step's
+    guard is given them, as the gate's own guard setting is."""
+    def rename(work: Path) -> None:
+        (work / "reports" / "eval_summary.json").rename(work / "reports" / "renamed.json")
+
+    work = checkout(origin, tmp_path, rename)
+    done = gate(work, tmp_path)
+    assert done.outputs["verdict"] == "fail", done.stdout
+    assert json.loads(done.outputs["failed"]) == ["ceilings.yaml::guard"]
+    assert "eval_summary" in done.summary.split("guard:", 1)[1]
+    assert "### failgate: ❌ the ceilings guard against origin/main found a loosening" \
+        in done.summary
 
 
 def test_an_input_error_is_the_error_verdict_with_its_message(
@@ -549,30 +567,46 @@ def test_exit_codes_map_through_one_table() -> None:
     assert outcome(-9) is ERROR  # killed: never a pass
 
 
-@pytest.mark.parametrize(("gate_code", "guard_code", "expected"), [
-    (0, 0, "pass"), (3, 0, "inconclusive"), (3, 1, "fail"), (1, 0, "fail"), (0, 1, "fail"),
-    (1, 2, "error"), (2, 0, "error"), (3, None, "inconclusive"), (0, None, "pass"),
+@pytest.mark.parametrize(("facts", "expected"), [
+    ({}, "pass"), ({"inconclusive": 1}, "inconclusive"),
+    ({"inconclusive": 1, "guard_failed": 1}, "fail"), ({"failed": 2}, "fail"),
+    ({"guard_failed": 1}, "fail"), ({"failed": 1, "guard_error": 1}, "error"),
+    ({"not_loaded": 1, "failed": 3, "inconclusive": 1}, "error"),
+    ({"failed": 1, "inconclusive": 1}, "fail"),
 ])
-def test_the_worse_of_the_gate_and_the_guard_decides(
-        gate_code: int, guard_code: int | None, expected: str) -> None:
-    guard = Step("guard", outcome(guard_code)) if guard_code is not None else None
-    run = Run(Settings(("r",)), Step("gate", outcome(gate_code)), guard, None, None, "", [])
-    assert run.outcome.verdict == expected
-    assert run.outcome.code == {o.verdict: o.code for o in OUTCOMES.values()}[expected]
+def test_the_run_verdict_is_the_first_case_of_one_table_that_holds(
+        facts: dict[str, int], expected: str) -> None:
+    """What the step exits with is the core's verdict: an error before a fail before an
+    inconclusive run, the gate and the guard in one table."""
+    assert run_verdict(facts) == expected
+    assert {verdict for _, verdict in RUN_CASES} <= {o.verdict for o in OUTCOMES.values()}
+    run = Run(Settings(("r",)), None)
+    assert run.outcome is ERROR  # no result: never a pass
 
 
 def test_an_inconclusive_gate_is_the_steps_verdict_and_exit_code(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The gate's exit code 3 (the run broke) comes out as exit 3, "inconclusive"."""
-    monkeypatch.setattr(cli, "main", lambda argv: 3)
+    """A real provider outage (promptfoo's own output) exits 3, "inconclusive", in every
+    output of the step."""
+    data = ROOT / "tests" / "data" / "promptfoo" / "workflows"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evals").mkdir()
+    shutil.copy(data / "jsonl" / "results.jsonl", tmp_path / "evals")
+    assert cli.main(["init", "evals"]) == 0
+    shutil.copy(data / "outage_jsonl" / "results.jsonl", tmp_path / "evals")
     out = tmp_path / "out"
     output = tmp_path / "github_output"
-    env = {"INPUT_REPORTS": "reports", "INPUT_GUARD_BASE": "none", "INPUT_REPORT_DIR": str(out),
+    env = {"INPUT_REPORTS": "evals", "INPUT_GUARD_BASE": "none", "INPUT_REPORT_DIR": str(out),
            "GITHUB_OUTPUT": str(output)}
     assert ci_main(["--github"], env) == 3
-    assert read_outputs(output.read_text())["verdict"] == "inconclusive"
+    outputs = read_outputs(output.read_text())
+    assert (outputs["verdict"], outputs["gate-verdict"], outputs["exit-code"]) == (
+        "inconclusive", "inconclusive", "3")
     assert json.loads((out / "verdict.json").read_text())["verdict"] == "inconclusive"
-    assert (out / "failgate.md").read_text().startswith("## failgate: ❔ inconclusive\n")
+    assert json.loads((out / "gate.json").read_text())["verdict"] == "inconclusive"
+    assert (out / "failgate.md").read_text().startswith(
+        "## failgate: ❔ inconclusive\n\n### failgate: ❔ 1 report cannot be judged (not a "
+        "pass, not a regression)\n")
 
 
 def test_other_ci_systems_get_the_same_step_from_the_command_line(

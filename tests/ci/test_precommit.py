@@ -67,6 +67,7 @@ def test_the_hooks_are_declared_for_the_project_failgate() -> None:
     assert all(hook["pass_filenames"] is False for hook in HOOKS)
 
 
+@pytest.mark.heavy  # whole pytest-xdist or pre-commit runs: CI runs it (CI=true)
 def test_the_guard_hook_refuses_a_loosened_ceiling_until_a_reason_is_written(
         user_repo: Path, tmp_path: Path) -> None:
     ceilings = user_repo / "ceilings.yaml"

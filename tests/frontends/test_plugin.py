@@ -115,6 +115,7 @@ def test_junit_xml_carries_count_ceiling_and_cases(
     assert item.find("failure") is not None
 
 
+@pytest.mark.heavy  # whole pytest-xdist or pre-commit runs: CI runs it (CI=true)
 def test_xdist_gives_the_same_outcomes_and_one_summary(
     pytester: pytest.Pytester, regression: Path
 ) -> None:
@@ -125,6 +126,7 @@ def test_xdist_gives_the_same_outcomes_and_one_summary(
     result.stdout.fnmatch_lines(["  retrieval_miss *4  1 *-3  FAIL"])
 
 
+@pytest.mark.heavy  # whole pytest-xdist or pre-commit runs: CI runs it (CI=true)
 def test_under_xdist_the_controller_runs_the_gate_once_and_workers_read_its_result(
     pytester: pytest.Pytester, regression: Path
 ) -> None:
@@ -175,6 +177,7 @@ def test_ratchet_lowers_ceilings_and_then_strict_passes(
         passed=GATE_ITEMS)
 
 
+@pytest.mark.heavy  # whole pytest-xdist or pre-commit runs: CI runs it (CI=true)
 def test_ratchet_under_xdist_writes_once_from_the_controller(
     pytester: pytest.Pytester, project: Path
 ) -> None:
@@ -399,6 +402,7 @@ def test_guard_item_fails_when_a_ceiling_was_loosened_since_the_ref(
                        ).assert_outcomes(passed=1, deselected=GATE_ITEMS)
 
 
+@pytest.mark.heavy  # whole pytest-xdist or pre-commit runs: CI runs it (CI=true)
 def test_reports_are_written_once_under_xdist(pytester: pytest.Pytester, regression: Path) -> None:
     result = pytester.runpytest("--failgate=reports", "-n", "2", "--failgate-md=gate.md",
                                 "--failgate-json=gate.json", "--failgate-html=gate.html")

@@ -296,7 +296,8 @@ def test_every_feature_of_a_run_reaches_the_page() -> None:
     doc = parse(render_html(hostile()))
     h1 = " ".join(doc.find("h1").text().split())
     assert h1.endswith("1 report could not be read; 4 of 7 checks failed; "
-                       "the ceilings guard against origin/<main> failed")
+                       "the ceilings guard against origin/<main> found a loosening "
+                       "without a reason")
     assert "broken<1>" in doc.find("ul", "load-errors").text()
 
     # The baseline column appears, with each row's baseline text.

@@ -73,6 +73,7 @@ def _mkdocs(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True, text=True, timeout=300, check=False)
 
 
+@pytest.mark.heavy  # a whole mkdocs build: CI runs it (CI=true), as does --run-heavy
 def test_the_docs_site_builds_strictly(tmp_path: Path) -> None:
     """mkdocs is in the test extra, so CI builds the site: a warning is an error."""
     result = _mkdocs(ROOT / "mkdocs.yml", tmp_path / "site")
@@ -80,6 +81,7 @@ def test_the_docs_site_builds_strictly(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "noise" / "index.html").is_file()
 
 
+@pytest.mark.heavy  # a whole mkdocs build: CI runs it (CI=true), as does --run-heavy
 def test_broken_links_in_the_docs_fail_the_build(tmp_path: Path) -> None:
     """The strict build above can fail: mkdocs.yml makes broken links and anchors warnings."""
     shutil.copytree(DOCS, tmp_path / "docs")

@@ -17,12 +17,14 @@ def _run(*command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
 
 
+@pytest.mark.heavy  # CI runs it (CI=true); `ruff check` does the same by hand
 def test_ruff_finds_nothing() -> None:
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
     result = _run(ruff, "check", "pytest_failgate", "tests", "bench")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.heavy  # about two minutes of CPU: CI runs it (CI=true), as does --run-heavy
 def test_mypy_strict_finds_nothing() -> None:
     result = _run(sys.executable, "-m", "mypy", "--strict")
     assert result.returncode == 0, result.stdout + result.stderr

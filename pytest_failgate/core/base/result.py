@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-from .verdict import FAILING, BaselineVerdict, RowVerdict, RunVerdict
+from .formatting import plural
+from .verdict import FAILING, BaselineVerdict, GuardVerdict, RowVerdict, RunVerdict, run_verdict
 
 RowKind = Literal["category", "total", "group", "contract", "metric", "consistency",
                   "inconclusive"]
@@ -248,12 +249,28 @@ class LoweringResult(_Model):
     governs: list[tuple[str, str, str]]  # the (report, slice, name) items whose counts set it
 
 
+class Loosened(_Model):
+    """One loosening without a reason, where it is written (an annotation's place)."""
+
+    file: str = Field(description="the ceilings file, as displayed")
+    line: int | None = Field(description="where the loosened entry is set now")
+    text: str = Field(description="the loosening in words: place, entry, old -> new")
+
+
 class GuardResultModel(_Model):
     """The loosening guard's verdict (the guard command, or the guard setting)."""
 
     ref: str
     passed: bool
     lines: list[str]
+    loosened: list[Loosened] = Field(default=[], description=(
+        "the ceilings file's loosenings that have no reason, each at its line"))
+    error: str | None = Field(default=None, description=(
+        "why the guard could not compare with the ref (then it did not pass)"))
+
+    @property
+    def verdict(self) -> GuardVerdict:
+        return "error" if self.error is not None else "pass" if self.passed else "fail"
 
 
 class NoiseResult(_Model):
@@ -265,6 +282,62 @@ class NoiseResult(_Model):
         "share of runs"))
     items: int = Field(description="the counts that share the budget (Bonferroni)")
     text: str = Field(description="the budget in words, as the summary says it")
+
+
+class Headline(_Model):
+    """The run's outcome: its verdict and the counts its words are made of.
+
+    Decided once, by ``decide`` from the rows, the reports and the guard; the terminal,
+    Markdown, HTML, JSON, annotations, MCP and the CI step render it and decide nothing.
+    """
+
+    verdict: RunVerdict
+    gate: RunVerdict = Field(description="the verdict of the checks alone (without the guard)")
+    guard: GuardVerdict | None = Field(description="the guard's, when it ran")
+    checks: int = Field(description="the run's items (rows)")
+    failed: int = Field(description=(
+        "items over their ceiling or not checkable (not counting the inconclusive ones)"))
+    inconclusive: int = Field(description="reports that cannot be judged")
+    not_loaded: int = Field(description="reports that did not load")
+    recorded: int = Field(description="counts recorded as new ceilings (init)")
+    text: str = Field(description="the headline in words, as every output says it")
+
+
+def decide(result: GateResult) -> Headline:
+    """The run's verdict and headline (``RUN_CASES`` decides; this counts and words)."""
+    rows = result.rows
+    guard = result.guard.verdict if result.guard is not None else None
+    facts = {"not_loaded": len(result.load_errors),
+             "failed": sum(1 for row in rows if row.failing and row.verdict != "inconclusive"),
+             "inconclusive": len(result.inconclusive)}
+    gate = run_verdict(facts)
+    verdict = run_verdict({**facts, "guard_error": guard == "error", "guard_failed":
+                           guard == "fail"})
+    recorded = sum(1 for row in rows if row.verdict == "record")
+    parts = []
+    if facts["not_loaded"]:
+        parts.append(f"{plural(facts['not_loaded'], 'report')} could not be read")
+    if result.guard is not None and guard == "error":
+        parts.append(f"the ceilings guard against {result.guard.ref} could not compare")
+    if facts["failed"]:
+        parts.append(f"{facts['failed']} of {plural(len(rows), 'check')} failed")
+    if result.guard is not None and guard == "fail":
+        parts.append(f"the ceilings guard against {result.guard.ref} found a loosening "
+                     "without a reason")
+    if facts["inconclusive"]:
+        parts.append(f"{plural(facts['inconclusive'], 'report')} cannot be judged" + (
+            " (not a pass, not a regression)" if verdict == "inconclusive" else ""))
+    if parts:
+        text = "; ".join(parts)
+    elif not rows:
+        text = "no checks to run"
+    elif recorded == len(rows):
+        text = f"{plural(recorded, 'count')} recorded as new ceilings"
+    else:
+        text = "the check passed" if len(rows) == 1 else f"all {len(rows)} checks passed"
+    return Headline(verdict=verdict, gate=gate, guard=guard, checks=len(rows),
+                    failed=facts["failed"], inconclusive=facts["inconclusive"],
+                    not_loaded=facts["not_loaded"], recorded=recorded, text=text)
 
 
 class GateResult(_Model):
@@ -296,25 +369,27 @@ class GateResult(_Model):
     @model_validator(mode="before")
     @classmethod
     def _derived(cls, data: Any) -> Any:
-        """``verdict`` is derived from the rest: a document read back recomputes it."""
-        if isinstance(data, dict) and "verdict" in data:
-            data = {key: value for key, value in data.items() if key != "verdict"}
+        """``verdict`` and ``headline`` are derived from the rest: a document read back
+        recomputes them."""
+        if isinstance(data, dict) and ("verdict" in data or "headline" in data):
+            data = {key: value for key, value in data.items()
+                    if key not in ("verdict", "headline")}
         return data
 
     @computed_field(description=(  # type: ignore[prop-decorator]
-        "the run's verdict: error when a report did not load, fail when a check failed "
-        "(or the guard), inconclusive when a report cannot be judged and nothing else "
-        "failed, else pass"))
+        "the run's outcome, decided once (core.base.verdict.RUN_CASES): its verdict, the "
+        "counts behind it and its headline in words; every output renders it"))
+    @property
+    def headline(self) -> Headline:
+        return decide(self)
+
+    @computed_field(description=(  # type: ignore[prop-decorator]
+        "the run's verdict (headline.verdict): error when a report did not load or the "
+        "guard could not compare, fail when a check failed or the guard found a loosening, "
+        "inconclusive when a report cannot be judged and nothing else failed, else pass"))
     @property
     def verdict(self) -> RunVerdict:
-        if self.load_errors:
-            return "error"
-        if any(row.failing and row.verdict != "inconclusive" for row in self.rows) or (
-                self.guard is not None and not self.guard.passed):
-            return "fail"
-        if self.inconclusive:
-            return "inconclusive"
-        return "pass"
+        return self.headline.verdict
 
     @property
     def rows(self) -> list[Row]:

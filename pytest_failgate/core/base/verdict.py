@@ -12,7 +12,10 @@ same words, so a verdict reads the same wherever it travels (items, JSON, HTML).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 Verdict = Literal["pass", "warn", "fail", "error", "record", "inconclusive", "skip"]
 CheckVerdict = Literal["pass", "fail", "error"]
@@ -20,7 +23,28 @@ BaselineVerdict = Literal["pass", "warn", "fail"]
 RowVerdict = Literal["pass", "fail", "error", "record", "inconclusive", "skip"]
 # a whole run: error when input did not load, inconclusive when a report cannot be judged
 RunVerdict = Literal["pass", "fail", "error", "inconclusive"]
+# the loosening guard: nothing loosened without a reason, a loosening, or it could not compare
+GuardVerdict = Literal["pass", "fail", "error"]
 
 # The verdicts that fail a run: a count over its ceiling, a check that could not be made,
 # a run that cannot be judged (not a regression: the command's exit code tells them apart).
 FAILING: frozenset[Verdict] = frozenset({"fail", "error", "inconclusive"})
+
+
+# The run's verdict: the first case that holds, in this order; none holds: "pass". A
+# report that did not load or a guard that could not compare leaves the run unjudged
+# (error) whatever else happened; a regression or a loosening (fail) outranks a report
+# that cannot be judged, which is only the run's verdict when nothing else failed.
+RUN_CASES: tuple[tuple[str, RunVerdict], ...] = (
+    ("not_loaded", "error"),  # reports that did not load: their counts are unknown
+    ("guard_error", "error"),  # the guard could not compare with its ref
+    ("failed", "fail"),  # items over their ceiling, or a check that could not be made
+    ("guard_failed", "fail"),  # something loosened without a reason
+    ("inconclusive", "inconclusive"),  # reports that cannot be judged
+)
+
+
+def run_verdict(facts: Mapping[str, int]) -> RunVerdict:
+    """The run's verdict from its facts (each a count, 0 when it does not hold), by the
+    one table every front end and output renders (``RUN_CASES``)."""
+    return next((verdict for fact, verdict in RUN_CASES if facts.get(fact)), "pass")

@@ -27,6 +27,7 @@ from .model import (
     CONTRACT_KEYS,
     INSTRUMENT_KEYS,
     METRIC_KEYS,
+    OLD_FLOORS,
     SLICE_SEPARATOR,
     TOP_KEYS,
     Ceiling,
@@ -82,8 +83,16 @@ class Ceilings:
     # metric -> its value in a case, and which cases answered (the floor's or the taxonomy's)
     metrics: dict[str, MetricSpec]
 
+    def deprecations(self) -> list[str]:
+        """Old spellings the file still uses, each with its new one (read as before)."""
+        if not self.model.old_floors_key:
+            return []
+        line = self.doc.keys[(OLD_FLOORS,)].line
+        return [f"{display_path(self.path)}:{line}: '{OLD_FLOORS}:' is the old name of "
+                "'floors:' (the metric floors); rename it, it is read as 'floors:' until then"]
+
     def metric_line(self, name: str) -> int:
-        return self.doc.keys[("metrics", name)].line
+        return self.doc.keys[(self.model.floors_key, name)].line
 
     def entry(self, report: str, name: str, slice_: str | None = None) -> Entry | None:
         """The entry governing ``name`` in ``report`` (and slice), or ``None`` (0 / ungated)."""
@@ -208,10 +217,10 @@ def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
             raise doc.error(f"contract '{name}' reads no count (a category, total, cases or "
                             "groups); it would compare recorded numbers only", loc)
     metrics: dict[str, MetricSpec] = {}
-    for name, floor in model.metrics.items():
-        value = _compile(doc, name, ("metrics", name))
+    for name, floor in model.floors.items():
+        value = _compile(doc, name, (model.floors_key, name))
         if floor.substantive is not None:
-            rule = _compile(doc, floor.substantive, ("metrics", name, "substantive"))
+            rule = _compile(doc, floor.substantive, (model.floors_key, name, "substantive"))
             metrics[name] = MetricSpec(value, rule.holds, rule.reads, rule.text)
         elif taxonomy.substantive is not None:
             metrics[name] = MetricSpec(value, taxonomy.substantive.predicate,
@@ -272,6 +281,8 @@ def validation_error(doc: YamlDoc, exc: ValidationError) -> FailgateError:
     problems: list[tuple[int, int, str, Loc]] = []
     for error in exc.errors():
         loc: Loc = yaml_loc(tuple(error["loc"]))
+        if loc[:1] == ("floors",) and (OLD_FLOORS,) in doc.keys:  # as the file writes it
+            loc = (OLD_FLOORS, *loc[1:])
         message = _message(error, loc)
         span = doc.key_span(loc) if error["type"] == "extra_forbidden" else doc.where(loc)
         line, col = (span.line, span.col) if span else (0, 0)
@@ -291,7 +302,7 @@ def _message(error: Any, loc: Loc) -> str:
     if error["type"] == "extra_forbidden":
         key = str(loc[-1])
         options = (TOP_KEYS if len(loc) == 1 else CONTRACT_KEYS if loc[0] == "contracts"
-                   else METRIC_KEYS if loc[0] == "metrics" else INSTRUMENT_KEYS
+                   else METRIC_KEYS if loc[0] in ("floors", OLD_FLOORS) else INSTRUMENT_KEYS
                    if loc[0] == "instruments" else CEILING_KEYS)
         return f"unknown key '{key}'" + did_you_mean(key, options)
     if error["type"] == "value_error":

@@ -26,7 +26,10 @@ CEILING_KEYS = ("max", "observed", "allowance", "max_rate", "per", "significance
                 "owner", "goal")
 TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "noise", "inconclusive",
             "instrument", "instruments", "slices", "ceilings", "reports", "contracts",
-            "metrics", "reason")
+            "floors", "reason")
+# ``floors:`` was first called ``metrics:`` (the word a taxonomy uses for a case's metric):
+# the old key is still read, with a note to rename it
+OLD_FLOORS = "metrics"
 INSTRUMENT_KEYS = ("from", "to", "reason")
 CONTRACT_KEYS = ("check", "reports", "reason")
 METRIC_KEYS = ("min", "min_n", "substantive", "reason", "owner")
@@ -286,7 +289,8 @@ class CeilingsModel(BaseModel):
     ceilings: dict[str, Ceiling] = {}
     reports: dict[str, dict[str, Ceiling]] = {}
     contracts: dict[str, Contract] = {}
-    metrics: dict[str, MetricFloor] = {}
+    floors: dict[str, MetricFloor] = {}
+    old_floors_key: bool = False  # the file writes them under ``metrics:`` (OLD_FLOORS)
     # Why this change loosens what no entry can explain (taxonomy, significance, slices,
     # a removed entry); the loosening guard accepts it when this change wrote it.
     reason: Text | None = None
@@ -295,6 +299,11 @@ class CeilingsModel(BaseModel):
     slice_ceilings: dict[str, dict[str, Ceiling]] = {}
     report_slices: dict[str, dict[str, dict[str, Ceiling]]] = {}
 
+    @property
+    def floors_key(self) -> str:
+        """The key the file writes its metric floors under (``floors``, or the old name)."""
+        return OLD_FLOORS if self.old_floors_key else "floors"
+
     @model_validator(mode="before")
     @classmethod
     def _shape(cls, value: Any) -> Any:
@@ -302,14 +311,19 @@ class CeilingsModel(BaseModel):
             raise ValueError("the file must be a mapping with version, taxonomy, ceilings")
         if "version" not in value:
             raise ValueError("'version: 1' is required (the format of this file)")
-        for key in ("ceilings", "reports", "contracts", "slices", "metrics", "taxonomies",
-                    "instrument", "instruments"):
+        for key in ("ceilings", "reports", "contracts", "slices", "floors", OLD_FLOORS,
+                    "taxonomies", "instrument", "instruments"):
             if key in value and value[key] is None:
                 raise ValueError(f"'{key}' is empty; remove it or add entries")
-        for key in ("slice_ceilings", "report_slices"):
+        for key in ("slice_ceilings", "report_slices", "old_floors_key"):
             if key in value:
                 raise ValueError(f"unknown key '{key}'")
         value = dict(value)
+        if OLD_FLOORS in value:
+            if "floors" in value:
+                raise ValueError(f"both 'floors' and '{OLD_FLOORS}' (its old name): write the "
+                                 "metric floors under 'floors' only")
+            value["floors"], value["old_floors_key"] = value.pop(OLD_FLOORS), True
         if isinstance(value.get("ceilings"), dict):
             value["ceilings"], value["slice_ceilings"] = _split_slices(value["ceilings"])
         if isinstance(value.get("reports"), dict):

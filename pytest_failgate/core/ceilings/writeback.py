@@ -7,6 +7,7 @@ CLI (where every check "ran"), so both refuse and write in exactly the same case
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,15 @@ from .target import check_target, locked
 
 if TYPE_CHECKING:
     from ..base.result import GateResult
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What init or a ratchet did to the ceilings file: whether it wrote it, and the lines
+    that say what happened (for people; the decision is ``written``)."""
+
+    written: bool
+    lines: list[str]
+
 
 def outcomes_from_verdicts(result: GateResult) -> dict[tuple[str, str, str], str]:
     """Outcomes when every check runs, as in the CLI."""
@@ -47,7 +57,7 @@ Outcomes = Mapping[tuple[str, str, str], str]  # (report, slice, name) -> how th
 
 
 def ratchet(path: Path, result: GateResult, outcomes: Outcomes,
-            root: Path | None = None) -> list[str]:
+            root: Path | None = None) -> Rewrite:
     """Lower the ceilings the result plans to lower; the lines say what happened.
 
     Raises ``FailgateError`` when the file may not be written (a link, outside the
@@ -61,14 +71,14 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes,
     remove_stale_temps(path)  # a killed ratchet's leftover goes even when nothing is lowered
     refusal = ratchet_refusal(result, outcomes)
     if refusal:
-        return [f"ratchet: {result.ceilings_path} not written: {refusal}"]
+        return Rewrite(False, [f"ratchet: {result.ceilings_path} not written: {refusal}"])
     # A lowering's items passed by construction; one that did not (a crash) keeps its ceiling.
     lowerings = [low for low in result.lowerings
                  if all(outcomes.get(tuple(key)) == "passed"  # type: ignore[arg-type]
                         for key in low.governs)]
     if not lowerings:
         what = "no count fell past its allowance" if result.noise else "nothing to lower"
-        return [f"ratchet: {what}; {result.ceilings_path} unchanged"]
+        return Rewrite(False, [f"ratchet: {what}; {result.ceilings_path} unchanged"])
     with locked(path):
         text = read_text(path)
         if digest(text) != result.ceilings_sha256:
@@ -79,22 +89,23 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes,
         write_atomic(path, rewrite(path, text, lowerings))
     lines = [f"ratchet: lowered {plural(len(lowerings), 'ceiling')} in {result.ceilings_path}:"]
     lines += [f"  {lowering.description}" for lowering in lowerings]
-    return [*lines, "commit it, so the gain cannot silently erode"]
+    return Rewrite(True, [*lines, "commit it, so the gain cannot silently erode"])
 
 
-def init(path: Path, result: GateResult) -> list[str]:
+def init(path: Path, result: GateResult) -> Rewrite:
     """Write a new ceilings file from the result's counts; never over an existing file or
     through a link (``target``)."""
     if result.init_text is None and result.inconclusive:  # an outage is not the system's count
-        return [f"init: {result.ceilings_path} not written: the run is inconclusive "
-                f"({'; '.join(result.inconclusive)}); run the evaluation again"]
+        return Rewrite(False, [
+            f"init: {result.ceilings_path} not written: the run is inconclusive "
+            f"({'; '.join(result.inconclusive)}); run the evaluation again"])
     if result.init_text is None:
-        return [f"init: {result.ceilings_path} not written: no report loaded"]
+        return Rewrite(False, [f"init: {result.ceilings_path} not written: no report loaded"])
     check_target(path, None)
     try:
         write_atomic(path, result.init_text, exclusive=True)
     except FailgateError as exc:
-        return [f"init: not written: {exc}"]
+        return Rewrite(False, [f"init: not written: {exc}"])
     loaded = [r.name for r in result.reports if r.error is None and r.inconclusive is None]
     lines = [f"init: wrote {result.ceilings_path} from the current counts of "
              f"{plural(len(loaded), 'report')}; review and commit it"]
@@ -105,4 +116,4 @@ def init(path: Path, result: GateResult) -> list[str]:
     if broken:  # each stays an error item in every gate until it is fixed or removed
         lines.append(f"init: not gated, as {plural(len(broken), 'report')} failed to load "
                      f"(each is an error item until fixed or moved away): {', '.join(broken)}")
-    return lines
+    return Rewrite(True, lines)

@@ -45,55 +45,18 @@ if TYPE_CHECKING:
     from ..compare.metrics import MetricChange
     from ..reports.model import Report
     from ..taxonomy import Taxonomy
-    from .checked import ContractResult
+    from .checked import ContractResult, ReportGate
     from .inconclusive import Inconclusive
     from .run import GateRun as Gate
 
 
 def build_result(gate: Gate) -> GateResult:
-    """The serialisable outcome of a gate run: every row with its verdict, the ratchet plan."""
+    """The serialisable outcome of a gate run: every row with its verdict, the ratchet plan.
+
+    The run's verdict and headline are not stored: ``GateResult.headline`` derives them
+    from these rows, reports and guard, by one table, wherever the result is read."""
     slack = {lowering.entry.loc for lowering in gate.plan}
-    strict = gate.config.mode == "strict"
-    reports = []
-    for gated in gate.reports:
-        if gated.report is None:
-            assert gated.error is not None
-            reports.append(ReportResult(
-                name=gated.file.name, path=display_path(gated.file.path), kind=None,
-                n_cases=None, failed=None, error=str(gated.error),
-            ))
-            continue
-        rows = [_row(gate, check, strict and check.entry is not None
-                          and check.entry.loc in slack) for check in gated.checks]
-        assert gate.ceilings is not None or not gated.contracts
-        rows += [contract_row(c, f"{display_path(gate.config.ceilings_path)}:"
-                                        f"{c.contract.line}") for c in gated.contracts]
-        rows += [_metric_row(gate, m) for m in gated.metrics]
-        changes = []
-        if gate.baseline is not None:
-            floors = {row.name for row in rows}
-            rows += [_metric_baseline_row(gate, gated.report, change)
-                     for change in gate.baseline.metric_changes(gated.report.name)
-                     if change.verdict is not None and f"metric:{change.name}" not in floors]
-            changes = gate.baseline.config_results(gated.report.name)
-        if gated.differences is not None:
-            rows.append(consistency_row(gated.report, gated.differences))
-        if gated.inconclusive is not None:
-            rows = unjudged(gated.report.name, rows, gated.inconclusive)
-        reports.append(ReportResult(
-            name=gated.report.name, path=display_path(gated.report.path),
-            kind=gated.report.kind, n_cases=gated.report.n_cases,
-            failed=gated.report.failed, rows=rows,
-            taxonomy=gated.report.taxonomy.name, format=gated.report.format,
-            warnings=messages.missing_field_warnings(gated.report),
-            caveats=messages.caveat_counts(gated.report),
-            explain=messages.explain_lines(gated.report),
-            config_changes=changes,
-            inconclusive=gated.inconclusive.text if gated.inconclusive is not None else None,
-            instrument_changes=[change.text + (f' (accepted: "{change.reason}")'
-                                               if change.reason else "")
-                                for change in gated.instrument],
-        ))
+    reports = [_report_result(gate, gated, slack) for gated in gate.reports]
     loaded = [g.report for g in gate.reports if g.report is not None]
     judged = [g.report for g in gate.reports if g.report is not None and g.inconclusive is None]
     result = GateResult(
@@ -104,21 +67,11 @@ def build_result(gate: Gate) -> GateResult:
         reports=reports,
         skipped=[f"{display_path(s.path)} ({s.reason})" for s in gate.skipped],
         warnings=gate.warnings,
-        lowerings=[
-            LoweringResult(
-                label=lowering.entry.label, start=lowering.span.start,
-                end=lowering.span.end, new_text=lowering.new_text,
-                description=lowering.describe(),
-                governs=[(c.report.name, c.slice or "", c.name) for c in gate.checks
-                         if c.entry is not None and c.entry.loc == lowering.entry.loc],
-            )
-            for lowering in gate.plan
-        ],
+        lowerings=_lowerings(gate),
         default_ceilings={name: ceiling.max for name, ceiling in
                           (gate.ceilings.model.ceilings.items() if gate.ceilings else ())
                           if ceiling.max is not None},
-        guard=None if gate.guard is None else GuardResultModel(
-            ref=gate.guard.ref, passed=gate.guard.passed, lines=list(gate.guard.lines())),
+        guard=_guard(gate),
         init_text=(
             init_text(gate.taxonomy, [(r, r.taxonomy) for r in judged], gate.reference,
                       _init_noise(gate), gate.report_paths)
@@ -137,6 +90,67 @@ def build_result(gate: Gate) -> GateResult:
         # a regression may only have moved into it (the ratchet says why it writes nothing)
         result = result.model_copy(update={"lowerings": []})
     return result
+
+
+def _report_result(gate: Gate, gated: ReportGate, slack: set[Any]) -> ReportResult:
+    """One report's rows (its checks, contracts, floors, baseline metrics, consistency;
+    not judged when it is inconclusive) and what the summary says of it."""
+    if gated.report is None:
+        assert gated.error is not None
+        return ReportResult(name=gated.file.name, path=display_path(gated.file.path), kind=None,
+                            n_cases=None, failed=None, error=str(gated.error))
+    report = gated.report
+    strict = gate.config.mode == "strict"
+    rows = [_row(gate, check, strict and check.entry is not None and check.entry.loc in slack)
+            for check in gated.checks]
+    assert gate.ceilings is not None or not gated.contracts
+    rows += [contract_row(c, f"{display_path(gate.config.ceilings_path)}:{c.contract.line}")
+             for c in gated.contracts]
+    rows += [_metric_row(gate, m) for m in gated.metrics]
+    changes = []
+    if gate.baseline is not None:
+        floors = {row.name for row in rows}
+        rows += [_metric_baseline_row(gate, report, change)
+                 for change in gate.baseline.metric_changes(report.name)
+                 if change.verdict is not None and f"metric:{change.name}" not in floors]
+        changes = gate.baseline.config_results(report.name)
+    if gated.differences is not None:
+        rows.append(consistency_row(report, gated.differences))
+    if gated.inconclusive is not None:
+        rows = unjudged(report.name, rows, gated.inconclusive)
+    return ReportResult(
+        name=report.name, path=display_path(report.path), kind=report.kind,
+        n_cases=report.n_cases, failed=report.failed, rows=rows,
+        taxonomy=report.taxonomy.name, format=report.format,
+        warnings=messages.missing_field_warnings(report),
+        caveats=messages.caveat_counts(report),
+        explain=messages.explain_lines(report),
+        config_changes=changes,
+        inconclusive=gated.inconclusive.text if gated.inconclusive is not None else None,
+        instrument_changes=[change.text + (f' (accepted: "{change.reason}")'
+                                           if change.reason else "")
+                            for change in gated.instrument],
+    )
+
+
+def _lowerings(gate: Gate) -> list[LoweringResult]:
+    """The ratchet's plan, each lowering with the items whose counts set it."""
+    return [LoweringResult(
+        label=lowering.entry.label, start=lowering.span.start, end=lowering.span.end,
+        new_text=lowering.new_text, description=lowering.describe(),
+        governs=[(c.report.name, c.slice or "", c.name) for c in gate.checks
+                 if c.entry is not None and c.entry.loc == lowering.entry.loc])
+        for lowering in gate.plan]
+
+
+def _guard(gate: Gate) -> GuardResultModel | None:
+    """The guard's verdict: its comparison, or why it could not compare."""
+    if gate.guard_error is not None:
+        ref = gate.config.guard_ref
+        return GuardResultModel(ref=ref or "", passed=False, error=gate.guard_error,
+                                lines=[f"guard: could not compare with {ref}: "
+                                       f"{gate.guard_error}"])
+    return None if gate.guard is None else gate.guard.model()
 
 
 def _analysis(loaded: list[Report]) -> list[ReportAnalysis]:

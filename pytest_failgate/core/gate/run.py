@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ..base.result import GateResult
     from ..ceilings.check import Check
     from ..ceilings.load import Ceilings
     from ..ceilings.rewrite import Lowering
@@ -43,6 +44,8 @@ class GateRun:
     known: Mapping[str, Taxonomy] = field(default_factory=dict)  # the taxonomies by name
     noise: NoiseRun | None = None  # where this run's noise is known from, and its budget
     family: Family | None = None  # the run's significance tests, decided together (Holm)
+    guard_error: str | None = None  # why the guard could not compare, when it could not
+    built: GateResult | None = field(default=None, repr=False)  # the result, once built
 
     def reference(self, taxonomy: Taxonomy) -> str:
         """How a new ceilings file names a taxonomy: by name if known, else by its file."""

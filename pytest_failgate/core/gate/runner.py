@@ -66,8 +66,10 @@ class Gate(GateRun):
     """A gate run as ``run_gate`` returns it: its data, and the result built from it."""
 
     def result(self) -> GateResult:
-        """The serialisable outcome (item messages, summary data, ratchet plan)."""
-        return build_result(self)
+        """The serialisable outcome (item messages, summary data, ratchet plan), built once."""
+        if self.built is None:
+            self.built = build_result(self)
+        return self.built
 
 
 def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
@@ -109,6 +111,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         taxonomy = _most_used([g.report for g in gated if g.report is not None], taxonomy)
     warnings = ceilings.check_report_names(  # the names readers gave (task@model), or files'
         g.report.name if g.report is not None else g.file.name for g in gated) if ceilings else []
+    warnings += ceilings.deprecations() if ceilings is not None else []
     for report_gate in gated:
         if report_gate.report is not None:
             report = report_gate.report
@@ -145,14 +148,17 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         confirmed = _confirmed(config, choice, spec, checks)
         warnings += _unconfirmed_notes(checks, confirmed, config)
     plan = plan_ratchet(checks, noisy is not None, confirmed) if ceilings is not None else []
-    loosened = None
+    loosened = guard_error = None
     if config.guard_ref:  # the guard, git and the comparison of versions: imported if asked
         from ..guard.loosening import guard
 
-        loosened = guard(config.ceilings_path, config.guard_ref, **guard_inputs(
-            gated, taxonomies, readers))
+        try:  # with this run's inputs: its reports' names, plugins and readers
+            loosened = guard(config.ceilings_path, config.guard_ref, **guard_inputs(
+                gated, taxonomies, readers))
+        except FailgateError as exc:  # the gate's result stands; the guard's is an error
+            guard_error = str(exc)
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
-                taxonomies, noisy, family)
+                taxonomies, noisy, family, guard_error)
 
 
 def _taxonomy_hints(gated: Sequence[ReportGate], config: GateConfig, existing: bool) -> None:
@@ -483,7 +489,7 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
         for contract in ceilings.contracts.values():
             if contract.reports is None or report.name in contract.reports:
                 gated.contracts.append(_contract(report, contract, taxonomy))
-        for name, floor in ceilings.model.metrics.items():
+        for name, floor in ceilings.model.floors.items():
             gated.metrics.append(evaluate_metric(report, name, floor, ceilings.metric_line(name)))
     if report.kind == "cases" and (report.recorded_counts is not None
                                    or report.contradictions is not None):

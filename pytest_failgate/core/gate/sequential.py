@@ -253,7 +253,7 @@ def _refuse_unmirrored(ceilings: Ceilings) -> None:
                 or any(e.ceiling.significance is not None for e in ceilings.entries.values()),
             ),
             ("slices:", bool(model.slices)),
-            ("metrics:", bool(model.metrics)),
+            (f"{model.floors_key}:", bool(model.floors)),
             ("contracts:", bool(model.contracts)),
         )
         if present

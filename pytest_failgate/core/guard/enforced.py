@@ -350,11 +350,12 @@ def _file_changes(old: Version, new: Version, reason: str | None) -> list[Change
 
 def _floor_changes(old: Version, new: Version, file_reason: str | None) -> list[Change]:
     changes: list[Change] = []
-    for name, was in old.model.metrics.items():
-        now: MetricFloor | None = new.model.metrics.get(name)
-        label, loc = f"metrics.{name}", ("metrics", name)
-        if now is None:
-            changes.append(Change(label, f"min {format_number(was.min)}", "removed", None,
+    for name, was in old.model.floors.items():
+        now: MetricFloor | None = new.model.floors.get(name)
+        label, loc = f"{new.model.floors_key}.{name}", (new.model.floors_key, name)
+        if now is None:  # named as the file that had it names it
+            changes.append(Change(f"{old.model.floors_key}.{name}",
+                                  f"min {format_number(was.min)}", "removed", None,
                                   file_reason))
             continue
         reason = _reason(now.reason, was.reason)

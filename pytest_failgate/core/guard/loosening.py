@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping
 
     from ..base.inifile import IniFile
+    from ..base.result import GuardResultModel
 
 
 __all__ = ["Change", "Comparison", "GuardResult", "guard", "loosenings", "parse_version"]
@@ -121,6 +122,18 @@ class GuardResult:
         if any(change.label == "location" for change in unexcused):
             yield ("  a ceilings file outside the repository cannot be excused: no review sees "
                    "it; put the file itself back in the repository")
+
+    def model(self) -> GuardResultModel:
+        """The verdict as every output renders it: the lines, and each loosening without a
+        reason at its place in the ceilings file (the CI step's annotations)."""
+        from ..base.result import GuardResultModel, Loosened
+
+        return GuardResultModel(
+            ref=self.ref, passed=self.passed, lines=list(self.lines()),
+            loosened=[Loosened(file=comparison.now, line=change.line,
+                               text=change.describe(comparison.now))
+                      for comparison in self.comparisons for change in comparison.changes
+                      if not change.excused])
 
 
 def guard(path: Path, ref: str, cwd: Path | None = None, *,

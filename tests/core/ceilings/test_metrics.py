@@ -17,7 +17,7 @@ ROOT = EXAMPLES.parent
 
 def _metric_rows(tmp: Path, reports: Path, metrics: str) -> dict[str, Row]:
     ceilings = tmp / "c.yaml"
-    text = (ROOT / "ceilings.yaml").read_text() + "metrics:\n" + metrics
+    text = (ROOT / "ceilings.yaml").read_text() + "floors:\n" + metrics
     ceilings.write_text(text)
     rows = run_gate(GateConfig((reports,), ceilings)).result().rows
     return {f"{r.report}::{r.name}": r for r in rows if r.kind == "metric"}
@@ -161,3 +161,72 @@ def test_a_floor_counts_true_as_one_and_false_as_zero_in_every_engine(tmp_path: 
     assert results["python", "0.7"][2] == pytest.approx(5 / 7)
     assert results["duckdb", "0.7"] == results["python", "0.7"]
     assert results["duckdb", "0.75"] == results["python", "0.75"]
+
+
+# --------------------------------------------------------------------------- the old name
+
+
+def test_floors_written_under_their_old_name_metrics_are_read_with_a_note(
+        tmp_path: Path) -> None:
+    ceilings = tmp_path / "c.yaml"
+    text = (ROOT / "ceilings.yaml").read_text()
+    ceilings.write_text(text + "metrics:\n  accuracy: 0.95\n")
+    result = run_gate(GateConfig((EXAMPLES / "reports",), ceilings)).result()
+    [row] = [r for r in result.rows if r.report == "eval_summary" and r.kind == "metric"]
+    line = text.count("\n") + 1
+    assert (row.verdict, row.line) == ("fail", line + 1)
+    assert f"{ceilings}:{line}: 'metrics:' is the old name of 'floors:'" in " ".join(
+        result.warnings).replace(str(ceilings.resolve()), str(ceilings))
+    renamed = tmp_path / "floors.yaml"
+    renamed.write_text(text + "floors:\n  accuracy: 0.95\n")
+    again = run_gate(GateConfig((EXAMPLES / "reports",), renamed)).result()
+    assert [r.verdict for r in again.rows] == [r.verdict for r in result.rows]
+    assert not [w for w in again.warnings if "old name" in w]
+
+
+def test_floors_and_their_old_name_together_are_an_error(tmp_path: Path) -> None:
+    from pytest_failgate.core.base.errors import FailgateError
+
+    ceilings = tmp_path / "c.yaml"
+    ceilings.write_text((ROOT / "ceilings.yaml").read_text()
+                        + "floors:\n  accuracy: 0.5\nmetrics:\n  accuracy: 0.9\n")
+    with pytest.raises(FailgateError, match="both 'floors' and 'metrics'"):
+        run_gate(GateConfig((EXAMPLES / "reports",), ceilings))
+
+
+def test_a_bad_floor_under_the_old_name_is_placed_at_its_line(tmp_path: Path) -> None:
+    from pytest_failgate.core.base.errors import FailgateError
+
+    ceilings = tmp_path / "c.yaml"
+    text = (ROOT / "ceilings.yaml").read_text()
+    ceilings.write_text(text + "metrics:\n  accuracy: {min: 0.5, mni_n: 3}\n")
+    with pytest.raises(FailgateError) as raised:
+        run_gate(GateConfig((EXAMPLES / "reports",), ceilings))
+    assert raised.value.line == text.count("\n") + 2
+    assert "unknown key 'mni_n'" in str(raised.value)
+
+
+def test_renaming_metrics_to_floors_loosens_nothing_but_lowering_one_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+
+    from pytest_failgate.cli import main
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                       cwd=tmp_path, check=True, capture_output=True)
+
+    monkeypatch.chdir(tmp_path)
+    ceilings = tmp_path / "ceilings.yaml"
+    text = (ROOT / "ceilings.yaml").read_text()
+    ceilings.write_text(text + "metrics:\n  accuracy: {min: 0.5}\n")
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "floors")
+    ceilings.write_text(text + "floors:\n  accuracy: {min: 0.5}\n")
+    assert main(["guard", "--base", "HEAD"]) == 0
+    ceilings.write_text(text + "floors:\n  accuracy: {min: 0.4}\n")
+    capsys.readouterr()
+    assert main(["guard", "--base", "HEAD"]) == 1
+    assert "floors.accuracy.min: 0.5 -> 0.4" in capsys.readouterr().out

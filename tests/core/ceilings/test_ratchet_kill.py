@@ -36,6 +36,7 @@ from pathlib import Path
 from pytest_failgate.core.ceilings import rewrite, writeback
 from pytest_failgate.core.ceilings.rewrite import write_atomic
 from pytest_failgate.core.base.result import GateResult
+from pytest_failgate.core.base.errors import FailgateError
 
 if sys.argv[3] == "named":  # as on systems without O_TMPFILE
     rewrite._open_unnamed = lambda directory: None
@@ -48,7 +49,10 @@ for _ in sys.stdin:
     if pid == 0:
         try:
             while True:
-                writeback.ratchet(path, result, outcomes)
+                try:
+                    writeback.ratchet(path, result, outcomes)
+                except FailgateError:  # a kill left the new text: a ratchet refuses to lose it
+                    pass
                 write_atomic(path, old)
         finally:
             os._exit(1)

@@ -148,7 +148,8 @@ def test_pytest_ratchet_through_a_symlink_fails_the_session(
 def _ratchet_when_released(barrier: Any, path: str, result: Any, queue: Any) -> None:
     barrier.wait()
     try:
-        lines = writeback.ratchet(Path(path), result, writeback.outcomes_from_verdicts(result))
+        lines = writeback.ratchet(Path(path), result,
+                                  writeback.outcomes_from_verdicts(result)).lines
     except FailgateError as exc:
         lines = [f"error: {exc}"]
     queue.put(lines[0])
@@ -203,7 +204,7 @@ def test_the_ratchet_that_finds_the_file_changed_exits_2_and_says_the_lowering_w
     _slack(ceilings)
     real = writeback.ratchet
 
-    def edited_meanwhile(path: Path, *args: Any, **kwargs: Any) -> list[str]:
+    def edited_meanwhile(path: Path, *args: Any, **kwargs: Any) -> writeback.Rewrite:
         path.write_text(path.read_text() + "# another ratchet was here\n")
         return real(path, *args, **kwargs)
 

@@ -66,7 +66,7 @@ def gate(mode: Mode, run: Path, ceilings: Path, noise: Path | None = None) -> Ga
     """One command of the loop through the core (init and ratchet write the file)."""
     result = run_gate(GateConfig((run,), ceilings, mode, noise=noise)).result()
     if mode == "init":
-        assert "wrote" in writeback.init(ceilings, result)[0]
+        assert writeback.init(ceilings, result).written
     if mode == "ratchet":
         writeback.ratchet(ceilings, result, writeback.outcomes_from_verdicts(result))
     return result
@@ -373,6 +373,18 @@ def test_repeats_inside_the_run_are_its_own_noise_source(
     assert rows["text_match"].moving == may_move(Fraction(2))
     assert rows["format"].moving == may_move(Fraction(0))
     assert rows["text_match"].allowance == allowance(may_move(Fraction(2)), BUDGET / 13)
+
+
+def test_repeats_is_a_keyword_and_a_file_of_that_name_is_dot_slash_repeats(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--noise repeats`` means each report's repeats even beside a file named
+    ``repeats``; the file is ``./repeats`` (a noise band of another shape is refused)."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(DATA / "promptfoo" / "noise" / "repeat", tmp_path / "evals")
+    (tmp_path / "repeats").write_text("not a noise band", encoding="utf-8")
+    assert main(["init", "evals", "--noise", "repeats"]) == 0
+    assert "noise: repeats\n" in (tmp_path / "ceilings.yaml").read_text(encoding="utf-8")
+    assert main(["check", "evals", "--noise", "./repeats"]) == 2
 
 
 def test_a_deterministic_pipeline_with_repeats_allows_only_what_few_repeats_cannot_see(
