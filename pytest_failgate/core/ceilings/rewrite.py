@@ -151,12 +151,22 @@ def _lower_max(entry: Entry, group: Sequence[Check], allowance: int | None) -> l
     reference = ceiling.observed if ceiling.observed is not None else ceiling.max - a
     if reference - highest <= a or highest + a >= ceiling.max:
         return []
-    plan = [Lowering(entry, "max", ceiling.max, highest + a, entry.max_span)]
+    return _lowered_to(entry, highest, a)
+
+
+def _lowered_to(entry: Entry, observed: int, allowance: int) -> list[Lowering]:
+    """The lowerings that set an entry to ``observed`` plus ``allowance``: its ``max``, and
+    the ``observed`` and ``allowance`` it writes beside it, where it writes them."""
+    ceiling = entry.ceiling
+    assert ceiling.max is not None
+    assert entry.max_span is not None
+    plan = [Lowering(entry, "max", ceiling.max, observed + allowance, entry.max_span)]
     if ceiling.observed is not None and entry.observed_span is not None:
-        plan.append(Lowering(entry, "observed", ceiling.observed, highest, entry.observed_span))
-    if ceiling.allowance not in (None, a) and entry.allowance_span is not None:
+        plan.append(Lowering(entry, "observed", ceiling.observed, observed, entry.observed_span))
+    if ceiling.allowance not in (None, allowance) and entry.allowance_span is not None:
         assert ceiling.allowance is not None
-        plan.append(Lowering(entry, "allowance", ceiling.allowance, a, entry.allowance_span))
+        plan.append(Lowering(entry, "allowance", ceiling.allowance, allowance,
+                             entry.allowance_span))
     return plan
 
 
@@ -191,14 +201,7 @@ def _lower_confirmed(entry: Entry, group: Sequence[Check], allowance: int,
     assert observed is not None
     if observed + allowance >= ceiling.max:
         return []
-    plan = [Lowering(entry, "max", ceiling.max, observed + allowance, entry.max_span)]
-    if ceiling.observed is not None and entry.observed_span is not None:
-        plan.append(Lowering(entry, "observed", ceiling.observed, observed, entry.observed_span))
-    if ceiling.allowance not in (None, allowance) and entry.allowance_span is not None:
-        assert ceiling.allowance is not None
-        plan.append(Lowering(entry, "allowance", ceiling.allowance, allowance,
-                             entry.allowance_span))
-    return plan
+    return _lowered_to(entry, observed, allowance)
 
 
 def unconfirmed(checks: Iterable[Check]) -> list[Check]:
