@@ -461,3 +461,51 @@ def test_pytest_gates_with_the_overridden_ceilings_and_its_guard_item_names_them
     result = pytester.runpytest_subprocess("--failgate-guard=main", "-p", "no:xdist")
     result.stdout.fnmatch_lines([f"*{raised}  (no reason written)*"])
     assert result.parseoutcomes().get("failed") == 1  # the guard item alone
+
+
+# --------------------------------------------------------------------------- outside flags
+
+TAXONOMY = """\
+name: answers
+failed: not correct
+categories:
+  - name: wrong_answer
+    when: status == "answered"
+  - name: provider_down
+    when: status == "api_error"
+    outside: true
+  - name: other
+"""
+
+
+def test_a_category_newly_flagged_outside_the_system_is_caught(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An ``outside: true`` added to a category of the repository's taxonomy file turns its
+    failures from a fail into an inconclusive run: the taxonomy's rules changed, which the
+    guard names, and a comment added to the same file (the control) passes."""
+    project = tmp_path / "project"
+    (project / "reports").mkdir(parents=True)
+    cases = [{"id": f"q{i}", "correct": i % 3 == 0,
+              "status": "api_error" if i % 7 == 0 else "answered"} for i in range(30)]
+    (project / "reports" / "run.jsonl").write_text(
+        "".join(json.dumps(case) + "\n" for case in cases))
+    (project / "taxonomy.yaml").write_text(TAXONOMY)
+    monkeypatch.chdir(project)
+    code, out, err = run_cli(capsys, "init", "reports", "--taxonomy", "taxonomy.yaml")
+    assert code == 0, out + err
+    git(project, "init", "-q", "-b", "main")
+    commit(project, "base")
+
+    (project / "taxonomy.yaml").write_text(TAXONOMY.replace(
+        "    when: status == \"answered\"\n", "    when: status == \"answered\"\n    # reviewed\n"))
+    code, out = _guard(capsys)
+    assert code == 0, out  # the control: the same rules, written with a comment
+
+    answered = '    when: status == "answered"\n'
+    (project / "taxonomy.yaml").write_text(
+        TAXONOMY.replace(answered, answered + "    outside: true\n"))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "taxonomy" in out
+    assert "taxonomy.yaml (rules " in out
