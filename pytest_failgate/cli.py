@@ -47,7 +47,20 @@ def _out(line: str = "") -> None:
         from .output.colour import paint
 
         line = paint(line)
-    print(line)
+    _print(line)
+
+
+def _print(line: str) -> None:
+    """Print a line; a reader that left (``failgate check ... | head``) is not an error:
+    the rest goes nowhere and the command still ends with its verdict's exit code."""
+    try:
+        print(line)
+    except BrokenPipeError:
+        _reader_left()
+
+
+def _reader_left() -> None:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _inert(text: str) -> str:
@@ -113,7 +126,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if not line.startswith("wrote "):
             _out(line)
     for command in written.commands:
-        print(command)  # failgate's own annotations, escaped by output.github.annotation
+        _print(command)  # failgate's own annotations, escaped by output.github.annotation
     if written.failed:
         print("failgate: error: a report file could not be written (above)", file=sys.stderr)
         return EXIT_INPUT
@@ -586,12 +599,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     global _paint  # the CLI prints through ``_out``: one switch for the whole run
     _paint = use_colour(args.color, sys.stdout)
     try:
-        return int(args.run(args))
+        code = int(args.run(args))
+        try:
+            sys.stdout.flush()  # here, not at exit: a reader that left must not change it
+        except BrokenPipeError:
+            _reader_left()
+        return code
     except FailgateError as exc:
         print(_inert(f"failgate: error: {exc}"), file=sys.stderr)
         return EXIT_INPUT
-    except BrokenPipeError:  # `failgate show ... | head`: the reader left; so do we, quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except BrokenPipeError:  # the reader left while the verdict was still being decided
+        _reader_left()
         return EXIT_FAIL
     except OSError as exc:  # a file the system refused (a name too long, permissions)
         print(_inert(f"failgate: error: {_os_error(exc)}"), file=sys.stderr)

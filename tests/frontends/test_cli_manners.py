@@ -162,3 +162,27 @@ def test_licence_and_readme_files_beside_reports_are_not_listed_as_skipped(
     found, skipped = discover((folder,))
     assert [f.path.name for f in found] == ["run.jsonl"]
     assert [s.path.name for s in skipped] == ["notes.csv"]  # not a report by its name: said
+
+
+@pytest.mark.parametrize(("reports", "code"), [("reports", 0), ("regression", 1)])
+def test_a_reader_that_left_does_not_change_the_verdicts_exit_code(
+        reports: str, code: int) -> None:
+    """``failgate check ... | head -1``: the pipe's reader is gone before failgate writes
+    (its read end closed here, so every write fails), and the exit code is still the
+    gate's verdict (0 pass, 1 fail), not a failure made up by the broken pipe."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest_failgate", "check", str(EXAMPLES / reports),
+             "--ceilings", str(EXAMPLES.parent / "ceilings.yaml")],
+            stdout=write, stderr=subprocess.PIPE, text=True, check=False)
+    finally:
+        os.close(write)
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "BrokenPipeError" not in done.stderr
