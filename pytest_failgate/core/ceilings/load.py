@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from ..base.errors import FailgateError, closest, did_you_mean, display_path
 from ..base.yamlsource import Loc, Span, YamlDoc, load_yaml
@@ -23,16 +21,14 @@ from ..taxonomy.expr import Compiled, ExprError, compile_expr
 from ..taxonomy.files import resolve_taxonomy
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 from .model import (
-    CEILING_KEYS,
-    CONTRACT_KEYS,
-    INSTRUMENT_KEYS,
-    METRIC_KEYS,
     OLD_FLOORS,
     SLICE_SEPARATOR,
-    TOP_KEYS,
     Ceiling,
     CeilingsModel,
+    Problem,
+    ShapeError,
     governing_locs,
+    read_model,
     yaml_loc,
 )
 
@@ -239,9 +235,9 @@ def parse_ceilings(path: Path, text: str | None = None) -> YamlDoc:
 def validate_ceilings(doc: YamlDoc) -> CeilingsModel:
     """The file's model; a shape error names its line."""
     try:
-        return CeilingsModel.model_validate(doc.data)
-    except ValidationError as exc:
-        raise validation_error(doc, exc) from None
+        return read_model(doc.data)
+    except ShapeError as exc:
+        raise validation_error(doc, exc.problems) from None
 
 
 def _check_slice(doc: YamlDoc, declared: list[str], loc: tuple[str, ...]) -> None:
@@ -276,17 +272,16 @@ def _entry(doc: YamlDoc, loc: tuple[str, ...], name: str, ceiling: Ceiling) -> E
                  doc.values.get((*loc, "allowance")))
 
 
-def validation_error(doc: YamlDoc, exc: ValidationError) -> FailgateError:
+def validation_error(doc: YamlDoc, found: list[Problem]) -> FailgateError:
     """The earliest problem in the file, as one message (with a count of the others)."""
     problems: list[tuple[int, int, str, Loc]] = []
-    for error in exc.errors():
-        loc: Loc = yaml_loc(tuple(error["loc"]))
+    for problem in found:
+        loc: Loc = yaml_loc(problem.loc)
         if loc[:1] == ("floors",) and (OLD_FLOORS,) in doc.keys:  # as the file writes it
             loc = (OLD_FLOORS, *loc[1:])
-        message = _message(error, loc)
-        span = doc.key_span(loc) if error["type"] == "extra_forbidden" else doc.where(loc)
+        span = doc.key_span(loc) if problem.at_key else doc.where(loc)
         line, col = (span.line, span.col) if span else (0, 0)
-        problems.append((line, col, message, loc))
+        problems.append((line, col, problem.message, loc))
     problems.sort(key=lambda p: (p[0], p[1]))
     line, col, message, loc = problems[0]
     if problems[0][2].startswith("unknown key"):
@@ -296,19 +291,3 @@ def validation_error(doc: YamlDoc, exc: ValidationError) -> FailgateError:
     if len(problems) > 1:
         text += f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})"
     return FailgateError(text, doc.path, line or None, col or None)
-
-
-def _message(error: Any, loc: Loc) -> str:
-    if error["type"] == "extra_forbidden":
-        key = str(loc[-1])
-        options = (TOP_KEYS if len(loc) == 1 else CONTRACT_KEYS if loc[0] == "contracts"
-                   else METRIC_KEYS if loc[0] in ("floors", OLD_FLOORS) else INSTRUMENT_KEYS
-                   if loc[0] == "instruments" else CEILING_KEYS)
-        return f"unknown key '{key}'" + did_you_mean(key, options)
-    if error["type"] == "value_error":
-        return str(error["ctx"]["error"])
-    if error["type"] == "dict_type":
-        return "expected a mapping of names to ceilings"
-    if error["type"] == "missing":
-        return "required"
-    return str(error["msg"])
