@@ -1,4 +1,4 @@
-"""What each command returns: pydantic models every front end renders or returns as they are.
+"""What each command returns: records every front end renders or returns as they are.
 
 ``check`` returns the core's ``GateResult`` (the document ``--json`` writes, with its
 top-level ``verdict``); the other commands' results are here. The CLI prints them, the
@@ -7,10 +7,10 @@ MCP server returns them as structured content: one computation, two renderings.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from ..core.base.records import Record, described
 from ..core.base.result import GateResult, GuardResultModel, ReportAnalysis
 
 __all__ = [
@@ -32,67 +32,69 @@ __all__ = [
 ]
 
 
-class _Model(BaseModel):
-    # built when first used: a command builds its own result's validator, not every one's
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-
-class InitResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InitResult(Record):
     """``init``: the gate run that recorded the counts, and what was written."""
 
     result: GateResult
-    lines: list[str] = Field(description="what was written, or why not")
+    lines: list[str] = described(text="what was written, or why not")
     written: bool
 
 
-class RatchetResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RatchetResult(Record):
     """``ratchet``: the gate run, and what was lowered (or why nothing was)."""
 
     result: GateResult
-    lines: list[str] = Field(description="what was lowered, or why nothing was")
-    written: bool = Field(description="the ceilings file was rewritten")
+    lines: list[str] = described(text="what was lowered, or why nothing was")
+    written: bool = described(text="the ceilings file was rewritten")
 
 
-class ShownCategory(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShownCategory(Record):
     name: str
     count: int
-    ceiling: str | None = Field(default=None, description="as written, when a gate ran")
+    ceiling: str | None = described(default=None, text="as written, when a gate ran")
     headroom: int | None = None
-    first_cases: list[str] = Field(description="the first case ids in the category")
+    first_cases: list[str] = described(text="the first case ids in the category")
 
 
-class ShownReport(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShownReport(Record):
     name: str
     error: str | None = None
     kind: Literal["cases", "aggregate"] | None = None
     n_cases: int | None = None
     failed: int | None = None
-    taxonomy: str | None = Field(default=None, description="the taxonomy that classified it")
-    categories: list[ShownCategory] = []
+    taxonomy: str | None = described(default=None, text="the taxonomy that classified it")
+    categories: list[ShownCategory] = described(default_factory=list)
 
 
-class ShowResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShowResult(Record):
     """``show``: each report's count per category (with its ceiling when a gate ran)."""
 
     reports: list[ShownReport]
     skipped: list[str]
-    gated: bool = Field(description="the ceilings file's gate ran (ceilings, headroom)")
+    gated: bool = described(text="the ceilings file's gate ran (ceilings, headroom)")
 
 
-class CategoryDiff(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CategoryDiff(Record):
     category: str
     base_count: int
     count: int
-    new: list[str] = Field(description="paired cases that entered the category")
-    fixed: list[str] = Field(description="paired cases that left it")
+    new: list[str] = described(text="paired cases that entered the category")
+    fixed: list[str] = described(text="paired cases that left it")
     n_new: int
     n_fixed: int
 
 
-class ReportDiff(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportDiff(Record):
     name: str
     taxonomy: str
-    paired: bool = Field(description="false for aggregates: counts only")
+    paired: bool = described(text="false for aggregates: counts only")
     n_both: int
     changes: list[CategoryDiff]
     only_base: list[str]
@@ -101,15 +103,17 @@ class ReportDiff(_Model):
     n_only_candidate: int
 
 
-class DiffResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiffResult(Record):
     """``diff``: per report and category, the cases that entered and left it."""
 
     reports: list[ReportDiff]
-    only_base: list[str] = Field(description="reports only in the baseline")
-    only_candidate: list[str] = Field(description="reports only in the candidate")
+    only_base: list[str] = described(text="reports only in the baseline")
+    only_candidate: list[str] = described(text="reports only in the candidate")
 
 
-class Band(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Band(Record):
     """A count's (or a metric's) spread over the repeated runs."""
 
     min: int | float
@@ -117,39 +121,44 @@ class Band(_Model):
     std: float
 
 
-class NoiseResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoiseResult(Record):
     """``noise``: the bands measured from repeated runs, as written to ``out``."""
 
     out: str
     n_runs: int
-    bands: dict[str, Band] = Field(description="each category's count, and correct cases")
+    bands: dict[str, Band] = described(text="each category's count, and correct cases")
     metric_bands: dict[str, Band]
     unstable_cases: list[str]
-    document: dict[str, object] = Field(description="the noise_band.json document")
+    document: dict[str, object] = described(text="the noise_band.json document")
 
 
-class HistoryPoint(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryPoint(Record):
     label: str
     counts: dict[str, int]
 
 
-class HistoryResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryResult(Record):
     """``history``: counts per category over a folder of runs."""
 
     taxonomy: str
-    categories: list[str] = Field(description="the taxonomy's categories, in order")
-    charted: list[str] = Field(description="those worth a line: ever non-zero, total first")
+    categories: list[str] = described(text="the taxonomy's categories, in order")
+    charted: list[str] = described(text="those worth a line: ever non-zero, total first")
     points: list[HistoryPoint]
-    ceilings: dict[str, int] = Field(description="the default ceilings, when a file exists")
+    ceilings: dict[str, int] = described(text="the default ceilings, when a file exists")
 
 
-class AnalyzeResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnalyzeResult(Record):
     """``analyze``: one run's diagnosis, per report."""
 
     reports: list[ReportAnalysis]
 
 
-class SqlResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SqlResult(Record):
     """``sql``: the gate as one SQL query."""
 
     dialect: str

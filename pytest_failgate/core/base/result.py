@@ -8,61 +8,58 @@ That is how the two give identical numbers.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
-
 from .formatting import plural
+from .records import Record, described
 from .verdict import FAILING, BaselineVerdict, GuardVerdict, RowVerdict, RunVerdict, run_verdict
 
 RowKind = Literal["category", "total", "group", "contract", "metric", "consistency",
                   "inconclusive"]
 
 
-class _Model(BaseModel):
-    # A model's validator is built when it is first used, not at import: a run that
-    # never compares with a baseline or analyses never builds those models' parts.
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-
-class BaselineResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BaselineResult(Record):
     """A category compared with the baseline run, case by case (the baseline setting)."""
 
     base_count: int
-    new: list[str] = Field(description="ids of paired cases that entered the category (first 50)")
-    fixed: list[str] = Field(description="ids of paired cases that left the category (first 50)")
+    new: list[str] = described(text="ids of paired cases that entered the category (first 50)")
+    fixed: list[str] = described(text="ids of paired cases that left the category (first 50)")
     n_new: int
     n_fixed: int
-    p_value: float = Field(description="one-sided exact McNemar p-value, for display")
-    significant: bool = Field(description="decided exactly: p <= alpha and cases increased")
-    band: int = Field(description="the noise band in whole cases (at least 1)")
-    beyond_band: bool = Field(description="new - fixed exceeds the band")
+    p_value: float = described(text="one-sided exact McNemar p-value, for display")
+    significant: bool = described(text="decided exactly: p <= alpha and cases increased")
+    band: int = described(text="the noise band in whole cases (at least 1)")
+    beyond_band: bool = described(text="new - fixed exceeds the band")
     verdict: BaselineVerdict
-    paired: int = Field(description="cases present in both runs")
-    hint: str | None = Field(default=None, description=(
+    paired: int = described(text="cases present in both runs")
+    hint: str | None = described(default=None, text=(
         "a changed setting the taxonomy's catalogue says usually moves this category"))
 
 
-class MetricBaselineResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricBaselineResult(Record):
     """A taxonomy metric compared with the baseline, paired by case."""
 
     better: Literal["higher", "lower"]
-    base_value: float | None = Field(description="mean over the baseline's applicable cases")
-    value: float | None = Field(description="mean over this run's applicable cases")
+    base_value: float | None = described(text="mean over the baseline's applicable cases")
+    value: float | None = described(text="mean over this run's applicable cases")
     n_base: int
     n: int
-    paired: int = Field(description="cases where the metric applies in both runs")
-    worse: list[str] = Field(description="ids of paired cases that got worse (first 50)")
-    improved: list[str] = Field(description="ids of paired cases that got better (first 50)")
+    paired: int = described(text="cases where the metric applies in both runs")
+    worse: list[str] = described(text="ids of paired cases that got worse (first 50)")
+    improved: list[str] = described(text="ids of paired cases that got better (first 50)")
     n_worse: int
     n_improved: int
-    p_value: float = Field(description="one-sided exact sign test (McNemar for true/false)")
-    band: float = Field(description="the noise band in cases (at least 1)")
+    p_value: float = described(text="one-sided exact sign test (McNemar for true/false)")
+    band: float = described(text="the noise band in cases (at least 1)")
     verdict: BaselineVerdict
     hint: str | None = None
 
 
-class ConfigChangeResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfigChangeResult(Record):
     """A configuration setting that differs from the baseline run's (``top_k: 5 -> 1``)."""
 
     key: str
@@ -71,60 +68,62 @@ class ConfigChangeResult(_Model):
     text: str
 
 
-class CaseExample(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseExample(Record):
     """One case of a category, with the values of the fields its rules read."""
 
     id: str
     fields: dict[str, Any]
 
 
-class Row(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row(Record):
     """One gate item: a category, the total, or a report's consistency check."""
 
-    report: str = Field(description="report name: its path under the reports' folder")
-    slice: str | None = Field(default=None, description="the slice, e.g. query_type=comparison")
-    name: str = Field(
-        description="category, 'total', 'group:<g>', 'contract:<c>' or 'consistency'")
+    report: str = described(text="report name: its path under the reports' folder")
+    slice: str | None = described(default=None, text="the slice, e.g. query_type=comparison")
+    name: str = described(text="category, 'total', 'group:<g>', 'contract:<c>' or 'consistency'")
     kind: RowKind
-    count: int | None = Field(description="cases in the category (None for consistency)")
-    allowed: int | None = Field(description="most cases the ceiling allows in this report")
-    ceiling: str = Field(description="the ceiling as written, for display")
-    source: str | None = Field(description="ceilings file and line of the governing entry")
-    line: int | None = Field(
-        description="line of the governing entry (or of 'ceilings:' when none is set)")
+    count: int | None = described(text="cases in the category (None for consistency)")
+    allowed: int | None = described(text="most cases the ceiling allows in this report")
+    ceiling: str = described(text="the ceiling as written, for display")
+    source: str | None = described(text="ceilings file and line of the governing entry")
+    line: int | None = described(text=(
+        "line of the governing entry (or of 'ceilings:' when none is set)"))
     verdict: RowVerdict
-    slack: bool = Field(default=False, description="failed only because of strict mode")
-    rule: str = Field(default="", description="the rule behind the category, in words")
-    first_cases: list[str] = Field(default=[], description="the first case ids in the category")
-    examples: list[CaseExample] = Field(
-        default=[], description="the first cases with the fields the deciding rules read")
-    message: str = Field(default="", description="the failure text (empty when passing)")
+    slack: bool = described(default=False, text="failed only because of strict mode")
+    rule: str = described(default="", text="the rule behind the category, in words")
+    first_cases: list[str] = described(default_factory=list, text=(
+        "the first case ids in the category"))
+    examples: list[CaseExample] = described(default_factory=list, text=(
+        "the first cases with the fields the deciding rules read"))
+    message: str = described(default="", text="the failure text (empty when passing)")
     baseline: BaselineResult | None = None
     metric_baseline: MetricBaselineResult | None = None
-    warnings: list[str] = Field(
-        default=[], description="passed, but worth a look (a WARN verdict); pytest warnings")
-    observed: int | None = Field(default=None, description=(
+    warnings: list[str] = described(default_factory=list, text=(
+        "passed, but worth a look (a WARN verdict); pytest warnings"))
+    observed: int | None = described(default=None, text=(
         "a noisy ceiling's observed count: the count it was set from (max = observed + "
         "allowance)"))
-    allowance: int | None = Field(default=None, description=(
+    allowance: int | None = described(default=None, text=(
         "a noisy ceiling's allowance: the rise an unchanged system stays within"))
-    needed: int | None = Field(default=None, description=(
+    needed: int | None = described(default=None, text=(
         "the allowance this run's noise asks for, at this count's share of the false-alarm "
         "budget (None: no noise source measures this count)"))
-    moving: int | None = Field(default=None, description=(
+    moving: int | None = described(default=None, text=(
         "cases of this count that may move between two runs of an unchanged system (the "
         "noise model; None without a noise source)"))
-    noise: str | None = Field(default=None, description="where the count's noise was measured")
-    detectable: int | None = Field(default=None, description=(
+    noise: str | None = described(default=None, text="where the count's noise was measured")
+    detectable: int | None = described(default=None, text=(
         "the smallest regression, in cases, this item catches with 80% probability at this "
         "run's noise (without noise: the headroom plus one)"))
-    blind: bool = Field(default=False, description=(
+    blind: bool = described(default=False, text=(
         "the smallest regression it catches is more than a fifth of the cases: the item "
         "cannot detect anything useful"))
-    value: float | None = Field(default=None, description="a metric's mean, for display")
-    effective_n: int | None = Field(default=None, description="cases a metric's mean is over")
-    interval: list[float] | None = Field(default=None,
-                                         description="95% Wilson interval of a metric's mean")
+    value: float | None = described(default=None, text="a metric's mean, for display")
+    effective_n: int | None = described(default=None, text="cases a metric's mean is over")
+    interval: list[float] | None = described(default=None, text=(
+        "95% Wilson interval of a metric's mean"))
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -159,30 +158,34 @@ class Row(_Model):
         return self.allowed - self.count
 
 
-class ReportResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportResult(Record):
     name: str
     path: str
     kind: Literal["cases", "aggregate"] | None
     n_cases: int | None
     failed: int | None
     error: str | None = None
-    rows: list[Row] = []
-    warnings: list[str] = []
-    caveats: dict[str, int] = Field(default={}, description="informational flags: cases each")
-    explain: list[str] = Field(default=[], description="rule diagnostics (the explain setting)")
-    taxonomy: str | None = Field(default=None, description="the taxonomy that classified it")
-    format: str | None = Field(default=None, description="the reader that recognised it")
-    config_changes: list[ConfigChangeResult] = Field(
-        default=[], description="settings that differ from the baseline run's configuration")
-    instrument_changes: list[str] = Field(default=[], description=(
+    rows: list[Row] = described(default_factory=list)
+    warnings: list[str] = described(default_factory=list)
+    caveats: dict[str, int] = described(default_factory=dict, text=(
+        "informational flags: cases each"))
+    explain: list[str] = described(default_factory=list, text=(
+        "rule diagnostics (the explain setting)"))
+    taxonomy: str | None = described(default=None, text="the taxonomy that classified it")
+    format: str | None = described(default=None, text="the reader that recognised it")
+    config_changes: list[ConfigChangeResult] = described(default_factory=list, text=(
+        "settings that differ from the baseline run's configuration"))
+    instrument_changes: list[str] = described(default_factory=list, text=(
         "what measured this run differently from the baseline (judge_model a -> b), each "
         "with the ceilings file's reason when it accepts the change"))
-    inconclusive: str | None = Field(default=None, description=(
+    inconclusive: str | None = described(default=None, text=(
         "why the report cannot be judged (failures outside the system under test, a run that "
         "did not finish, a changed measuring instrument); its items are not judged"))
 
 
-class StageCount(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageCount(Record):
     """Failed cases whose category belongs to one pipeline stage."""
 
     stage: str
@@ -190,7 +193,8 @@ class StageCount(_Model):
     categories: list[str]
 
 
-class SliceWeakness(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SliceWeakness(Record):
     """A slice's failure rate with its exact (Clopper-Pearson) 95% interval."""
 
     field: str
@@ -202,31 +206,34 @@ class SliceWeakness(_Model):
     top_category: str | None
 
 
-class MetricSummary(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricSummary(Record):
     """A taxonomy metric's mean over the cases where it applies (None: it applies to none)."""
 
     name: str
     value: float | None
     n: int
     better: Literal["higher", "lower"]
-    interval: list[float] | None = Field(
-        default=None, description="exact 95% interval, for a true/false metric")
+    interval: list[float] | None = described(default=None, text=(
+        "exact 95% interval, for a true/false metric"))
 
 
-class Priority(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Priority(Record):
     """One entry of what to look at first: a category, by count, with the taxonomy's hint."""
 
     rank: int
     category: str
     count: int
-    share: float = Field(description="of the report's failed cases")
+    share: float = described(text="of the report's failed cases")
     stage: str | None
     hint: str | None
-    settings: list[str] = Field(default=[], description="settings that usually move it")
-    where: str | None = Field(default=None, description="the slice where it is most frequent")
+    settings: list[str] = described(default_factory=list, text="settings that usually move it")
+    where: str | None = described(default=None, text="the slice where it is most frequent")
 
 
-class ReportAnalysis(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportAnalysis(Record):
     """``failgate analyze``: one report's failures by stage, weakest slices, priorities."""
 
     report: str
@@ -234,13 +241,14 @@ class ReportAnalysis(_Model):
     n_cases: int | None
     failed: int
     stages: list[StageCount]
-    bottleneck: str | None = Field(description="the stage with the most failed cases")
-    slices: list[SliceWeakness] = Field(description="the weakest slices, worst first")
+    bottleneck: str | None = described(text="the stage with the most failed cases")
+    slices: list[SliceWeakness] = described(text="the weakest slices, worst first")
     metrics: list[MetricSummary]
     priorities: list[Priority]
 
 
-class LoweringResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoweringResult(Record):
     label: str
     start: int
     end: int
@@ -249,23 +257,25 @@ class LoweringResult(_Model):
     governs: list[tuple[str, str, str]]  # the (report, slice, name) items whose counts set it
 
 
-class Loosened(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Loosened(Record):
     """One loosening without a reason, where it is written (an annotation's place)."""
 
-    file: str = Field(description="the ceilings file, as displayed")
-    line: int | None = Field(description="where the loosened entry is set now")
-    text: str = Field(description="the loosening in words: place, entry, old -> new")
+    file: str = described(text="the ceilings file, as displayed")
+    line: int | None = described(text="where the loosened entry is set now")
+    text: str = described(text="the loosening in words: place, entry, old -> new")
 
 
-class GuardResultModel(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GuardResultModel(Record):
     """The loosening guard's verdict (the guard command, or the guard setting)."""
 
     ref: str
     passed: bool
     lines: list[str]
-    loosened: list[Loosened] = Field(default=[], description=(
+    loosened: list[Loosened] = described(default_factory=list, text=(
         "the ceilings file's loosenings that have no reason, each at its line"))
-    error: str | None = Field(default=None, description=(
+    error: str | None = described(default=None, text=(
         "why the guard could not compare with the ref (then it did not pass)"))
 
     @property
@@ -273,18 +283,20 @@ class GuardResultModel(_Model):
         return "error" if self.error is not None else "pass" if self.passed else "fail"
 
 
-class NoiseResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoiseResult(Record):
     """Where the run's noise was measured, and the false-alarm budget its counts share."""
 
-    source: str = Field(description="a noise band file, or 'repeats' (each report's own)")
-    budget: float = Field(description=(
+    source: str = described(text="a noise band file, or 'repeats' (each report's own)")
+    budget: float = described(text=(
         "family-wise: an unchanged system fails any of the counts by chance in at most this "
         "share of runs"))
-    items: int = Field(description="the counts that share the budget (Bonferroni)")
-    text: str = Field(description="the budget in words, as the summary says it")
+    items: int = described(text="the counts that share the budget (Bonferroni)")
+    text: str = described(text="the budget in words, as the summary says it")
 
 
-class Headline(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Headline(Record):
     """The run's outcome: its verdict and the counts its words are made of.
 
     Decided once, by ``decide`` from the rows, the reports and the guard; the terminal,
@@ -292,15 +304,15 @@ class Headline(_Model):
     """
 
     verdict: RunVerdict
-    gate: RunVerdict = Field(description="the verdict of the checks alone (without the guard)")
-    guard: GuardVerdict | None = Field(description="the guard's, when it ran")
-    checks: int = Field(description="the run's items (rows)")
-    failed: int = Field(description=(
+    gate: RunVerdict = described(text="the verdict of the checks alone (without the guard)")
+    guard: GuardVerdict | None = described(text="the guard's, when it ran")
+    checks: int = described(text="the run's items (rows)")
+    failed: int = described(text=(
         "items over their ceiling or not checkable (not counting the inconclusive ones)"))
-    inconclusive: int = Field(description="reports that cannot be judged")
-    not_loaded: int = Field(description="reports that did not load")
-    recorded: int = Field(description="counts recorded as new ceilings (init)")
-    text: str = Field(description="the headline in words, as every output says it")
+    inconclusive: int = described(text="reports that cannot be judged")
+    not_loaded: int = described(text="reports that did not load")
+    recorded: int = described(text="counts recorded as new ceilings (init)")
+    text: str = described(text="the headline in words, as every output says it")
 
 
 def decide(result: GateResult) -> Headline:
@@ -340,7 +352,8 @@ def decide(result: GateResult) -> Headline:
                     not_loaded=facts["not_loaded"], recorded=recorded, text=text)
 
 
-class GateResult(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateResult(Record):
     """A whole gate run; the json setting writes exactly this (see ``failgate schema``)."""
 
     schema_version: Literal[1] = 1
@@ -354,41 +367,42 @@ class GateResult(_Model):
     lowerings: list[LoweringResult]
     init_text: str | None = None
     guard: GuardResultModel | None = None
-    analysis: list[ReportAnalysis] | None = Field(
-        default=None, description="the single-run diagnosis (the analyze setting)")
-    noise: NoiseResult | None = Field(default=None, description=(
+    analysis: list[ReportAnalysis] | None = described(default=None, text=(
+        "the single-run diagnosis (the analyze setting)"))
+    noise: NoiseResult | None = described(default=None, text=(
         "the run's noise source and false-alarm budget (None: exact counts, no noise)"))
-    significance: str | None = Field(default=None, description=(
+    significance: str | None = described(default=None, text=(
         "how the run's significance tests (rates, baseline comparisons) shared its false-alarm "
         "budget (Holm), in words (None: no test could be significant)"))
-    default_ceilings: dict[str, int] = Field(
-        default={}, description="the counts under `ceilings:` (drawn on history charts)")
-    ratchet_advice: str = Field(default="a ratchet", description=(
+    default_ceilings: dict[str, int] = described(default_factory=dict, text=(
+        "the counts under `ceilings:` (drawn on history charts)"))
+    ratchet_advice: str = described(default="a ratchet", text=(
         "how to ratchet these ceilings, in the words of the front end that ran the gate"))
 
-    @model_validator(mode="before")
     @classmethod
-    def _derived(cls, data: Any) -> Any:
+    def without_derived(cls, data: dict[str, Any]) -> dict[str, Any]:
         """``verdict`` and ``headline`` are derived from the rest: a document read back
         recomputes them."""
-        if isinstance(data, dict) and ("verdict" in data or "headline" in data):
-            data = {key: value for key, value in data.items()
-                    if key not in ("verdict", "headline")}
-        return data
+        return {key: value for key, value in data.items() if key not in DERIVED}
 
-    @computed_field(description=(  # type: ignore[prop-decorator]
-        "the run's outcome, decided once (core.base.verdict.RUN_CASES): its verdict, the "
-        "counts behind it and its headline in words; every output renders it"))
+    @classmethod
+    def json_type(cls) -> type:
+        return _document_type()
+
+    def json_value(self) -> Any:
+        """The run as ``--json`` writes it: its fields, then its headline and verdict."""
+        values = {f.name: getattr(self, f.name) for f in fields(GateResult)}
+        return _document_type()(**values, headline=self.headline, verdict=self.verdict)
+
     @property
     def headline(self) -> Headline:
+        """The run's outcome, decided once (core.base.verdict.RUN_CASES): its verdict, the
+        counts behind it and its headline in words; every output renders it."""
         return decide(self)
 
-    @computed_field(description=(  # type: ignore[prop-decorator]
-        "the run's verdict (headline.verdict): error when a report did not load or the "
-        "guard could not compare, fail when a check failed or the guard found a loosening, "
-        "inconclusive when a report cannot be judged and nothing else failed, else pass"))
     @property
     def verdict(self) -> RunVerdict:
+        """The run's verdict (headline.verdict)."""
         return self.headline.verdict
 
     @property
@@ -413,3 +427,35 @@ class GateResult(_Model):
         """``report: why`` for each report that cannot be judged."""
         return [f"{report.name}: {report.inconclusive}" for report in self.reports
                 if report.inconclusive is not None]
+
+
+# The fields a GateResult document derives from the rest, with their schema descriptions.
+DERIVED = {
+    "headline": (
+        "the run's outcome, decided once (core.base.verdict.RUN_CASES): its verdict, the "
+        "counts behind it and its headline in words; every output renders it"),
+    "verdict": (
+        "the run's verdict (headline.verdict): error when a report did not load or the "
+        "guard could not compare, fail when a check failed or the guard found a loosening, "
+        "inconclusive when a report cannot be judged and nothing else failed, else pass"),
+}
+_DOCUMENT: list[type] = []
+
+
+def _document_type() -> type:
+    """``GateResult`` with its derived fields as fields: the class its JSON is written
+    from and its schema generated from (defined when first asked for)."""
+    if not _DOCUMENT:
+        read_only = {"readOnly": True}
+
+        @dataclass(frozen=True, slots=True, kw_only=True)
+        class GateResultDocument(GateResult):
+            __doc__ = GateResult.__doc__
+            __pydantic_config__ = {"extra": "forbid", "title": "GateResult"}  # noqa: RUF012
+            headline: Headline = field(metadata={"description": DERIVED["headline"],
+                                                 "json_schema_extra": read_only})
+            verdict: RunVerdict = field(metadata={"description": DERIVED["verdict"],
+                                                  "json_schema_extra": read_only})
+
+        _DOCUMENT.append(GateResultDocument)
+    return _DOCUMENT[0]
