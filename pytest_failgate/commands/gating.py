@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .app import Failgate
-from .results import InitResult, RatchetResult, ShownCategory, ShownReport, ShowResult
 
 if TYPE_CHECKING:
     from ..core.base.result import GateResult, Row
     from ..core.ceilings.writeback import Outcomes
     from ..output.files import Written
     from .config import Config
+    from .results import InitResult, RatchetResult, ShowResult
 
 SHOWN_IDS = 3  # case ids listed per category by ``show``, in every front end
 
@@ -37,6 +37,7 @@ def record(app: Failgate, result: GateResult) -> InitResult:
     """Write the ceilings file from a gate run in init mode: ``init``'s, or pytest's
     ``--failgate-init`` session's, when it ends."""
     from ..core.ceilings import writeback
+    from .results import InitResult
 
     done = writeback.init(app.config.ceilings, result)
     return InitResult(result=result, lines=done.lines, written=done.written)
@@ -55,6 +56,7 @@ def lower(app: Failgate, result: GateResult, outcomes: Outcomes) -> RatchetResul
     """Lower the ceilings a gate run in ratchet mode plans to, of the items that passed
     (``outcomes``: every item for ``ratchet``; how each ended in pytest's session)."""
     from ..core.ceilings import writeback
+    from .results import RatchetResult
 
     done = writeback.ratchet(app.config.ceilings, result, outcomes, app.config.rootdir)
     return RatchetResult(result=result, lines=done.lines, written=done.written)
@@ -63,6 +65,8 @@ def lower(app: Failgate, result: GateResult, outcomes: Outcomes) -> RatchetResul
 def show(config: Config | Failgate, top: int = SHOWN_IDS) -> ShowResult:
     """Each report's count per category, with ceilings and headroom when the ceilings file
     exists (its gate runs, as ``check`` would run it) and the first ``top`` case ids."""
+    from .results import ShownCategory, ShownReport, ShowResult
+
     app = Failgate.of(config)
     rows: dict[str, dict[str, Row]] = {}
     if app.uses_ceilings:

@@ -5,10 +5,15 @@ Timing is the bench's job (bench/startup_speed.py); these pin what is loaded.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
-from helpers import EXAMPLES
+import pytest
+from helpers import EXAMPLES, run_cli
 
 from pytest_failgate.core.gate.runner import GateConfig, run_gate
 from pytest_failgate.core.taxonomy import BUILTIN_DIR, BuiltinTaxonomies, Taxonomies
@@ -69,30 +74,74 @@ def test_a_plain_check_imports_no_guard_analysis_or_engine() -> None:
     assert [m for m in unused if m in lines] == []
 
 
-def test_a_plain_check_builds_the_validators_of_what_it_shows_only() -> None:
-    """The result models are built when first used: a check without baseline, analysis
-    or ratchet plan builds the rows' and reports' models, not the comparison's, the
-    analysis's or the other commands' results."""
-    script = (
-        "import io, sys\n"
-        "from pytest_failgate.cli import main\n"
-        "sys.stdout = io.StringIO()\n"
-        "code = main(['check', 'examples/reports'])\n"
-        "sys.stdout = sys.__stdout__\n"
-        "from pydantic import BaseModel\n"
-        "from pytest_failgate.commands import results\n"
-        "from pytest_failgate.core.base import result\n"
-        "models = [c for m in (result, results) for c in vars(m).values()\n"
-        "          if isinstance(c, type) and issubclass(c, BaseModel)\n"
-        "          and c.__module__ == m.__name__]\n"
-        "print(code, len(models), *sorted(c.__name__ for c in models\n"
-        "                                 if c.__pydantic_complete__))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          check=True, cwd=ROOT)
-    code, n_models, *built = done.stdout.split()
-    assert code == "0"
-    assert int(n_models) > 20
-    assert "GateResult" in built
-    assert not {"BaselineResult", "ReportAnalysis", "DiffResult", "ShowResult"} & set(built)
-    assert len(built) <= 6
+FAILGATE = str(Path(sys.executable).with_name("failgate"))
+# a check in a fresh interpreter, then the pydantic modules it imported (none expected)
+PROBE = ("import sys\n"
+         "from pytest_failgate.cli import main\n"
+         "code = main(sys.argv[1:])\n"
+         "print('PYDANTIC', sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))\n"
+         "sys.exit(code)\n")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The regression example (a category above its ceiling) in a folder of its own."""
+    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", tmp_path / "baseline.json")
+    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", tmp_path / "eval_summary.json")
+    subprocess.run([FAILGATE, "init", "baseline.json", "--ceilings", "ceilings.yaml"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    return tmp_path
+
+
+def test_check_decides_without_importing_pydantic_and_json_still_writes(project: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", PROBE, "check", "eval_summary.json"],
+                          cwd=project, capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAILED ceilings.yaml::eval_summary::retrieval_miss" in done.stdout
+    assert "PYDANTIC []" in done.stdout
+    written = subprocess.run([sys.executable, "-c", PROBE, "check", "eval_summary.json",
+                              "--json", "gate.json"],
+                             cwd=project, capture_output=True, text=True, check=False)
+    assert written.returncode == 1
+    assert "PYDANTIC []" not in written.stdout  # the JSON is pydantic's, as before
+    assert json.loads((project / "gate.json").read_text())["verdict"] == "fail"
+
+
+def test_pytest_failgate_decides_without_importing_pydantic(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
+    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
+    assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
+    pytester.makeconftest("""
+        import sys
+
+        def pytest_unconfigure(config):
+            print("PYDANTIC", sorted(m for m in sys.modules if m.split(".")[0] == "pydantic"))
+    """)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    done = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin",
+                                         "--failgate=eval_summary.json", "-p",
+                                         "no:cacheprovider")
+    assert done.ret == pytest.ExitCode.TESTS_FAILED
+    done.stdout.fnmatch_lines(["FAILED *retrieval_miss*", "PYDANTIC []"])
+
+
+def run_cli_quiet(cwd: Path, *args: str) -> int:
+    return subprocess.run([FAILGATE, *args], cwd=cwd, capture_output=True,
+                          check=False).returncode
+
+
+def test_the_console_scripts_quick_exit_keeps_its_output_and_exit_code(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["check", "eval_summary.json", "--explain", "--analyze", "--md", "gate.md"]
+    done = subprocess.run([FAILGATE, *args], cwd=project, capture_output=True, text=True,
+                          check=False, env={**os.environ, "NO_COLOR": "1"})
+    script_md = (project / "gate.md").read_text()
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("NO_COLOR", "1")
+    code, out, err = run_cli(capsys, *args)
+    assert (done.returncode, done.stdout, done.stderr) == (code, out, err) == (1, out, "")
+    assert out.rstrip().splitlines()[-1].startswith("verdict fail")
+    assert script_md == (project / "gate.md").read_text() != ""
