@@ -10,7 +10,6 @@ regression gate's rule, computed exactly: no resampling, no seed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ..base.errors import FailgateError
@@ -18,6 +17,7 @@ from ..base.formatting import one_line, plural
 from ..base.result import BaselineResult, ConfigChangeResult
 from ..reports.jsonfile import load_json
 from ..stats.binomial import paired_increase
+from . import DEFAULT_ALPHA
 from .config import ConfigChange, diff_config, hint_line
 from .metrics import MetricChange, compare_metric
 from .noise import NoiseDocument, read_noise_band
@@ -26,12 +26,12 @@ from .verdicts import band_cases, regression_verdict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from fractions import Fraction
     from pathlib import Path
 
     from ..reports.model import Report
     from ..stats.binomial import TailProbability
 
-DEFAULT_ALPHA = Fraction(1, 20)
 SHOWN_IDS = 50
 
 

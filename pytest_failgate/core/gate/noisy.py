@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ..base.confine import check_inside
 from ..base.errors import FailgateError, display_path
 from ..base.formatting import format_number, plural
-from ..compare.baseline import DEFAULT_ALPHA, load_noise_bands
+from ..compare import DEFAULT_ALPHA
 from ..compare.noisemodel import REPEATS, NoiseModel, count_allowance, from_document, from_repeats
 from ..stats.dispersion import CONFIDENCE
 
@@ -136,6 +136,8 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
     loaded = [g.report for g in gated if g.report is not None]
     taxonomy_of = {r.name: r.taxonomy or default for r in loaded}
     if source.path is not None:
+        from ..compare.baseline import load_noise_bands
+
         try:
             model = from_document(load_noise_bands(source.path), source.label)
         except FailgateError as exc:

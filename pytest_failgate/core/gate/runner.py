@@ -18,10 +18,9 @@ from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
 from ..ceilings.metrics import evaluate_metric
 from ..ceilings.model import SLICE_SEPARATOR
 from ..ceilings.rewrite import plan_ratchet, unconfirmed
-from ..compare.baseline import DEFAULT_ALPHA, BaselineRun, compare_with_baseline, load_noise_bands
+from ..compare import DEFAULT_ALPHA
 from ..compare.instrument import NEXT as INSTRUMENT_NEXT
 from ..compare.instrument import SINCE_INIT, instrument_changes, unaccepted_text
-from ..compare.noise import NoiseDocument
 from ..engines import is_glob
 from ..engines.load import (
     TABLE_SUFFIXES,
@@ -56,6 +55,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..base.result import GateResult
+    from ..compare.baseline import BaselineRun
     from ..reports.readers import ReportReader
 
 __all__ = ["ContractResult", "Gate", "GateConfig", "Mode", "ReportGate", "byte_limit",
@@ -297,6 +297,9 @@ def _baseline(config: GateConfig, choice: TaxonomyChoice, spec: ReadSpec,
               ceilings: Ceilings | None, gated: list[ReportGate],
               noise_path: Path | None) -> BaselineRun:
     """Load the baseline run as this one was loaded, and pair the two."""
+    from ..compare.baseline import compare_with_baseline, load_noise_bands
+    from ..compare.noise import NoiseDocument
+
     try:
         base = load_run_or_raise(config.baseline, choice, spec, config.engine)
     except FailgateError as exc:

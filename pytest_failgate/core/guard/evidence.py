@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..base.errors import FailgateError
-from ..compare.baseline import DEFAULT_ALPHA
+from ..compare import DEFAULT_ALPHA
 from ..compare.noise import NoiseDocument, read_noise_band
 from ..compare.noisemodel import REPEATS, from_document
 from ..compare.verdicts import band_cases
