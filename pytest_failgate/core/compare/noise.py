@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 MODE_PREFIX = "mode:"
-PASSED_MODE = "correct"  # the gate's name for a case that passed (mode:correct)
 _REQUIRED = ("min", "max", "n")
 _KNOWN_TOP = ("n_runs", "config", "run_ids", "metric_band", "case_stability", "unstable_cases")
 

@@ -32,7 +32,7 @@ from ..base.formatting import plural
 from ..stats.allowance import Movement, rate_allowance
 from ..stats.dispersion import dispersion_bound
 from ..taxonomy.model import TOTAL
-from .noise import PASSED_MODE
+from . import PASSED_MODE
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from . import PASSED_MODE
 from .noise import (
-    PASSED_MODE,
     NoiseDocument,
     case_stability,
     measure_metrics,

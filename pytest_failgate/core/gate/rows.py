@@ -27,8 +27,6 @@ from ..base.result import (
 from ..base.yamlsource import digest
 from ..ceilings.metrics import metric_message
 from ..ceilings.rewrite import InitNoise, init_text
-from ..compare.baseline import SHOWN_IDS as FIRST_IDS
-from ..compare.baseline import baseline_message, metric_baseline_message
 from ..stats.allowance import detectable
 from ..taxonomy.model import GROUP_PREFIX
 from . import messages
@@ -231,6 +229,8 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
     if gate.baseline is not None and check.slice is None and kind in ("category", "total"):
         compared = gate.baseline.judge(check.report.name, check.name)
     if compared is not None and compared.verdict != "pass":
+        from ..compare.baseline import baseline_message  # a run with a baseline only
+
         text = baseline_message(check.name, compared, gate.baseline.alpha,  # type: ignore[union-attr]
                                 gate.baseline.family)  # type: ignore[union-attr]
         if compared.verdict == "fail":
@@ -292,6 +292,9 @@ def _metric_baseline_row(gate: Gate, report: Report, change: MetricChange) -> Ro
     """A taxonomy metric against the baseline: FAIL fails the item, WARN warns."""
     assert gate.baseline is not None
     assert change.verdict is not None
+    from ..compare.baseline import SHOWN_IDS as FIRST_IDS
+    from ..compare.baseline import metric_baseline_message
+
     hint = gate.baseline.metric_hint(report.name, change)
     text = metric_baseline_message(change, gate.baseline.alpha, hint, gate.baseline.family)
     model = MetricBaselineResult(
