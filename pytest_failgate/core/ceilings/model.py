@@ -19,6 +19,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..base.errors import did_you_mean
+from ..base.reasons import reason_words
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -370,10 +371,19 @@ class InstrumentChange:
     reason: str
 
 
+def _says_something(value: object) -> str:
+    """A reason of spaces, punctuation or invisible characters says nothing, so it accepts
+    nothing: the gate reads it as the guard does (``reason_words``)."""
+    text = _text(value)
+    if not reason_words(text):
+        raise ValueError("a reason says why in words: this one has no letter or digit")
+    return text
+
+
 _INSTRUMENT: tuple[Spec, ...] = (
     ("from_", "from", _plain(_text), True),
     ("to", "to", _plain(_text), True),
-    ("reason", "reason", _plain(_text), True),
+    ("reason", "reason", _plain(_says_something), True),
 )
 
 
