@@ -75,6 +75,11 @@ def report(name: str, n_cases: int | None, **counts: int) -> Report:
         ("", None, "the file is empty"),
         ("version: 1\n---\nversion: 1\n", "3", "expected one YAML document"),
         ("version: 1\nceilings:\n  <<: {unknown: 1}\n", "3:3", "merge keys"),
+        ("version: 1\nceilings:\n  unknown: {max: 3, goal: 0.5}\n", "3:27",
+         "ceilings.unknown.goal: goal must be a whole number of cases or text, got 0.5"),
+        ("version: 1\nceilings:\n  unknown: x\n  total: [2]\n", "3:12",
+         'ceilings.unknown: a ceiling must be a whole number of cases, got "x" (text) '
+         "(and 1 more problem)"),
     ],
 )
 def test_malformed_ceilings_give_one_message_with_the_place(
