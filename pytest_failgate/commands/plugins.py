@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, cast
 
 import pluggy
@@ -44,6 +44,7 @@ from . import hookspecs
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, MutableMapping, Sequence
+    from importlib.metadata import EntryPoint
 
     from ..core.reports.readers import ReportReader
     from .config import Config
@@ -112,6 +113,55 @@ def load_plugins(config: Config, pytest_plugins: Iterable[tuple[str, object]] = 
     for label, plugin in pytest_plugins:
         manager.add(plugin, label)
     return contributions(manager, config)
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """The installed distributions' entry points of ``group``, as importlib.metadata finds
+    them; [] without asking it where no distribution can declare the group
+    (``may_declare``): importing it (and the email parser it reads metadata with) cost a
+    small run more than anything else it imported."""
+    if not may_declare(group):
+        return []
+    from importlib.metadata import entry_points as found
+
+    return list(found(group=group))
+
+
+def may_declare(group: str) -> bool:
+    """False only when no distribution importlib.metadata would find declares ``group``:
+    every ``sys.path`` entry is a plain folder (not a zip, not an egg) whose dist-info and
+    egg-info folders' ``entry_points.txt`` have no ``[group]`` section, and no import hook
+    lists distributions of its own. Anything else: True, and importlib.metadata decides."""
+    from importlib.machinery import PathFinder
+
+    if any(hasattr(finder, "find_distributions") and finder is not PathFinder
+           for finder in sys.meta_path):
+        return True
+    for entry in sys.path:
+        folder = entry or "."
+        if folder.lower().endswith(".egg"):
+            return True
+        try:
+            names = os.listdir(folder)
+        except NotADirectoryError:  # a zip file on the path
+            return True
+        except OSError:
+            continue
+        for name in names:
+            if name.lower().endswith((".dist-info", ".egg-info")) and _declares(
+                    os.path.join(folder, name, "entry_points.txt"), group):
+                return True
+    return False
+
+
+def _declares(path: str, group: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            lines = file.read().splitlines()
+    except OSError:  # no entry points (or an egg-info that is a file)
+        return False
+    return any(line.strip().startswith("[") and line.strip().endswith("]")
+               and line.strip()[1:-1].strip() == group for line in lines)
 
 
 def entry_point_plugins() -> list[tuple[str, object]]:

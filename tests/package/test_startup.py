@@ -15,6 +15,12 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLES, run_cli
 
+from pytest_failgate.commands.plugins import (
+    ENTRY_POINT_GROUP,
+    entry_point_plugins,
+    entry_points,
+    may_declare,
+)
 from pytest_failgate.core.gate.runner import GateConfig, run_gate
 from pytest_failgate.core.taxonomy import BUILTIN_DIR, BuiltinTaxonomies, Taxonomies
 
@@ -80,6 +86,7 @@ PROBE = ("import sys\n"
          "from pytest_failgate.cli import main\n"
          "code = main(sys.argv[1:])\n"
          "print('PYDANTIC', sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))\n"
+         "print('METADATA', 'importlib.metadata' in sys.modules)\n"
          "sys.exit(code)\n")
 
 
@@ -99,6 +106,8 @@ def test_check_decides_without_importing_pydantic_and_json_still_writes(project:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "FAILED ceilings.yaml::eval_summary::retrieval_miss" in done.stdout
     assert "PYDANTIC []" in done.stdout
+    if not may_declare(ENTRY_POINT_GROUP):  # no failgate plugin installed here
+        assert "METADATA False" in done.stdout
     written = subprocess.run([sys.executable, "-c", PROBE, "check", "eval_summary.json",
                               "--json", "gate.json"],
                              cwd=project, capture_output=True, text=True, check=False)
@@ -145,3 +154,24 @@ def test_the_console_scripts_quick_exit_keeps_its_output_and_exit_code(
     assert (done.returncode, done.stdout, done.stderr) == (code, out, err) == (1, out, "")
     assert out.rstrip().splitlines()[-1].startswith("verdict fail")
     assert script_md == (project / "gate.md").read_text() != ""
+
+
+def test_a_plugins_entry_point_is_found_as_importlib_metadata_finds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.metadata
+
+    assert not may_declare("failgate-test-no-such-group")
+    info = tmp_path / "demo_failgate-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-failgate\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[console_scripts]\ndemo = demo_failgate:main\n\n"
+                                           "[failgate]\ndemo = demo_failgate\n")
+    (tmp_path / "demo_failgate.py").write_text("def main():\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert may_declare(ENTRY_POINT_GROUP)
+    expected = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    assert "demo" in expected.names
+    assert sorted(p.name for p in entry_points(ENTRY_POINT_GROUP)) == sorted(expected.names)
+    assert [label for label, _ in entry_point_plugins()] == [
+        f"entry point {p.name} ({p.value})" for p in sorted(expected, key=lambda p: p.name)]
