@@ -33,14 +33,11 @@ import importlib.util
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
-
-import pluggy
+from typing import TYPE_CHECKING, Any
 
 from ..core.base.errors import FailgateError, display_path
 from ..core.reports.readers import as_reader
 from ..core.taxonomy import Taxonomies, Taxonomy, builtin_taxonomies
-from . import hookspecs
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, MutableMapping, Sequence
@@ -48,6 +45,7 @@ if TYPE_CHECKING:
 
     from ..core.reports.readers import ReportReader
     from .config import Config
+    from .manager import PluginManager
 
 ENTRY_POINT_GROUP = "failgate"
 INI_KEY = "failgate_plugins"
@@ -66,30 +64,6 @@ class Contributions:
     readers: list[ReportReader] = field(default_factory=list)
 
 
-class PluginManager(pluggy.PluginManager):
-    """failgate's plugin manager: a plain function named like a hook implements it, as
-    pytest takes unmarked ``pytest_*`` functions (a ``conftest.py`` needs no decorator)."""
-
-    def __init__(self) -> None:
-        super().__init__(hookspecs.PROJECT)
-        self.add_hookspecs(hookspecs)
-
-    def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
-        opts = super().parse_hookimpl_opts(plugin, name)
-        if opts is None and name in HOOKS and callable(getattr(plugin, name, None)):
-            return cast("pluggy.HookimplOpts", {})
-        return opts
-
-    def add(self, plugin: object, label: str) -> None:
-        """Register ``plugin`` under ``label`` (what errors call it), once."""
-        if self.is_registered(plugin) or self.has_plugin(label):
-            return
-        try:
-            self.register(plugin, label)
-        except pluggy.PluginValidationError as exc:
-            raise FailgateError(f"plugin {label}: {exc}") from None
-
-
 def load_plugins(config: Config, pytest_plugins: Iterable[tuple[str, object]] = ()
                  ) -> Contributions:
     """The taxonomies and readers of every plugin, in the documented order.
@@ -105,8 +79,13 @@ def load_plugins(config: Config, pytest_plugins: Iterable[tuple[str, object]] = 
                 "this server runs no plugin code unless started with `failgate mcp "
                 "--allow-plugins`, and the numbers depend on them")
         return Contributions()
+    points, pytest_plugins = entry_point_plugins(), list(pytest_plugins)
+    if not points and not config.plugins and not pytest_plugins:
+        return Contributions()  # no hook to call: no plugin manager (nor pluggy) to build
+    from .manager import PluginManager
+
     manager = PluginManager()
-    for label, plugin in entry_point_plugins():
+    for label, plugin in points:
         manager.add(plugin, label)
     for spec in config.plugins:
         manager.add(import_plugin(spec), f"{INI_KEY} {spec_label(spec)}")

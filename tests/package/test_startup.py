@@ -86,7 +86,7 @@ PROBE = ("import sys\n"
          "from pytest_failgate.cli import main\n"
          "code = main(sys.argv[1:])\n"
          "print('PYDANTIC', sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))\n"
-         "print('METADATA', 'importlib.metadata' in sys.modules)\n"
+         "print('METADATA', 'importlib.metadata' in sys.modules, 'pluggy' in sys.modules)\n"
          "sys.exit(code)\n")
 
 
@@ -107,7 +107,7 @@ def test_check_decides_without_importing_pydantic_and_json_still_writes(project:
     assert "FAILED ceilings.yaml::eval_summary::retrieval_miss" in done.stdout
     assert "PYDANTIC []" in done.stdout
     if not may_declare(ENTRY_POINT_GROUP):  # no failgate plugin installed here
-        assert "METADATA False" in done.stdout
+        assert "METADATA False False" in done.stdout  # nor a plugin manager to build
     written = subprocess.run([sys.executable, "-c", PROBE, "check", "eval_summary.json",
                               "--json", "gate.json"],
                              cwd=project, capture_output=True, text=True, check=False)
