@@ -9,20 +9,20 @@ import pluggy
 
 from ..core.base.errors import FailgateError
 from . import hookspecs
-from .plugins import HOOKS
 
 
 class PluginManager(pluggy.PluginManager):
     """failgate's plugin manager: a plain function named like a hook implements it, as
     pytest takes unmarked ``pytest_*`` functions (a ``conftest.py`` needs no decorator)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hooks: tuple[str, ...]) -> None:
         super().__init__(hookspecs.PROJECT)
         self.add_hookspecs(hookspecs)
+        self.hooks = hooks  # the names a plain function implements (``plugins.HOOKS``)
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
         opts = super().parse_hookimpl_opts(plugin, name)
-        if opts is None and name in HOOKS and callable(getattr(plugin, name, None)):
+        if opts is None and name in self.hooks and callable(getattr(plugin, name, None)):
             return cast("pluggy.HookimplOpts", {})
         return opts
 

@@ -84,7 +84,7 @@ def load_plugins(config: Config, pytest_plugins: Iterable[tuple[str, object]] = 
         return Contributions()  # no hook to call: no plugin manager (nor pluggy) to build
     from .manager import PluginManager
 
-    manager = PluginManager()
+    manager = PluginManager(HOOKS)
     for label, plugin in points:
         manager.add(plugin, label)
     for spec in config.plugins:
