@@ -21,7 +21,7 @@ from ..taxonomy.expr import ExprRuntimeError
 from ..taxonomy.model import COMPOSITE, metric_number
 from ..taxonomy.tally import RuleError, nested_absent
 from .model import OWN_FORMAT, Report
-from .scan import MISSING, Scan, build_scan, fine_types
+from .scan import MISSING, LoopState, Scan, build_scan, fine_types
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -176,23 +176,15 @@ class CaseSink:
 
         scan.function(rest, self._state(scan), slow, count)
 
-    def _state(self, scan: Scan) -> tuple[Any, ...]:
+    def _state(self, scan: Scan) -> LoopState:
         """What the generated loop updates, and the sink's own code it calls where a case
         needs it (views of a case for examples, metrics and dotted ids)."""
-        tallier = self.tallier
         names = scan.view_names
         bits = [1 << i for i in range(len(names))]
 
         def view(mask: int, values: tuple[Any, ...]) -> dict[str, Any]:
             return {name: value for name, value, bit in zip(names, values, bits, strict=True)
                     if not mask & bit}
-
-        def record_slices(key: str, decided: int, sliced: tuple[str, ...]) -> None:
-            tallier._record_slices(key, decided, tallier._category_at[decided], sliced)
-
-        def count_observed(observed: tuple[tuple[Any, bool], ...]) -> None:
-            for values, observation in zip(tallier._metric_values, observed, strict=True):
-                values[observation] += 1
 
         def metrics(case: Mapping[str, Any], position: int) -> list[tuple[str, float]]:
             found = [(m.name, _metric_value(m, case, position)) for m in self._metrics]
@@ -202,12 +194,10 @@ class CaseSink:
             for name, value in values:
                 self.case_metrics[name][key] = value
 
-        ids_at = [[], *(tallier._ids[name] for name in tallier._category_at[1:])]
-        examples_at = [[], *(tallier._examples[name] for name in tallier._category_at[1:])]
-        return (self._seen, tallier._reach, tallier._flagged, ids_at, examples_at,
-                tallier.n_cases, view, self._key, record_slices, tallier._observe,
-                count_observed, metrics, store_metrics, self._sample,
-                max(0, SAMPLE - len(self._sample)))
+        return LoopState(tally=self.tallier.target(), seen=self._seen,
+                         n_cases=self.tallier.n_cases, view=view, key_of=self._key,
+                         metrics=metrics, store_metrics=store_metrics, sample=self._sample,
+                         room=max(0, SAMPLE - len(self._sample)))
 
     def _key(self, case: Mapping[str, Any], position: int) -> str:
         """The case's id as the string it is compared by (an integer id as its digits, so
