@@ -15,9 +15,9 @@ from . import ENGINES, is_glob
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..reports.choice import TaxonomyChoice
     from ..reports.model import Report, ReportFile
     from ..reports.read import ReadSpec
-    from ..reports.readers import TaxonomyChoice
     from ..taxonomy import Taxonomy
 
 TABLE_SUFFIXES = (".parquet",)
@@ -93,11 +93,10 @@ def load_table(file: ReportFile, choice: Taxonomy | TaxonomyChoice, spec: ReadSp
                engine: str) -> Report:
     """Classify one report in DuckDB or Spark, with the taxonomy chosen for its name."""
     check_engine(engine)
+    from ..reports.choice import TaxonomyChoice
     from ..reports.model import OWN_FORMAT
-    from ..reports.readers import TaxonomyChoice
 
-    taxonomy = (choice.pick(file.name, OWN_FORMAT, None) if isinstance(choice, TaxonomyChoice)
-                else choice)
+    taxonomy = TaxonomyChoice.of(choice).pick(file.name, OWN_FORMAT, None)
     if engine == "spark":
         from .spark_engine import load_spark
 

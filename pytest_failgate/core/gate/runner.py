@@ -33,10 +33,10 @@ from ..engines.load import (
     runs_in_engine,
 )
 from ..reports.builtin import builtin_readers
+from ..reports.choice import TaxonomyChoice
 from ..reports.discover import REPORT_SUFFIXES, discover
 from ..reports.model import Report, ReportFile, SkippedFile
 from ..reports.read import ReadSpec, load_report
-from ..reports.readers import TaxonomyChoice
 from ..reports.sink import UnfitTaxonomy
 from ..taxonomy import Taxonomy, builtin_taxonomies
 from ..taxonomy.expr import ExprRuntimeError
@@ -92,7 +92,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         chosen = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
                   if config.init_taxonomy is not None else None)
         choice = TaxonomyChoice(chosen, {}, taxonomies)
-        taxonomy = chosen or taxonomies["rag"]
+        taxonomy = choice.fallback
     else:
         if not config.ceilings_path.exists():
             raise FailgateError(

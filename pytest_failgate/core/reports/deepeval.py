@@ -57,8 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.errors import FailgateError
-from ..base.safeopen import open_regular
-from .jsonfile import Loc, Misshapen, describe, parse_json_file
+from .jsonfile import Loc, Misshapen, describe, open_file, parse_json_file
 from .readers import ReaderOutput
 
 WRAPPER_KEY = "testRunData"  # .latest_test_run.json
@@ -101,7 +100,7 @@ _IN_RUN = "DEEPEVAL"  # set by `deepeval test run` in the process that runs pyte
 def _holds_run(path: Path) -> bool:
     """Whether a file may hold a test run (a link-only ``.latest_test_run.json`` does not),
     from its first bytes."""
-    with open_regular(path) as handle:
+    with open_file(path) as handle:
         head = handle.read(1 << 16)
     return any(marker in head for marker in _MARKERS[:2])
 

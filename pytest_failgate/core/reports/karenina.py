@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.confine import shown
 from ..base.errors import FailgateError, did_you_mean
-from .jsonfile import describe, load_json
+from .jsonfile import describe, load_json, read_bytes
 from .readers import ReaderOutput, repeat_of
 
 if TYPE_CHECKING:
@@ -256,10 +256,7 @@ class KareninaCsvReader:
         return True  # the header decides, in read()
 
     def read(self, path: Path) -> ReaderOutput | None:
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise FailgateError(f"cannot read: {exc.strerror}", path) from None
+        raw = read_bytes(path)
         raw = raw.removeprefix(b"\xef\xbb\xbf")
         try:
             text = raw.decode("utf-8")

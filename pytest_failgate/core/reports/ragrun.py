@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError
-from .jsonfile import json_lines, load_json, loads
+from .jsonfile import json_lines, load_json, loads, open_file
 from .readers import ReaderOutput
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ INSTRUMENT_KEYS = ("judge_model", "dataset_version", "eval_set")  # what measure
 def _first_line(path: Path) -> Any:
     """The first line decoded, or None when it is not one JSON value."""
     try:
-        with path.open("rb") as handle:
+        with open_file(path) as handle:
             line = handle.readline(HEAD)
     except OSError as exc:
         raise FailgateError(f"cannot read: {exc.strerror}", path) from None

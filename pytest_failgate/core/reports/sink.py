@@ -297,7 +297,6 @@ def _refuse_absent_rule_field(file: ReportFile, taxonomy: Taxonomy,
     from ..base.errors import closest
     from ..taxonomy.model import describe_kinds
 
-    present = sorted({key for case in sample for key in case} | _first_case_keys(file.path))
     for rule in taxonomy.categories:
         for name in rule.reads:
             declared = taxonomy.field_index.get(name)
@@ -305,6 +304,8 @@ def _refuse_absent_rule_field(file: ReportFile, taxonomy: Taxonomy,
                     declared.default is not None
                     or (declared.kinds is not None and "null" in declared.kinds))):
                 continue  # present in a case, or declared optional (a default, or null)
+            present = sorted({key for case in sample for key in case}
+                             | _first_case_keys(file.path))
             declared_as = ""
             if declared is not None and declared.kinds is not None:
                 declared_as = f", declared in types: as {describe_kinds(declared.kinds)}"
@@ -331,12 +332,12 @@ def _first_case_keys(path: Path) -> set[str]:
     only the fields the taxonomy reads, so the cases kept do not show the others."""
     import json
 
-    from ..base.safeopen import open_regular
+    from .source import open_source
 
     if path.suffix != ".jsonl":
         return set()
     try:
-        with open_regular(path) as handle:
+        with open_source(path) as handle:
             first = handle.readline(PEEK_BYTES)
         case = json.loads(first)
     except (FailgateError, OSError, ValueError):
