@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError
 from .jsonfile import json_lines, load_json, loads, open_file
-from .readers import ReaderOutput
+from .readers import Reader, ReaderOutput
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -132,7 +132,7 @@ def _cross_check(cases: list[dict[str, Any]], recorded: dict[str, Any]) -> list[
             if distribution.get(mode, 0) != found.get(mode, 0)]
 
 
-class RagRunReader:
+class RagRunReader(Reader):
     """Run folders of the RAG regression gate (see the module docstring)."""
 
     name = "rag-gate"

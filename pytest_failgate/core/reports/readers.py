@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ReaderOutput:
     """What a reader found in a file.
 
@@ -58,7 +58,7 @@ class ReaderOutput:
     nothing to cross-check.
     """
 
-    cases: Iterable[Any]
+    cases: Iterable[Any] = ()  # decoded mappings, one per case (none: ``skipped``)
     recorded: dict[str, Any] = field(default_factory=dict)
     contradictions: list[str] | None = None
     name: str | None = None  # replaces the file's stem in the report name; "" = the folder
