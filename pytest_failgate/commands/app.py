@@ -115,5 +115,5 @@ class Failgate:
                                  self.config.engine)
 
     def default_taxonomy(self) -> Taxonomy:
-        """The taxonomy a listing of no report falls back on (``TaxonomyChoice.fallback``)."""
-        return self.choice().fallback
+        """The taxonomy a listing of no report falls back on (``TaxonomyChoice.run_taxonomy``)."""
+        return self.choice().run_taxonomy

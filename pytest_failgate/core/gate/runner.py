@@ -92,7 +92,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         chosen = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
                   if config.init_taxonomy is not None else None)
         choice = TaxonomyChoice(chosen, {}, taxonomies)
-        taxonomy = choice.fallback
+        taxonomy = choice.run_taxonomy
     else:
         if not config.ceilings_path.exists():
             raise FailgateError(
@@ -316,6 +316,7 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
     classified by that engine; everything else by the Python readers.
     """
     spec = spec if spec is not None else ReadSpec(readers=builtin_readers())
+    choice = TaxonomyChoice.of(taxonomy)  # each file's taxonomy: picked once, as it is read
     readers = spec.readers
     suffixes = (*REPORT_SUFFIXES, *TABLE_SUFFIXES,
                 *(s for reader in readers for s in reader.suffixes))
@@ -325,8 +326,8 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
     gated: list[ReportGate] = []
     for file in files:
         try:
-            loaded = (load_table(file, taxonomy, spec or ReadSpec(), engine)
-                      if runs_in_engine(file.path, engine) else load_report(file, taxonomy, spec))
+            loaded = (load_table(file, choice, spec, engine)
+                      if runs_in_engine(file.path, engine) else load_report(file, choice, spec))
         except FailgateError as exc:
             gated.append(ReportGate(file, error=exc))
             continue

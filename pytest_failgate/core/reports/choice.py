@@ -40,7 +40,7 @@ class TaxonomyChoice:
         return taxonomy if isinstance(taxonomy, TaxonomyChoice) else cls(taxonomy)
 
     @property
-    def fallback(self) -> Taxonomy:
+    def run_taxonomy(self) -> Taxonomy:
         """The run's taxonomy where no report says otherwise (a listing of no report, the
         taxonomy ``init`` writes): the one given, else ``DEFAULT_TAXONOMY``."""
         return self.default if self.default is not None else self.known[DEFAULT_TAXONOMY]

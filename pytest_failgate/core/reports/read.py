@@ -107,8 +107,7 @@ def classify(detected: Detected, spec: ReadSpec, source: ReportSource) -> Report
     """The detected file's cases, checked and classified by its taxonomy."""
     file, taxonomy = detected.file, detected.taxonomy
     if detected.output is not None:
-        return report_from_cases(file, taxonomy, spec, detected.output, detected.format,
-                                 detected.format_default)
+        return _from_reader(detected, detected.output, spec)
     if file.path.suffix == ".jsonl":
         return _read_jsonl(file, taxonomy, spec, source)
     if taxonomy.records:
@@ -335,19 +334,19 @@ def _aggregate(
     )
 
 
-def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
-                      output: ReaderOutput, format_name: str = OWN_FORMAT,
-                      format_default: str | None = None) -> Report:
+def _from_reader(detected: Detected, output: ReaderOutput, spec: ReadSpec) -> Report:
     """Classify a reader's cases into a report, checking them as failgate's own reader does."""
+    file, taxonomy = detected.file, detected.taxonomy
     if output.uncounted is not None:
-        return _uncounted(file, taxonomy, output, format_name)
+        return _uncounted(detected, output)
     sink = CaseSink(file, taxonomy, spec)
     try:
         sink.add_all(output.cases)
     except CaseProblem as exc:
         raise FailgateError(str(exc), file.path) from None
-    report = sink.finish(output.recorded, output.contradictions, format_name, format_default,
-                         output.config)
+    report = sink.finish(recorded=output.recorded, contradictions=output.contradictions,
+                         format_name=detected.format, format_default=detected.format_default,
+                         config=output.config)
     report.run_order = output.run_order
     report.repeat_unit = output.repeat_unit
     report.interrupted = output.interrupted
@@ -355,10 +354,10 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
     return report
 
 
-def _uncounted(file: ReportFile, taxonomy: Taxonomy, output: ReaderOutput,
-               format_name: str) -> Report:
+def _uncounted(detected: Detected, output: ReaderOutput) -> Report:
     """An aggregate that counts no category (``ReaderOutput.uncounted``): its size and
     recorded values only. A case handed over with it would be silently dropped: refused."""
+    file, taxonomy, format_name = detected.file, detected.taxonomy, detected.format
     if any(True for _ in output.cases):
         raise FailgateError(f"the {format_name} reader gave cases and said the file has none",
                             file.path)

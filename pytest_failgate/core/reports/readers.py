@@ -33,7 +33,13 @@ class MyReader(Reader):            # pytest_failgate.api.Reader
 - ``ReaderOutput.run_order`` (a tuple of numbers, greater is later) lets a folder hold
   several runs under one name: the latest is gated, the others are listed as skipped.
 - A built-in format is one module in this package plus one line in ``builtin.py``
-  (and its taxonomy, one YAML file in ``core/taxonomy/builtin/``).
+  (and its taxonomy, one YAML file in ``core/taxonomy/builtin/``). It is written as a
+  plugin's would be: a ``Reader`` subclass that imports only what ``pytest_failgate.api``
+  exports (``tests/package/test_builtins_use_the_api.py`` pins it), reading its file
+  through those helpers (``read_bytes``, ``json_lines``, ...), which serve the report from
+  the one handle failgate opened it with (``source``).
+- The taxonomy is not the reader's to choose: ``read.detect`` picks it once the format is
+  known (``choice.TaxonomyChoice``), from the reader's ``taxonomy`` among others.
 """
 
 from __future__ import annotations

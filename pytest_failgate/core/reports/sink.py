@@ -223,7 +223,7 @@ class CaseSink:
                               "a string or an integer")
         return f"#{position}"
 
-    def finish(self, recorded: dict[str, Any] | None = None,
+    def finish(self, *, recorded: dict[str, Any] | None = None,
                contradictions: list[str] | None = None, format_name: str = OWN_FORMAT,
                format_default: str | None = None,
                config: dict[str, Any] | None = None) -> Report:
