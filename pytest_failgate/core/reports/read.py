@@ -105,14 +105,13 @@ def detect(report: ReportFile, choice: TaxonomyChoice, spec: ReadSpec,
 
 def classify(detected: Detected, spec: ReadSpec, source: ReportSource) -> Report | SkippedFile:
     """The detected file's cases, checked and classified by its taxonomy."""
-    file, taxonomy = detected.file, detected.taxonomy
     if detected.output is not None:
         return _from_reader(detected, detected.output, spec)
-    if file.path.suffix == ".jsonl":
-        return _read_jsonl(file, taxonomy, spec, source)
-    if taxonomy.records:
-        return _read_records(file, taxonomy, spec, source)
-    return _read_json(file, taxonomy, spec, source)
+    if detected.file.path.suffix == ".jsonl":
+        return _read_jsonl(detected, spec, source)
+    if detected.taxonomy.records:
+        return _read_records(detected, spec, source)
+    return _read_json(detected, spec, source)
 
 
 def _pattern_named(report: ReportFile, taxonomy: Taxonomy) -> ReportFile:
@@ -124,9 +123,9 @@ def _pattern_named(report: ReportFile, taxonomy: Taxonomy) -> ReportFile:
     return renamed(report, ReaderOutput(cases=[], name=name)) if name else report
 
 
-def _read_records(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
-                  source: ReportSource) -> Report:
+def _read_records(detected: Detected, spec: ReadSpec, source: ReportSource) -> Report:
     """A JSON file whose cases sit at the taxonomy's ``records`` path (a format in YAML)."""
+    report, taxonomy = detected.file, detected.taxonomy
     data = _without_bom(source.data())
     value = loads(data, report.path)
     for depth, key in enumerate(taxonomy.records, start=1):
@@ -168,8 +167,10 @@ def _place(source: ReportSource, loc: tuple[str | int, ...]) -> tuple[int | None
     return place(_without_bom(source.data()), loc)
 
 
-def _read_json(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
-               source: ReportSource) -> Report | SkippedFile:
+def _read_json(detected: Detected, spec: ReadSpec, source: ReportSource) -> Report | SkippedFile:
+    """Failgate's own JSON shapes: ``eval_summary`` (cases under ``case_results``), an
+    array of cases, or an aggregate (``failure_category_counts``)."""
+    report, taxonomy = detected.file, detected.taxonomy
     data = _without_bom(source.data())
     if start_of(data) == len(data):
         raise FailgateError("the file is empty", report.path)
@@ -212,8 +213,9 @@ def _read_json(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
     return result
 
 
-def _read_jsonl(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
-                source: ReportSource) -> Report:
+def _read_jsonl(detected: Detected, spec: ReadSpec, source: ReportSource) -> Report:
+    """Failgate's own JSON Lines: one case a line, streamed from the open file."""
+    report, taxonomy = detected.file, detected.taxonomy
     sink = CaseSink(report, taxonomy, spec)
     found = decoder()
     decode = found.case_decoder(sink.fields)
