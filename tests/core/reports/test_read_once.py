@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import case, category_case, write_jsonl, write_summary
 
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.reports.builtin import builtin_readers
 from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.model import Report, ReportFile
 from pytest_failgate.core.reports.read import ReadSpec, load_report
-from tests.helpers import case, category_case, write_jsonl, write_summary
 
 DATA = Path(__file__).parents[2] / "data"
 SUFFIXES = (".json", ".jsonl", ".eval", ".csv", ".jsonld")
