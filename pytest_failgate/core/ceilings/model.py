@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..base.errors import did_you_mean
 from ..base.reasons import reason_words
+from ..taxonomy import DEFAULT_TAXONOMY
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -425,7 +426,8 @@ class CeilingsModel:
     """A whole ``ceilings.yaml``: defaults for every report, and per-report overrides."""
 
     version: Literal[1]
-    taxonomy: str | dict[str, Any] = "rag"  # a name, a file, or a taxonomy written inline
+    # a name, a file, or a taxonomy written inline
+    taxonomy: str | dict[str, Any] = DEFAULT_TAXONOMY
     # per report name, or per format (a report's name wins): a name or a file
     taxonomies: dict[str, str] = field(default_factory=dict)
     # the level of the exact tests: baseline comparisons, and max_rate ceilings
