@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 _WHITESPACE = b" \t\n\r"
 _JIT_ERROR = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$", re.DOTALL)
 _CHUNK = 1 << 14  # bytes checked for UTF-8 at a time: small strings, made and freed in cache
-BLOCK = 1 << 20  # bytes of JSON Lines read, checked and decoded at a time (whole lines)
+BLOCK = 1 << 16  # bytes of JSON Lines read and decoded at a time: whole lines, in cache
 
 
 class JsonSyntaxError(ValueError):
