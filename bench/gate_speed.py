@@ -13,7 +13,7 @@ query type and answer length; ``attempt_latency`` and ``claim_citation_alignment
 - ``utf8100k`` / ``jsonlutf8100k``: raw UTF-8 text as many tools write it
   (``ensure_ascii=False``, no ``\\u`` escapes), as ``.json`` and as JSON Lines: the
   real-shaped cases with random ids, answers with emoji, and a nested ``retrieved_docs``
-  list (doc ids, Korean titles and passages with emoji) in most cases: about 5.7 KB a
+  list (doc ids, Korean titles and passages with emoji) in most cases: about 5.8 KB a
   case, a fifth of it multi-byte characters.
 - ``ascii100k``: the same with every string English text of the same length.
 - ``compact100k``: 100,000 short cases (about 730 B): English text, answers cut short.
