@@ -372,6 +372,10 @@ def stream(handle: BinaryIO, batch: Callable[[list[bytes], bytes], list[Any] | N
     (invalid, blank, not UTF-8); that block is then decoded a line at a time by ``one``
     (the exact decoder: same values, and the error of the first refused line, as a
     ``LineError`` naming its line, after the cases before it).
+
+    The lines are split here, not by msgspec's ``decode_lines``: that reads values
+    separated by any whitespace, so two objects on one line, or one object spread over
+    two, would be read where a line-at-a-time reader refuses them.
     """
     return chain.from_iterable(_batches(handle, batch, one))
 
