@@ -363,8 +363,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_watch(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
+    from .commands.app import Failgate
+    from .commands.gating import write_reports
     from .commands.sequential import Watch, Watched, read_plan, watch
-    from .core.gate.sequential import describe
 
     try:
         delta = Fraction(args.delta)
@@ -375,16 +376,20 @@ def cmd_watch(args: argparse.Namespace) -> int:
                     plan=read_plan(Path(args.plan)) if args.plan else None, delta=delta,
                     replay=args.replay, name=args.name, command=tuple(args.harness),
                     idle_seconds=args.idle_seconds)
-    for item in watch(configure(args), request):
-        if isinstance(item, Watched):
-            if item.settled is not None:
-                _out()
-                for look in item.settled.items:
-                    _out(f"  {describe(look)}")
-                _out(item.settled.line())
-            else:
-                _out(f"not settled: {item.ended}: inconclusive")
-            return EXIT[item.verdict]
+    app = Failgate(configure(args))
+    for item in watch(app, request):
+        if isinstance(item, Watched):  # the check's summary, outputs and exit code
+            _out()
+            _print_summary(item.result)
+            written = write_reports(app, item.result)
+            for line in written.lines:
+                if not line.startswith("wrote "):
+                    _out(line)
+            if written.failed:
+                print("failgate: error: a report file could not be written (above)",
+                      file=sys.stderr)
+                return EXIT_INPUT
+            return EXIT[item.result.verdict]
         _out(item)
     return EXIT_INCONCLUSIVE  # pragma: no cover - watch always ends with how it ended
 

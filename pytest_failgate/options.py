@@ -109,11 +109,11 @@ OPTIONS: tuple[Option, ...] = (
            "that never matched, how often the fields each rule reads were absent, the "
            "fallback's cases", commands=("check",)),
     Option("md", "path", "write the gate as a Markdown report (a pull-request comment) to FILE",
-           "FILE", commands=("check",)),
+           "FILE", commands=("check", "watch")),
     Option("json", "path", "write the gate's result as JSON to FILE (schema: `failgate "
-           "schema`)", "FILE", commands=("check",)),
+           "schema`)", "FILE", commands=("check", "watch")),
     Option("html", "path", "write the gate as a self-contained HTML report to FILE", "FILE",
-           commands=("check",)),
+           commands=("check", "watch")),
     Option("history", "path", "a folder of past runs (report files or folders, in name order) "
            "to chart in the Markdown and HTML reports", "DIR", commands=("check",)),
     Option("github", "flag", "GitHub Actions: ::error annotations on failing ceilings, and the "

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from fractions import Fraction
     from pathlib import Path
 
+    from ..core.base.result import GateResult
     from ..core.gate.sequential import ItemLook, Settled
     from ..core.reports.sink import CaseSink
     from .config import Config
@@ -181,13 +182,14 @@ class Watch:
 class Watched:
     """How it ended: the settled verdict, or why the run ended without one."""
 
+    result: GateResult
     settled: Settled | None = None
     ended: str = ""  # why an unsettled run ended (inconclusive)
     lines: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
-        return self.settled.verdict if self.settled is not None else "inconclusive"
+        return self.result.verdict
 
 
 class CaseGate:
@@ -225,6 +227,8 @@ class CaseGate:
         if taxonomy is None:
             taxonomy = ceilings.taxonomy
         self.gate = SequentialGate(gate_items(taxonomy, ceilings, name, planned), planned, delta)
+        self._ceilings, self._taxonomy, self.name = ceilings, taxonomy.name, name
+        self._advice = app.config.advice.ratchet
         self.order = PlannedOrder(plan.ids) if plan is not None else None
         self.path = path if path is not None else Path(name)
         self.sink: CaseSink = CaseSink(ReportFile(self.path, name), taxonomy, app.read_spec())
@@ -234,6 +238,14 @@ class CaseGate:
     @property
     def settled(self) -> Settled | None:
         return self.gate.settled
+
+    def result(self) -> GateResult:
+        """The outcome as it stands, as every output renders it (settled, or stopped
+        before it was: inconclusive), saying n of N planned cases and 1 - delta."""
+        from ..core.gate.settled import sequential_result
+
+        return sequential_result(self.gate, self._ceilings, self.name, self.path,
+                                 self._taxonomy, self._advice)
 
     def add(self, case: Any) -> Settled | None:
         """One finished case; the settled verdict, or None."""
@@ -368,7 +380,6 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     running = None
     if request.command and not request.replay:
         running = subprocess.Popen(list(request.command))  # the user's harness, as given
-    done = Watched()
     try:
         source = (
             _replayed(request.report)
@@ -382,7 +393,7 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     finally:
         if running is not None:
             stop(running)
-    done.settled = feed.gate.settled
+    done = Watched(feed.result(), feed.gate.settled)
     if done.settled is None:
         done.ended = (
             f"the run ended after {feed.gate.n} of {planned} planned cases, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -43,6 +44,17 @@ def _last_line(out: str) -> str:
     return out.rstrip("\n").splitlines()[-1]
 
 
+SETTLED = re.compile(r"verdict (pass|fail|inconclusive): .*settled after (\d+) of (\d+) planned "
+                     r"cases: the verdict is the full run's( with probability at least 95%)?")
+
+
+def _settled(out: str) -> tuple[str, int, int, bool]:
+    """The last line's verdict, n, N and whether it claims 95% (not exactness)."""
+    found = SETTLED.fullmatch(_last_line(out))
+    assert found is not None, _last_line(out)
+    return found.group(1), int(found.group(2)), int(found.group(3)), bool(found.group(4))
+
+
 def test_replay_agrees_with_check_on_random_orders_of_hard_populations(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Populations at their ceilings or one over, in random orders: a replay settles on
@@ -58,12 +70,11 @@ def test_replay_agrees_with_check_on_random_orders_of_hard_populations(
         checked = run(capsys, "check", str(report))[0]
         code, out, _ = run(capsys, "watch", str(report), "--replay")
         assert checked in (0, 1)
-        last = _last_line(out)
-        assert last.startswith("settled after ")
-        n, planned = (int(word) for word in last.split()[2:5:2])
+        _, n, planned, claimed = _settled(out)
         assert planned == 60 + sum(counts.values())
+        assert claimed == (n < planned)
         if n == planned:
-            assert code == checked, last
+            assert code == checked, out
         else:
             early += 1
             disagreements += code != checked
@@ -81,11 +92,9 @@ def test_watch_stops_a_broken_harness_before_half_its_cases(
     code, out, _ = run(capsys, "watch", "results.jsonl", "--planned", str(planned), "--",
                        sys.executable, "writer.py", "cases.json", "results.jsonl")
     assert code == 1
-    last = _last_line(out)
-    assert last.startswith("settled after ")
-    assert last.endswith(f"of {planned} cases: fail (the full run's verdict with probability "
-                         "at least 95%)")
-    assert int(last.split()[2]) < planned // 2
+    verdict, n, of, claimed = _settled(out)
+    assert (verdict, of, claimed) == ("fail", planned, True)
+    assert n < planned // 2
     assert "retrieval_miss: " in out
     written = (project / "results.jsonl").read_text().count("\n")
     time.sleep(0.5)  # the harness was stopped: the report no longer grows
@@ -125,7 +134,8 @@ def test_watch_judges_the_plans_order_whatever_order_cases_finish_in(
     assert "waiting for the cases planned before it" in lines[0]
     judged = [line.split('"')[1] for line in lines if line.startswith("case ")]
     assert judged == order
-    assert _last_line(out) == "settled after 10 of 10 cases: pass (the full run's verdict)"
+    assert _last_line(out) == ("verdict pass: all 7 checks passed; settled after 10 of 10 "
+                               "planned cases: the verdict is the full run's")
 
 
 @pytest.mark.parametrize(("args", "lines", "message"), [

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ..base.errors import FailgateError
 from ..base.formatting import format_number
+from ..base.result import Sequential
 from ..ceilings.model import DEFAULT_SHARE
 from ..stats.sequential import DEFAULT_DELTA, CountSequence
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
@@ -93,15 +94,16 @@ class Settled:
     def exact(self) -> bool:
         return self.n == self.planned
 
+    def record(self) -> Sequential:
+        """n of N planned cases and what the verdict is worth, as every output says it."""
+        return Sequential(n=self.n, planned=self.planned, delta=float(self.delta),
+                          confidence=f"{format_number((1 - self.delta) * 100)}%",
+                          settled=True)
+
     def line(self) -> str:
-        """``settled after n of N cases: <verdict>``, with what the verdict is worth."""
-        worth = (
-            "the full run's verdict"
-            if self.exact
-            else f"the full run's verdict with probability at least "
-            f"{format_number((1 - self.delta) * 100)}%"
-        )
-        return f"settled after {self.n} of {self.planned} cases: {self.verdict} ({worth})"
+        """``verdict <v>: settled after n of N planned cases: the verdict is the full
+        run's [with probability at least 1 - delta]``: the terminal's closing words."""
+        return f"verdict {self.verdict}: {self.record().text}"
 
 
 class SequentialGate:
@@ -129,6 +131,7 @@ class SequentialGate:
         self._states: list[ItemState] = [_state(0, planned, item.allowed) for item in self.items]
         self._settled: Settled | None = None
         self.n = 0
+        self.failed = 0  # cases gated so far that failed (in any category)
 
     @property
     def settled(self) -> Settled | None:
@@ -141,6 +144,7 @@ class SequentialGate:
         if self.n >= self.planned:
             raise FailgateError(f"more cases than the {self.planned} planned")
         self.n += 1
+        self.failed += category is not None
         states = self._states
         for index, (item, sequence) in enumerate(zip(self.items, self._sequences, strict=True)):
             decided = states[index] == "cleared"  # a cleared count stays cleared
