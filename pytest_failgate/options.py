@@ -105,6 +105,10 @@ OPTIONS: tuple[Option, ...] = (
            "committed", commands=("check",)),
     Option("init", "flag", "write a new ceilings file from the current counts (never "
            "overwrites; the init command)", action=True),
+    Option("sequential", "text", "run the tests in a random order drawn from SEED (an integer, "
+           "or `new` for a fresh one), each test a case of the ceilings file's taxonomy, and "
+           "stop as soon as the verdict is settled: the full run's with probability at least "
+           "0.95", "SEED", action=True),
     Option("explain", "flag", "add rule diagnostics to the summary: what first-match hid, rules "
            "that never matched, how often the fields each rule reads were absent, the "
            "fallback's cases", commands=("check",)),

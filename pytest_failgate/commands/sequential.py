@@ -261,6 +261,22 @@ class CaseGate:
             case_id, category = self.sink.add(case)
         except CaseProblem as exc:
             raise FailgateError(str(exc), self.path, self.line or None) from None
+        yield from self.finished(case_id, category)
+
+    def finish(self, case_id: str, category: str | None) -> Settled | None:
+        """One finished case already classified (a test's outcome and category, in
+        ``--failgate-sequential``); the settled verdict, or None."""
+        if category is not None and category not in self.sink.taxonomy.category_names:
+            raise FailgateError(
+                f"case {quoted(case_id)}: {quoted(category)} is not a category of the "
+                f"taxonomy {self.sink.taxonomy.name}"
+            )
+        for _ in self.finished(case_id, category):
+            pass
+        return self.gate.settled
+
+    def finished(self, case_id: str, category: str | None) -> Iterator[str]:
+        """A case finished in ``category``: the planned cases it releases, gated, as lines."""
         released = (
             [(case_id, category)] if self.order is None else self.order.finish(case_id, category)
         )
