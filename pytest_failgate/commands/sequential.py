@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.base.errors import FailgateError
 from ..core.gate.sequential import (
+    Futility,
     PlannedOrder,
     SequentialGate,
     describe,
@@ -176,6 +177,7 @@ class Watch:
     command: Sequence[str] = ()
     idle_seconds: float = 300.0
     poll_seconds: float = 0.2
+    futility: Futility | None = None  # the futility stop (default off)
 
 
 @dataclass
@@ -209,6 +211,7 @@ class CaseGate:
         plan: Plan | None = None,
         path: Path | None = None,
         format_name: str | None = None,
+        futility: Futility | None = None,
     ) -> None:
         from pathlib import Path
 
@@ -226,7 +229,9 @@ class CaseGate:
         taxonomy = ceilings.overrides.get(name) or ceilings.overrides.get(format_name or "")
         if taxonomy is None:
             taxonomy = ceilings.taxonomy
-        self.gate = SequentialGate(gate_items(taxonomy, ceilings, name, planned), planned, delta)
+        self.gate = SequentialGate(
+            gate_items(taxonomy, ceilings, name, planned), planned, delta, futility
+        )
         self._ceilings, self._taxonomy, self.name = ceilings, taxonomy.name, name
         self._advice = app.config.advice.ratchet
         self.order = PlannedOrder(plan.ids) if plan is not None else None
@@ -392,6 +397,7 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
         request.name or request.report.stem,
         request.plan,
         request.report,
+        futility=request.futility,
     )
     running = None
     if request.command and not request.replay:

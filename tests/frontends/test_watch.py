@@ -175,3 +175,26 @@ def test_plan_and_watch_have_help_with_an_example(capsys: pytest.CaptureFixture[
             main([command, "--help"])
         assert info.value.code == 0
         assert f"example:\n  failgate {command}" in capsys.readouterr().out
+
+
+def test_watch_with_futility_passes_a_clean_run_sooner_and_says_so(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_ceilings(project / "ceilings.yaml", dict.fromkeys(
+        ("verifier_false_negative", "verifier_false_positive", "retrieval_miss",
+         "planner_under_decomposition", "generator_hallucination", "context_dilution",
+         "unknown"), 12))
+    report = write_jsonl(project / "run.jsonl", cases_for({"retrieval_miss": 3}, passed=297,
+                                                          seed=4))
+    code, out, _ = run(capsys, "watch", str(report), "--replay", "--json", "plain.json")
+    assert code == 0
+    plain = json.loads((project / "plain.json").read_text())["sequential"]
+    code, out, _ = run(capsys, "watch", str(report), "--replay", "--futility", "0.05",
+                       "--margin", "10", "--json", "futile.json")
+    assert code == 0
+    futile = json.loads((project / "futile.json").read_text())["sequential"]
+    assert futile["n"] < plain["n"]
+    assert (plain["beta"], futile["beta"], futile["margin"]) == (None, 0.05, 10)
+    assert _last_line(out) == (
+        f"verdict pass: all 7 checks passed; settled after {futile['n']} of 300 planned "
+        "cases: a pass by futility: a regression of 10 cases past a ceiling would pass this "
+        "early with probability at most 5%, a smaller one might")

@@ -299,6 +299,11 @@ class Sequential(_Model):
     confidence: str = Field(description="1 - delta as a percentage, as the headline says it")
     settled: bool = Field(description=(
         "the verdict was settled (else the run ended first, and is inconclusive)"))
+    beta: float | None = Field(default=None, description=(
+        "a pass settled by the futility stop: a regression of margin cases past a ceiling "
+        "passes early with probability at most beta (None: not a futility pass)"))
+    margin: int | None = Field(default=None, description=(
+        "the regression, in cases past a ceiling, the futility stop ruled out"))
 
     @property
     def text(self) -> str:
@@ -308,6 +313,10 @@ class Sequential(_Model):
                     "verdict was settled")
         worth = (f"the verdict is the full run's with probability at least {self.confidence}"
                  if self.n < self.planned else "the verdict is the full run's")
+        if self.beta is not None and self.n < self.planned:
+            worth = (f"a pass by futility: a regression of {self.margin} cases past a ceiling "
+                     f"would pass this early with probability at most "
+                     f"{self.beta * 100:.4g}%, a smaller one might")
         return f"settled after {self.n} of {self.planned} planned cases: {worth}"
 
 

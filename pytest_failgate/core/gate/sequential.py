@@ -89,6 +89,7 @@ class Settled:
     delta: Fraction
     items: tuple[ItemLook, ...]
     deciding: tuple[str, ...]  # the items that decided it (over, or all cleared)
+    futility: Futility | None = None  # a pass the futility stop settled (else None)
 
     @property
     def exact(self) -> bool:
@@ -96,9 +97,12 @@ class Settled:
 
     def record(self) -> Sequential:
         """n of N planned cases and what the verdict is worth, as every output says it."""
+        futility = self.futility
         return Sequential(n=self.n, planned=self.planned, delta=float(self.delta),
                           confidence=f"{format_number((1 - self.delta) * 100)}%",
-                          settled=True)
+                          settled=True,
+                          beta=None if futility is None else float(futility.beta),
+                          margin=None if futility is None else futility.margin)
 
     def line(self) -> str:
         """``verdict <v>: settled after n of N planned cases: the verdict is the full
@@ -106,12 +110,37 @@ class Settled:
         return f"verdict {self.verdict}: {self.record().text}"
 
 
+@dataclass(frozen=True)
+class Futility:
+    """Stop as a pass once a regression of ``margin`` cases past every open item's
+    ceiling is ruled out, at error ``beta`` (default off).
+
+    Each item that can go either way keeps a second confidence sequence, at level
+    ``beta / m``; the item is **futile** once that sequence's upper end is below
+    ``allowed + margin``: a full-run count of ``allowed + margin`` or more is excluded.
+    A run whose every item is cleared or futile (none over) passes. The trade, stated:
+    a run that regressed by ``margin`` cases or more past a ceiling passes early with
+    probability at most ``beta``; one that regressed by fewer may pass early whatever
+    its full run's verdict (a regression that small is not what the futility stop
+    guards against), for savings on runs that did not regress."""
+
+    beta: Fraction
+    margin: int
+
+    def __post_init__(self) -> None:
+        if not 0 < self.beta < 1:
+            raise FailgateError(f"beta must lie strictly between 0 and 1, not {self.beta}")
+        if self.margin < 1:
+            raise FailgateError(f"the futility margin must be at least 1 case, not {self.margin}")
+
+
 class SequentialGate:
     """Feeds cases one at a time, in the planned order; ``add`` returns the settled
     verdict, or None while it is open. Usable from any harness (``api.sequential_gate``)."""
 
     def __init__(
-        self, items: Sequence[SequentialItem], planned: int, delta: Fraction = DEFAULT_DELTA
+        self, items: Sequence[SequentialItem], planned: int, delta: Fraction = DEFAULT_DELTA,
+        futility: Futility | None = None,
     ) -> None:
         if planned < 1:
             raise FailgateError(f"a sequential gate needs at least one planned case, not {planned}")
@@ -129,9 +158,18 @@ class SequentialGate:
             CountSequence(planned, alpha, *_prior(item.allowed, planned)) for item in self.items
         ]
         self._states: list[ItemState] = [_state(0, planned, item.allowed) for item in self.items]
+        self.futility = futility
+        # the futility sequences (None: off), at beta / m; an item is futile once a count of
+        # allowed + margin is ruled out (``Futility``)
+        self._futile: list[CountSequence] | None = None
+        if futility is not None:
+            beta = float(futility.beta) / max(undecided, 1)
+            self._futile = [CountSequence(planned, beta, *_prior(item.allowed, planned))
+                            for item in self.items]
         self._settled: Settled | None = None
         self.n = 0
         self.failed = 0  # cases gated so far that failed (in any category)
+        self._by_futility: set[str] = set()  # open items whose regression is ruled out
 
     @property
     def settled(self) -> Settled | None:
@@ -151,8 +189,22 @@ class SequentialGate:
             sequence.add(category is not None and category in item.members, narrow=not decided)
             if not decided:
                 states[index] = _state(sequence.low, sequence.high, item.allowed)
+        if self._futile is not None:
+            self._futility_looks(category)
         self._settled = self._decide()
         return self._settled
+
+    def _futility_looks(self, category: str | None) -> None:
+        """Update the futility sequences; an open item whose regression of ``margin``
+        cases is ruled out is futile (its confidence sequence still gates it)."""
+        assert self._futile is not None
+        assert self.futility is not None
+        margin = self.futility.margin
+        for index, (item, sequence) in enumerate(zip(self.items, self._futile, strict=True)):
+            open_ = self._states[index] == "open"
+            sequence.add(category is not None and category in item.members, narrow=open_)
+            if open_ and not item.outside and sequence.high < item.allowed + margin:
+                self._by_futility.add(item.name)  # stays gated: it can still be over
 
     def looks(self) -> tuple[ItemLook, ...]:
         """Every item's state after the latest case."""
@@ -164,6 +216,10 @@ class SequentialGate:
     def _decide(self) -> Settled | None:
         states, items = self._states, self.items
         if "open" in states and "over" not in states:
+            futile = self._by_futility
+            if futile and all(state == "cleared" or item.name in futile
+                              for item, state in zip(items, states, strict=True)):
+                return self._settle("pass", sorted(futile))  # the futility stop
             return None
         over = [item.name for item, state in zip(items, states, strict=True) if state == "over"]
         over_outside = [
@@ -182,7 +238,9 @@ class SequentialGate:
         return None
 
     def _settle(self, verdict: SettledVerdict, deciding: list[str]) -> Settled:
-        return Settled(verdict, self.n, self.planned, self.delta, self.looks(), tuple(deciding))
+        futile = self.futility if verdict == "pass" and self._by_futility else None
+        return Settled(verdict, self.n, self.planned, self.delta, self.looks(), tuple(deciding),
+                       futile)
 
 
 def _state(low: int, high: int, allowed: int) -> ItemState:
