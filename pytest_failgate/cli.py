@@ -353,10 +353,12 @@ def cmd_sql(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     from .commands.sequential import make_plan, write_plan
 
-    plan = make_plan(Path(args.source), args.seed)
+    plan = make_plan(Path(args.source), args.seed, args.strata)
     write_plan(plan, Path(args.out))
-    _out(f"plan: {len(plan.ids)} cases of {args.source} in a random order (seed {plan.seed}) "
-         f"-> {args.out}")
+    within = ("" if plan.strata is None else
+              f" within each of {len(set(plan.strata))} strata of {plan.field}")
+    _out(f"plan: {len(plan.ids)} cases of {args.source} in a random order{within} (seed "
+         f"{plan.seed}) -> {args.out}")
     return EXIT_PASS
 
 
@@ -510,6 +512,9 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--seed", type=int, metavar="N",
                       help="the seed of the order (default: a fresh random one, recorded in "
                            "the plan)")
+    plan.add_argument("--strata", metavar="FIELD",
+                      help="permute the cases within each value of this case field (the "
+                           "gate then keeps a confidence sequence per stratum)")
     plan.add_argument("--out", default="plan.json", metavar="FILE",
                       help="where to write the plan (default: plan.json)")
 

@@ -20,6 +20,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ..core.base.errors import FailgateError
@@ -37,7 +38,6 @@ from .app import Failgate
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
-    from fractions import Fraction
     from pathlib import Path
 
     from ..core.base.result import GateResult
@@ -56,6 +56,8 @@ class Plan:
     ids: tuple[str, ...]
     seed: int
     source: str
+    strata: tuple[str, ...] | None = None  # each planned case's stratum (--strata)
+    field: str | None = None  # the case field the strata are the values of
 
 
 def _parse_json(text: str, path: Path, line: int = 1) -> Any:
@@ -88,22 +90,43 @@ def _case_id(case: Any, position: int, path: Path, line: int) -> str:
 def case_ids(path: Path) -> list[str]:
     """The case ids of a dataset file or a report: JSON Lines, a JSON array of cases, or
     an object with ``case_results``."""
+    return [case_id for case_id, _, _ in _records(path)]
+
+
+def _records(path: Path) -> list[tuple[str, dict[str, Any], int]]:
+    """Each case of a dataset file or a report: its id, the case, its line."""
     text = path.read_text(encoding="utf-8-sig")
     stripped = text.lstrip()
+    records = []
     if stripped.startswith(("[", "{")) and not _is_json_lines(text):
         document = _parse_json(text, path)
         cases = document.get("case_results") if isinstance(document, dict) else document
         if not isinstance(cases, list):
             raise FailgateError("neither a list of cases nor an object with case_results", path)
-        ids = [_case_id(case, i, path, 1) for i, case in enumerate(cases, start=1)]
+        records = [(_case_id(case, i, path, 1), case, 1) for i, case in enumerate(cases, start=1)]
     else:
-        ids = []
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
-                ids.append(_case_id(_parse_json(line, path, number), len(ids) + 1, path, number))
-    if not ids:
+                case = _parse_json(line, path, number)
+                records.append((_case_id(case, len(records) + 1, path, number), case, number))
+    if not records:
         raise FailgateError("no cases: a plan over nothing would settle nothing", path)
-    return ids
+    return records
+
+
+def _strata_of(path: Path, field_name: str) -> tuple[list[str], dict[str, str]]:
+    """The case ids and each one's stratum: its ``field_name``, as text (a string, an
+    integer or a boolean; a case without it is an error naming the case)."""
+    ids, strata = [], {}
+    for case_id, case, line in _records(path):
+        value = case.get(field_name)
+        if not (isinstance(value, (str, bool)) or type(value) is int):
+            raise FailgateError(
+                f"case {quoted(case_id)}: the stratum field '{field_name}' must be a string, "
+                "an integer or a boolean", path, line)
+        ids.append(case_id)
+        strata[case_id] = json.dumps(value) if isinstance(value, bool) else str(value)
+    return ids, strata
 
 
 def _is_json_lines(text: str) -> bool:
@@ -116,19 +139,40 @@ def _is_json_lines(text: str) -> bool:
         return False
 
 
-def make_plan(source: Path, seed: int | None = None) -> Plan:
+def make_plan(source: Path, seed: int | None = None, strata: str | None = None) -> Plan:
     """A uniformly random order of ``source``'s cases, drawn from ``seed`` (a fresh one
-    when none is given: the order must be fixed before the run, not chosen after it)."""
-    ids = case_ids(source)
+    when none is given: the order must be fixed before the run, not chosen after it).
+
+    With ``strata`` (a case field), the cases are permuted within each stratum and the
+    strata interleaved in proportion (the ``k``-th of a stratum of ``s`` cases at
+    ``(k + 1/2) / s`` of the run); the gate then keeps a confidence sequence per stratum,
+    valid whatever the interleaving."""
+    if strata is None:
+        ids, of = case_ids(source), None
+    else:
+        ids, of = _strata_of(source, strata)
     duplicated = len(ids) - len(set(ids))
     if duplicated:
         raise FailgateError(
             f"{duplicated} case ids appear more than once; a plan orders distinct cases", source
         )
     drawn = secrets.randbits(32) if seed is None else seed
-    order = list(ids)
-    random.Random(drawn).shuffle(order)
-    return Plan(tuple(order), drawn, source.name)
+    rng = random.Random(drawn)
+    if of is None:
+        order = list(ids)
+        rng.shuffle(order)
+        return Plan(tuple(order), drawn, source.name)
+    groups: dict[str, list[str]] = {}
+    for case_id in ids:
+        groups.setdefault(of[case_id], []).append(case_id)
+    placed = []
+    for rank, (_, members) in enumerate(sorted(groups.items())):
+        rng.shuffle(members)
+        size = len(members)
+        placed += [(Fraction(2 * k + 1, 2 * size), rank, case_id)
+                   for k, case_id in enumerate(members)]
+    order = [case_id for _, _, case_id in sorted(placed)]
+    return Plan(tuple(order), drawn, source.name, tuple(of[i] for i in order), strata)
 
 
 def write_plan(plan: Plan, out: Path) -> None:
@@ -138,6 +182,8 @@ def write_plan(plan: Plan, out: Path) -> None:
         "source": plan.source,
         "cases": list(plan.ids),
     }
+    if plan.strata is not None:
+        document["strata"] = {"field": plan.field, "of": list(plan.strata)}
     temporary = out.with_name(out.name + ".tmp")
     temporary.write_text(
         json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
@@ -161,7 +207,17 @@ def read_plan(path: Path) -> Plan:
         )
     if len(set(ids)) != len(ids):
         raise FailgateError("the plan lists a case more than once", path)
-    return Plan(tuple(ids), seed, str(document.get("source", "")))
+    strata = document.get("strata")
+    if strata is None:
+        return Plan(tuple(ids), seed, str(document.get("source", "")))
+    of = strata.get("of") if isinstance(strata, dict) else None
+    field_name = strata.get("field") if isinstance(strata, dict) else None
+    if (not isinstance(of, list) or len(of) != len(ids) or not all(isinstance(s, str) for s in of)
+            or not isinstance(field_name, str)):
+        raise FailgateError(
+            "a plan's strata need a field and a stratum (a string) for each case", path
+        )
+    return Plan(tuple(ids), seed, str(document.get("source", "")), tuple(of), field_name)
 
 
 @dataclass
@@ -229,8 +285,16 @@ class CaseGate:
         taxonomy = ceilings.overrides.get(name) or ceilings.overrides.get(format_name or "")
         if taxonomy is None:
             taxonomy = ceilings.taxonomy
+        # a plan drawn within strata: a confidence sequence per stratum (``StratifiedCount``)
+        self._stratum: dict[str, int] = {}
+        sizes = None
+        if plan is not None and plan.strata is not None:
+            labels = sorted(set(plan.strata))
+            index = {label: i for i, label in enumerate(labels)}
+            self._stratum = {i: index[s] for i, s in zip(plan.ids, plan.strata, strict=True)}
+            sizes = [plan.strata.count(label) for label in labels]
         self.gate = SequentialGate(
-            gate_items(taxonomy, ceilings, name, planned), planned, delta, futility
+            gate_items(taxonomy, ceilings, name, planned), planned, delta, futility, sizes
         )
         self._ceilings, self._taxonomy, self.name = ceilings, taxonomy.name, name
         self._advice = app.config.advice.ratchet
@@ -293,7 +357,7 @@ class CaseGate:
         for one_id, one in released:
             if self.gate.settled is not None:
                 return
-            self.gate.add(one)
+            self.gate.add(one, self._stratum.get(one_id, 0))
             yield from self._changes(one_id, one)
 
     def add_line(self, text: str) -> Iterator[str]:

@@ -198,3 +198,38 @@ def test_watch_with_futility_passes_a_clean_run_sooner_and_says_so(
         f"verdict pass: all 7 checks passed; settled after {futile['n']} of 300 planned "
         "cases: a pass by futility: a regression of 10 cases past a ceiling would pass this "
         "early with probability at most 5%, a smaller one might")
+
+
+def test_a_plan_within_strata_permutes_each_stratum_and_watch_gates_it(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = cases_for({"retrieval_miss": 4}, passed=36, seed=5)
+    for index, one in enumerate(cases):
+        one["domain"] = "legal" if index % 4 == 0 else "medical"
+    write_jsonl(project / "data.jsonl", cases)
+    code, out, _ = run(capsys, "plan", "data.jsonl", "--seed", "3", "--strata", "domain",
+                       "--out", "plan.json")
+    assert (code, out) == (0, "plan: 40 cases of data.jsonl in a random order within each of "
+                              "2 strata of domain (seed 3) -> plan.json\n")
+    plan = json.loads((project / "plan.json").read_text())
+    stratum = {c["id"]: c["domain"] for c in cases}
+    assert plan["strata"] == {"field": "domain",
+                              "of": [stratum[i] for i in plan["cases"]]}
+    assert sorted(plan["cases"]) == sorted(stratum)
+    # interleaved in proportion: a legal case (a quarter of them) every fourth place
+    assert [i for i, s in enumerate(plan["strata"]["of"]) if s == "legal"] == list(
+        range(1, 40, 4))
+    code, out, _ = run(capsys, "watch", "data.jsonl", "--plan", "plan.json", "--replay")
+    checked = run(capsys, "check", "data.jsonl")[0]
+    # retrieval_miss at its ceiling of 4, categories without an entry at theirs (0): a pass
+    # settled only at the last case, where the verdict is check's exactly
+    assert code == checked == 0
+    assert _settled(out) == ("pass", 40, 40, False)
+
+
+def test_a_case_without_the_stratum_field_is_one_error_naming_it(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_jsonl(project / "data.jsonl", [case("a", domain="x"), case("b")])
+    code, _, err = run(capsys, "plan", "data.jsonl", "--strata", "domain")
+    assert code == 2
+    assert err == ("failgate: error: data.jsonl:2: case \"b\": the stratum field 'domain' "
+                   "must be a string, an integer or a boolean\n")

@@ -38,7 +38,7 @@ from ..base.errors import FailgateError
 from ..base.formatting import format_number
 from ..base.result import Sequential
 from ..ceilings.model import DEFAULT_SHARE
-from ..stats.sequential import DEFAULT_DELTA, CountSequence
+from ..stats.sequential import DEFAULT_DELTA, StratifiedCount
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ class SequentialGate:
 
     def __init__(
         self, items: Sequence[SequentialItem], planned: int, delta: Fraction = DEFAULT_DELTA,
-        futility: Futility | None = None,
+        futility: Futility | None = None, strata: Sequence[int] | None = None,
     ) -> None:
         if planned < 1:
             raise FailgateError(f"a sequential gate needs at least one planned case, not {planned}")
@@ -154,17 +154,24 @@ class SequentialGate:
         # an item whose ceiling allows every planned case can never be over: not in the family
         undecided = sum(1 for item in self.items if item.allowed < planned)
         alpha = float(delta) / max(undecided, 1)
+        sizes = [planned] if strata is None else list(strata)
+        if sum(sizes) != planned or min(sizes) < 1:
+            raise FailgateError(
+                f"the strata's sizes ({sizes}) must be positive and add up to the {planned} "
+                "planned cases"
+            )
+        self.strata = len(sizes)
         self._sequences = [
-            CountSequence(planned, alpha, *_prior(item.allowed, planned)) for item in self.items
+            StratifiedCount(sizes, alpha, *_prior(item.allowed, planned)) for item in self.items
         ]
         self._states: list[ItemState] = [_state(0, planned, item.allowed) for item in self.items]
         self.futility = futility
         # the futility sequences (None: off), at beta / m; an item is futile once a count of
         # allowed + margin is ruled out (``Futility``)
-        self._futile: list[CountSequence] | None = None
+        self._futile: list[StratifiedCount] | None = None
         if futility is not None:
             beta = float(futility.beta) / max(undecided, 1)
-            self._futile = [CountSequence(planned, beta, *_prior(item.allowed, planned))
+            self._futile = [StratifiedCount(sizes, beta, *_prior(item.allowed, planned))
                             for item in self.items]
         self._settled: Settled | None = None
         self.n = 0
@@ -175,8 +182,9 @@ class SequentialGate:
     def settled(self) -> Settled | None:
         return self._settled
 
-    def add(self, category: str | None) -> Settled | None:
-        """One more case of the planned order: its category, None if it passed."""
+    def add(self, category: str | None, stratum: int = 0) -> Settled | None:
+        """One more case of the planned order: its category, None if it passed; with
+        strata, the index of its stratum (the plan's order within each is random)."""
         if self._settled is not None:
             return self._settled
         if self.n >= self.planned:
@@ -186,15 +194,16 @@ class SequentialGate:
         states = self._states
         for index, (item, sequence) in enumerate(zip(self.items, self._sequences, strict=True)):
             decided = states[index] == "cleared"  # a cleared count stays cleared
-            sequence.add(category is not None and category in item.members, narrow=not decided)
+            sequence.add(category is not None and category in item.members, narrow=not decided,
+                         stratum=stratum)
             if not decided:
                 states[index] = _state(sequence.low, sequence.high, item.allowed)
         if self._futile is not None:
-            self._futility_looks(category)
+            self._futility_looks(category, stratum)
         self._settled = self._decide()
         return self._settled
 
-    def _futility_looks(self, category: str | None) -> None:
+    def _futility_looks(self, category: str | None, stratum: int) -> None:
         """Update the futility sequences; an open item whose regression of ``margin``
         cases is ruled out is futile (its confidence sequence still gates it)."""
         assert self._futile is not None
@@ -202,7 +211,8 @@ class SequentialGate:
         margin = self.futility.margin
         for index, (item, sequence) in enumerate(zip(self.items, self._futile, strict=True)):
             open_ = self._states[index] == "open"
-            sequence.add(category is not None and category in item.members, narrow=open_)
+            sequence.add(category is not None and category in item.members, narrow=open_,
+                         stratum=stratum)
             if open_ and not item.outside and sequence.high < item.allowed + margin:
                 self._by_futility.add(item.name)  # stays gated: it can still be over
 
