@@ -127,7 +127,10 @@ OPTIONS: tuple[Option, ...] = (
            "without a reason written in this change (e.g. origin/main)", "REF"),
     Option("baseline", "paths", "compare with a baseline run's reports (same layout), case by "
            "case: a category fails only when its increase is significant and beyond the noise "
-           "band", "PATH", commands=("check",)),
+           "band", "PATH", commands=("check", "watch"),
+           notes=(("watch", "; watch: one JSON Lines report of the baseline run, and the run "
+                   "fails once a category's new cases exceed its fixed ones over the whole "
+                   "run (paired mode)"),)),
     Option("noise", "path", "the noise of a noisy pipeline: a noise_band.json from repeated "
            "runs (`failgate noise`; the regression gate's format), or the keyword `repeats` "
            "(each report's own repeated cases: epochs, replicates; a file of that name is "

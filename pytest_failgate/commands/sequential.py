@@ -28,6 +28,7 @@ from ..core.gate.sequential import (
     Futility,
     PlannedOrder,
     SequentialGate,
+    SequentialItem,
     describe,
     gate_items,
     quoted,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from ..core.base.result import GateResult
     from ..core.gate.sequential import ItemLook, Settled
     from ..core.reports.sink import CaseSink
+    from ..core.taxonomy import Taxonomy
     from .config import Config
 
 PLAN_FORMAT = "failgate-plan/1"
@@ -268,6 +270,7 @@ class CaseGate:
         path: Path | None = None,
         format_name: str | None = None,
         futility: Futility | None = None,
+        baseline: Path | None = None,
     ) -> None:
         from pathlib import Path
 
@@ -293,8 +296,15 @@ class CaseGate:
             index = {label: i for i, label in enumerate(labels)}
             self._stratum = {i: index[s] for i, s in zip(plan.ids, plan.strata, strict=True)}
             sizes = [plan.strata.count(label) for label in labels]
+        # paired mode: each case's category in the baseline run, each category compared
+        self._baseline: dict[str, str | None] | None = None
+        paired: list[SequentialItem] = []
+        if baseline is not None:
+            self._baseline = _baseline_categories(baseline, taxonomy, app)
+            paired = [SequentialItem(c, frozenset({c}), 0) for c in taxonomy.category_names]
         self.gate = SequentialGate(
-            gate_items(taxonomy, ceilings, name, planned), planned, delta, futility, sizes
+            gate_items(taxonomy, ceilings, name, planned), planned, delta, futility, sizes,
+            paired,
         )
         self._ceilings, self._taxonomy, self.name = ceilings, taxonomy.name, name
         self._advice = app.config.advice.ratchet
@@ -357,7 +367,10 @@ class CaseGate:
         for one_id, one in released:
             if self.gate.settled is not None:
                 return
-            self.gate.add(one, self._stratum.get(one_id, 0))
+            before = one  # a case the baseline did not run: not compared (unchanged)
+            if self._baseline is not None:
+                before = self._baseline.get(one_id, one)
+            self.gate.add(one, self._stratum.get(one_id, 0), before)
             yield from self._changes(one_id, one)
 
     def add_line(self, text: str) -> Iterator[str]:
@@ -374,6 +387,24 @@ class CaseGate:
             if look.state != self._states[look.name]:
                 self._states[look.name] = look.state
                 yield f"  {_look_text(look)}"
+
+
+def _baseline_categories(path: Path, taxonomy: Taxonomy, app: Failgate
+                         ) -> dict[str, str | None]:
+    """Each case of the baseline run's report (failgate's JSON Lines, a JSON array, or
+    ``case_results``), classified as this run's cases are: id -> category (None: passed)."""
+    from ..core.reports.model import ReportFile
+    from ..core.reports.sink import CaseProblem, CaseSink
+
+    sink = CaseSink(ReportFile(path, path.stem), taxonomy, app.read_spec())
+    found: dict[str, str | None] = {}
+    for _, case, line in _records(path):
+        try:
+            case_id, category = sink.add(case)
+        except CaseProblem as exc:
+            raise FailgateError(str(exc), path, line) from None
+        found[case_id] = category
+    return found
 
 
 def _look_text(look: ItemLook) -> str:
@@ -462,6 +493,7 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
         request.plan,
         request.report,
         futility=request.futility,
+        baseline=_one_baseline(app),
     )
     running = None
     if request.command and not request.replay:
@@ -486,6 +518,18 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
             "before the verdict was settled"
         )
     yield done
+
+
+def _one_baseline(app: Failgate) -> Path | None:
+    """The baseline run's report for paired mode: one file, or none."""
+    given = app.config.baseline
+    if not given:
+        return None
+    if len(given) > 1 or not given[0].is_file():
+        raise FailgateError(
+            "watch compares with one baseline report file (--baseline FILE)", given[0]
+        )
+    return given[0]
 
 
 def _replayed(path: Path) -> Iterator[str]:

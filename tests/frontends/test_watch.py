@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-from helpers import case, cases_for, write_ceilings, write_jsonl
+from helpers import CATEGORY_CASES, case, cases_for, write_ceilings, write_jsonl
 from helpers import run_cli as run
 
 from pytest_failgate.cli import main
@@ -233,3 +233,38 @@ def test_a_case_without_the_stratum_field_is_one_error_naming_it(
     assert code == 2
     assert err == ("failgate: error: data.jsonl:2: case \"b\": the stratum field 'domain' "
                    "must be a string, an integer or a boolean\n")
+
+
+def test_watch_against_a_baseline_fails_a_run_whose_new_failures_outnumber_its_fixed(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Paired mode: the ceilings allow 60 retrieval misses, the baseline had 5; a run with
+    45 of them fails on the comparison, early, where the ceilings alone would pass it."""
+    write_ceilings(project / "ceilings.yaml", {"retrieval_miss": 60})
+    before = cases_for({"retrieval_miss": 5}, passed=295, seed=6)
+    ids = [one["id"] for one in before]
+    after = [dict(one, **CATEGORY_CASES["retrieval_miss"]) if index % 7 == 0 else one
+             for index, one in enumerate(before)]
+    write_jsonl(project / "baseline.jsonl", before)
+    write_jsonl(project / "run.jsonl", after)
+    assert [one["id"] for one in after] == ids
+    assert run(capsys, "check", "run.jsonl")[0] == 0  # its ceilings alone: a pass
+    code, out, _ = run(capsys, "watch", "run.jsonl", "--replay", "--baseline", "baseline.jsonl",
+                       "--json", "gate.json")
+    verdict, n, planned, claimed = _settled(out)
+    assert (code, verdict, planned, claimed) == (1, "fail", 300, True)
+    assert n < 200
+    rows = {row["name"]: row for row in
+            json.loads((project / "gate.json").read_text())["reports"][0]["rows"]}
+    assert rows["retrieval_miss vs baseline"]["verdict"] == "fail"
+    assert rows["retrieval_miss vs baseline"]["ceiling"] == "a rise of 0"
+
+
+def test_watch_against_an_identical_baseline_passes_at_the_last_case(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_ceilings(project / "ceilings.yaml", {"retrieval_miss": 60})
+    cases = cases_for({"retrieval_miss": 5}, passed=95, seed=6)
+    write_jsonl(project / "baseline.jsonl", cases)
+    write_jsonl(project / "run.jsonl", cases)
+    code, out, _ = run(capsys, "watch", "run.jsonl", "--replay", "--baseline", "baseline.jsonl")
+    assert code == 0
+    assert _settled(out) == ("pass", 100, 100, False)

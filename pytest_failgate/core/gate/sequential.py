@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 ItemState = Literal["open", "over", "cleared"]
 SettledVerdict = Literal["pass", "fail", "inconclusive"]
 OUTSIDE_SHARE = "outside"  # the item of every case that failed outside the system under test
+PAIRED_SUFFIX = " vs baseline"  # a compared item's look, in paired mode
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,7 @@ class SequentialGate:
     def __init__(
         self, items: Sequence[SequentialItem], planned: int, delta: Fraction = DEFAULT_DELTA,
         futility: Futility | None = None, strata: Sequence[int] | None = None,
+        paired: Sequence[SequentialItem] = (),
     ) -> None:
         if planned < 1:
             raise FailgateError(f"a sequential gate needs at least one planned case, not {planned}")
@@ -153,7 +155,8 @@ class SequentialGate:
         self.delta = delta
         # an item whose ceiling allows every planned case can never be over: not in the family
         undecided = sum(1 for item in self.items if item.allowed < planned)
-        alpha = float(delta) / max(undecided, 1)
+        # paired mode: two sequences per compared item (its new and its fixed cases)
+        alpha = float(delta) / max(undecided + 2 * len(paired), 1)
         sizes = [planned] if strata is None else list(strata)
         if sum(sizes) != planned or min(sizes) < 1:
             raise FailgateError(
@@ -165,6 +168,11 @@ class SequentialGate:
             StratifiedCount(sizes, alpha, *_prior(item.allowed, planned)) for item in self.items
         ]
         self._states: list[ItemState] = [_state(0, planned, item.allowed) for item in self.items]
+        # paired mode against a baseline run: for each compared item, the cases that entered
+        # it (new) and left it (fixed) over the whole run; ``allowed`` is the rise allowed
+        self.paired = tuple(paired)
+        self._pairs = [(StratifiedCount(sizes, alpha), StratifiedCount(sizes, alpha))
+                       for _ in self.paired]
         self.futility = futility
         # the futility sequences (None: off), at beta / m; an item is futile once a count of
         # allowed + margin is ruled out (``Futility``)
@@ -182,9 +190,11 @@ class SequentialGate:
     def settled(self) -> Settled | None:
         return self._settled
 
-    def add(self, category: str | None, stratum: int = 0) -> Settled | None:
+    def add(self, category: str | None, stratum: int = 0,
+            baseline: str | None = None) -> Settled | None:
         """One more case of the planned order: its category, None if it passed; with
-        strata, the index of its stratum (the plan's order within each is random)."""
+        strata, the index of its stratum (the plan's order within each is random); in
+        paired mode, the same case's category in the baseline run (None: it passed)."""
         if self._settled is not None:
             return self._settled
         if self.n >= self.planned:
@@ -198,6 +208,10 @@ class SequentialGate:
                          stratum=stratum)
             if not decided:
                 states[index] = _state(sequence.low, sequence.high, item.allowed)
+        for item, (new, fixed) in zip(self.paired, self._pairs, strict=True):
+            now, before = category in item.members, baseline in item.members
+            new.add(now and not before, stratum=stratum)
+            fixed.add(before and not now, stratum=stratum)
         if self._futile is not None:
             self._futility_looks(category, stratum)
         self._settled = self._decide()
@@ -217,14 +231,35 @@ class SequentialGate:
                 self._by_futility.add(item.name)  # stays gated: it can still be over
 
     def looks(self) -> tuple[ItemLook, ...]:
-        """Every item's state after the latest case."""
+        """Every item's state after the latest case (and, in paired mode, each compared
+        item's rise over the baseline: new minus fixed cases, its interval over the run)."""
         return tuple(
             ItemLook(item.name, seq.s, seq.low, seq.high, item.allowed, state, item.outside)
             for item, seq, state in zip(self.items, self._sequences, self._states, strict=True)
-        )
+        ) + self._paired_looks()
+
+    def _paired_looks(self) -> tuple[ItemLook, ...]:
+        """``over``: the full run's new cases exceed its fixed ones by more than allowed
+        (both intervals hold with probability at least 1 - delta); the fail side only."""
+        looks = []
+        for item, (new, fixed) in zip(self.paired, self._pairs, strict=True):
+            low, high = new.low - fixed.high, new.high - fixed.low
+            state: ItemState = "over" if low > item.allowed else (
+                "cleared" if high <= item.allowed else "open")
+            looks.append(ItemLook(item.name + PAIRED_SUFFIX, new.s - fixed.s, low, high,
+                                  item.allowed, state, False))
+        return tuple(looks)
 
     def _decide(self) -> Settled | None:
         states, items = self._states, self.items
+        paired = self._paired_looks()
+        regressed = [look.name for look in paired if look.state == "over"]
+        if regressed and "over" not in states and all(
+            state == "cleared" for item, state in zip(items, states, strict=True) if item.outside
+        ):
+            return self._settle("fail", regressed)  # paired mode: a rise over the baseline
+        if any(look.state != "cleared" for look in paired) and "over" not in states:
+            return None  # a pass waits for every comparison with the baseline too
         if "open" in states and "over" not in states:
             futile = self._by_futility
             if futile and all(state == "cleared" or item.name in futile

@@ -22,7 +22,7 @@ from ..base.formatting import format_number
 from ..base.result import GateResult, ReportResult, Row, RowKind, Sequential
 from ..base.yamlsource import digest
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
-from .sequential import OUTSIDE_SHARE
+from .sequential import OUTSIDE_SHARE, PAIRED_SUFFIX
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -92,7 +92,8 @@ def _row(look: ItemLook, gate: SequentialGate, ceilings: Ceilings, report: str,
     else:
         verdict, message = "pass", ""
     ceiling = (f"{look.allowed} of {gate.planned}" if entry is not None or kind ==
-               "inconclusive" else "none (0)")
+               "inconclusive" else f"a rise of {look.allowed}" if look.name.endswith(
+                   PAIRED_SUFFIX) else "none (0)")
     return Row(report=report, name=look.name, kind=kind, count=look.count,
                allowed=look.allowed, ceiling=ceiling, source=source,
                line=None if entry is None else entry.line, verdict=verdict,
