@@ -121,7 +121,8 @@ def test_a_failed_test_without_a_marker_is_classified_by_the_taxonomy_over_its_p
     assert rows["retrieval_miss"]["count"] == 1
     assert rows["unknown"]["count"] == 0  # not the fallback: the rules placed it
     assert document["sequential"] == {"n": 2, "planned": 2, "delta": 0.05,
-                                      "confidence": "95%", "settled": True}
+                                      "confidence": "95%", "settled": True, "beta": None,
+                                      "margin": None}
     assert document["verdict"] == "pass"  # each category within its ceiling of 1
     assert result.ret == pytest.ExitCode.OK
 
