@@ -44,12 +44,17 @@ def _session(node: pytest.Collector) -> ActiveGate:
     return node.config.stash[SESSION]
 
 
-def _short(excinfo: ExceptionInfo[BaseException], fallback: Any) -> str | TerminalRepr:
+def _short(excinfo: ExceptionInfo[BaseException]) -> str | None:
+    """The one-line message of a failure that is the user's input, else None.
+
+    Asked before pytest's traceback is built: building it parses the source of every frame
+    (most of the CPU a failing gate run spent), for a representation the message replaces.
+    """
     if isinstance(excinfo.value, FailgateError | GateFailure | _ReportsError):
         from ..output.github import inert
 
         return inert(str(excinfo.value))  # its report's content is never a CI command
-    return fallback  # type: ignore[no-any-return]
+    return None
 
 
 class _QuietCollector(pytest.Collector):
@@ -58,7 +63,8 @@ class _QuietCollector(pytest.Collector):
     def repr_failure(  # type: ignore[override]  # as pytest's own Collector does
         self, excinfo: ExceptionInfo[BaseException]
     ) -> str | TerminalRepr:
-        return _short(excinfo, super().repr_failure(excinfo))
+        short = _short(excinfo)
+        return super().repr_failure(excinfo) if short is None else short
 
 
 class _QuietItem(pytest.Item):
@@ -67,7 +73,8 @@ class _QuietItem(pytest.Item):
     def repr_failure(
         self, excinfo: ExceptionInfo[BaseException], style: TracebackStyle | None = None
     ) -> str | TerminalRepr:
-        return _short(excinfo, super().repr_failure(excinfo, style=style))
+        short = _short(excinfo)
+        return super().repr_failure(excinfo, style=style) if short is None else short
 
 
 class GateFile(pytest.File, _QuietCollector):
