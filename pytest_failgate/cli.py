@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .core.base.errors import FailgateError, display_path
-from .core.base.formatting import one_line
+from .core.base.formatting import inert_lines, one_line
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
 
@@ -104,7 +104,7 @@ def _print_summary(result: GateResult) -> None:
             _out(row.message)
             _out()
     for error in result.load_errors:
-        _out(f"ERROR {error}")
+        _out(f"ERROR {inert_lines(error)}")  # it may quote the report's content
     for line in summary_lines(result, writeback.outcomes_from_verdicts(result)):
         _out(line)
     status = ratchet_status(result)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.base.formatting import one_line, plural, report_heading
+from ..core.base.formatting import inert_lines, one_line, plural, report_heading
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -90,7 +90,7 @@ def summary_lines(result: GateResult, outcomes: Mapping[tuple[str, str, str], st
         lines.extend(result.guard.lines)
     if result.warnings:
         lines.append("")
-        lines.extend(f"warning: {warning}" for warning in result.warnings)
+        lines.extend(f"warning: {inert_lines(warning)}" for warning in result.warnings)
     if result.skipped:
         lines.append("")
         lines.append(f"skipped {plural(len(result.skipped), 'file')}: "
@@ -155,7 +155,7 @@ def analysis_lines(analysis: ReportAnalysis) -> list[str]:
 def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], str],
                   noisy: bool = False) -> list[str]:
     if report.error is not None:
-        return [f"{report.name}: not loaded", f"  {report.error}"]
+        return [f"{one_line(report.name)}: not loaded", f"  {inert_lines(report.error)}"]
     inconclusive = ([f"  INCONCLUSIVE: {report.inconclusive}; its items are not judged"]
                     if report.inconclusive is not None else [])
     head = report_heading(report.name, report.n_cases, report.failed,
@@ -200,8 +200,8 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
     if report.caveats:
         lines.append("  caveats: " + ", ".join(f"{one_line(name)} {n}" for name, n in
                                                report.caveats.items()))
-    lines.extend(f"  warning: {w}" for w in report.warnings)
+    lines.extend(f"  warning: {inert_lines(w)}" for w in report.warnings)
     for row in report.rows:
-        lines.extend(f"  warning: {w.splitlines()[0]}" for w in row.warnings)
-    lines.extend(f"  {line}" for line in report.explain)
+        lines.extend(f"  warning: {one_line(w.splitlines()[0])}" for w in row.warnings)
+    lines.extend(f"  {inert_lines(line)}" for line in report.explain)
     return lines

@@ -189,3 +189,29 @@ def test_github_annotations_show_controls_as_escapes(
     assert_no_raw_control(annotations[0])
     assert "abc\\u202edcba.exe" in annotations[0]
     assert "title=failgate run%3A%3Ano_docs::" in annotations[0]
+
+
+def test_a_category_a_report_recorded_is_shown_with_its_controls_escaped(
+    tmp_path: Path, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An aggregate's recorded category is its author's: the error that refuses an unknown
+    one quotes it as data, in the command's summary and in pytest's failing item alike."""
+    name = "abc\u202edcba\x1b[2J\n::error::x"
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "run.aggregate.json").write_text(json.dumps(
+        {"num_predictions": 10, "failure_category_counts": {"retrieval_miss": 1, name: 1}}),
+        encoding="utf-8")
+    (tmp_path / "ceilings.yaml").write_text("version: 1\ntaxonomy: rag\nceilings: {total: 5}\n",
+                                            encoding="utf-8")
+    code, out, err = run_cli(capsys, "check", str(tmp_path / "reports"),
+                             "--ceilings", str(tmp_path / "ceilings.yaml"))
+    assert code == 2
+    assert_no_raw_control(out + err)
+    assert "abc\\u202edcba\\x1b[2J\\n::error::x" in out
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest_subprocess(f"--failgate={tmp_path / 'reports'}",
+                                           f"--failgate-ceilings={tmp_path / 'ceilings.yaml'}",
+                                           "-p", "no:cacheprovider")
+    shown = "\n".join(result.outlines + result.errlines)
+    assert_no_raw_control(shown)
+    assert "abc\\u202edcba\\x1b[2J\\n::error::x" in shown
