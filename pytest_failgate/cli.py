@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .core.base.errors import FailgateError, display_path
-from .core.base.formatting import one_line
+from .core.base.formatting import inert_lines, one_line
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
 
@@ -96,15 +96,15 @@ def command_advice(config: Config) -> Advice:
 
 def _print_summary(result: GateResult) -> None:
     from .core.ceilings import writeback
-    from .output.text import ratchet_status, summary_lines
+    from .output.text import item_id, ratchet_status, summary_lines
 
     for row in result.rows:
         if row.message and row.failing:
-            _out(f"FAILED {result.ceilings_path}::{row.report}::{row.name}")
+            _out(f"FAILED {item_id(result.ceilings_path, row)}")
             _out(row.message)
             _out()
     for error in result.load_errors:
-        _out(f"ERROR {error}")
+        _out(f"ERROR {inert_lines(error)}")  # it may quote the report's content
     for line in summary_lines(result, writeback.outcomes_from_verdicts(result)):
         _out(line)
     status = ratchet_status(result)
@@ -180,23 +180,25 @@ def cmd_show(args: argparse.Namespace) -> int:
         if report.error is not None:
             _out(f"{report.name}: not loaded: {report.error}")
             continue
-        width = max(len(c.name) for c in report.categories)
+        names = {c.name: one_line(c.name) for c in report.categories}  # a report's names
+        width = max(map(len, names.values()))
         _out(report_heading(report.name, report.n_cases, report.failed,
                             report.kind == "aggregate", separator="  "))
         largest = max(c.count for c in report.categories)
         for category in report.categories:
             count = category.count
-            line = f"  {category.name:<{width}}  {count:>6}  {_bar(count, largest):<{BAR_WIDTH}}"
+            bar = _bar(count, largest)
+            line = f"  {names[category.name]:<{width}}  {count:>6}  {bar:<{BAR_WIDTH}}"
             if category.ceiling is not None:
                 line += (f"  ceiling {category.ceiling:<8} headroom "
                          f"{headroom_text(category.headroom)}")
             if category.first_cases:
-                line += "  " + ", ".join(category.first_cases) + (
+                line += "  " + ", ".join(map(one_line, category.first_cases)) + (
                     " …" if count > len(category.first_cases) else "")
             _out(line.rstrip())
     if shown.skipped:
         _out()
-        _out(f"skipped: {', '.join(shown.skipped)}")
+        _out(f"skipped: {', '.join(map(one_line, shown.skipped))}")
     return EXIT_INPUT if any(r.error is not None for r in shown.reports) else EXIT_PASS
 
 
@@ -353,38 +355,55 @@ def cmd_sql(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     from .commands.sequential import make_plan, write_plan
 
-    plan = make_plan(Path(args.source), args.seed)
+    plan = make_plan(Path(args.source), args.seed, args.strata)
     write_plan(plan, Path(args.out))
-    _out(f"plan: {len(plan.ids)} cases of {args.source} in a random order (seed {plan.seed}) "
-         f"-> {args.out}")
+    within = ("" if plan.strata is None else
+              f" within each of {len(set(plan.strata))} strata of {plan.field}")
+    _out(f"plan: {len(plan.ids)} cases of {args.source} in a random order{within} (seed "
+         f"{plan.seed}) -> {args.out}")
     return EXIT_PASS
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
+    from .commands.app import Failgate
+    from .commands.gating import write_reports
     from .commands.sequential import Watch, Watched, read_plan, watch
-    from .core.gate.sequential import describe
 
     try:
         delta = Fraction(args.delta)
     except (ValueError, ZeroDivisionError):
         raise FailgateError(f"--delta must be a number between 0 and 1, not {args.delta}"
                             ) from None
-    request = Watch(report=Path(args.report), planned=args.planned,
+    futility = None
+    if args.futility is not None:
+        from .core.gate.sequential import Futility
+
+        try:
+            beta = Fraction(args.futility)
+        except (ValueError, ZeroDivisionError):
+            raise FailgateError(f"--futility must be a number between 0 and 1, not "
+                                f"{args.futility}") from None
+        futility = Futility(beta, args.margin)
+    request = Watch(report=Path(args.report), planned=args.planned, futility=futility,
                     plan=read_plan(Path(args.plan)) if args.plan else None, delta=delta,
                     replay=args.replay, name=args.name, command=tuple(args.harness),
                     idle_seconds=args.idle_seconds)
-    for item in watch(configure(args), request):
-        if isinstance(item, Watched):
-            if item.settled is not None:
-                _out()
-                for look in item.settled.items:
-                    _out(f"  {describe(look)}")
-                _out(item.settled.line())
-            else:
-                _out(f"not settled: {item.ended}: inconclusive")
-            return EXIT[item.verdict]
+    app = Failgate(configure(args))
+    for item in watch(app, request):
+        if isinstance(item, Watched):  # the check's summary, outputs and exit code
+            _out()
+            _print_summary(item.result)
+            written = write_reports(app, item.result)
+            for line in written.lines:
+                if not line.startswith("wrote "):
+                    _out(line)
+            if written.failed:
+                print("failgate: error: a report file could not be written (above)",
+                      file=sys.stderr)
+                return EXIT_INPUT
+            return EXIT[item.result.verdict]
         _out(item)
     return EXIT_INCONCLUSIVE  # pragma: no cover - watch always ends with how it ended
 
@@ -495,6 +514,9 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--seed", type=int, metavar="N",
                       help="the seed of the order (default: a fresh random one, recorded in "
                            "the plan)")
+    plan.add_argument("--strata", metavar="FIELD",
+                      help="permute the cases within each value of this case field (the "
+                           "gate then keeps a confidence sequence per stratum)")
     plan.add_argument("--out", default="plan.json", metavar="FILE",
                       help="where to write the plan (default: plan.json)")
 
@@ -512,6 +534,13 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--replay", action="store_true",
                        help="read a finished report as if its cases were arriving (N: its "
                             "cases, unless --planned or --plan says)")
+    watch.add_argument("--futility", metavar="BETA",
+                       help="also stop as a pass once a regression of --margin cases past "
+                            "every open ceiling is ruled out; such a regression passes early "
+                            "with probability at most BETA (default: off)")
+    watch.add_argument("--margin", type=int, default=10, metavar="M",
+                       help="the regression, in cases past a ceiling, --futility rules out "
+                            "(default: 10)")
     watch.add_argument("--delta", default="0.05", metavar="D",
                        help="the most probability that an early verdict is not the full "
                             "run's (default: 0.05)")

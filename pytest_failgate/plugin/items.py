@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..core.base.errors import FailgateError
-from ..core.base.formatting import one_line
+from ..core.base.formatting import inert_lines, one_line
 from .keys import SESSION, ActiveGate
 from .outcomes import GUARD_KEY, LOAD_KEY, ROW_KEYS
 
@@ -164,7 +164,7 @@ class LoadItem(_QuietItem):
             (LOAD_KEY, parent.report.name if isinstance(parent, ReportNode) else ""))
 
     def runtest(self) -> None:
-        raise _ReportsError(self.error)
+        raise _ReportsError(inert_lines(self.error))  # it may quote the report's content
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"{self.parent.name if self.parent else ''}: not loaded"

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..base.errors import FailgateError
 from ..base.formatting import format_number
 from ..compare.baseline import DEFAULT_ALPHA
-from ..compare.noise import NoiseBand, NoiseDocument, read_noise_band
+from ..compare.noise import NoiseDocument, read_noise_band
 from ..compare.noisemodel import REPEATS, from_document
 from ..compare.verdicts import band_cases
 from ..reports.jsonfile import loads
@@ -210,36 +210,38 @@ def _count_changes(old: Noise, new: Noise, where: str, reason: str | None,
 
 def rate_changes(old: Noise, new: Noise, where: str, reason: str | None, line: int | None
                  ) -> list[Change]:
-    """Each category of failures outside the system whose tolerated error rate grew.
+    """Each category of failures outside the system whose tolerated error rate may grow.
 
     Such a count may also reach what its observed error rate allows
-    (``compare.noisemodel.count_allowance``: the band's errors with the run's, over the
-    band's runs with the run), so the band's errors per run and its number of runs are
-    evidence too. The tolerated rate rises with the errors per run and, at the same errors
-    per run, with fewer runs (a wider bound); a band that says either is named. A mean
-    removed reads as none over no runs (the run's own errors alone: the widest bound).
+    (``compare.noisemodel.count_allowance``: the band's mean errors over the runs it names,
+    ``run_ids``, with the run's own), so the band's errors per run and its number of runs
+    are evidence too. The tolerated rate rises with the errors per run and with fewer runs
+    (a wider bound); a band that says either is named. A mean removed is read as none over
+    no runs: the run's own errors alone, the widest bound.
     """
     assert old.document is not None
     assert new.document is not None
     outside = None if old.outside is None or new.outside is None else (
         old.outside | new.outside)
     changes = []
-    for name, band in sorted(new.document.bands.items()):
+    for name in sorted(set(old.document.bands) | set(new.document.bands)):
         if outside is not None and name not in outside:
             continue
-        was = _errors(old.document.bands.get(name))
-        now = _errors(band)
-        if now[0] > was[0] or (now[0] == was[0] and now[1] < was[1]):
+        was = _errors(old.document, name)
+        now = _errors(new.document, name)
+        if now[0] > was[0] or now[1] < was[1]:
             changes.append(Change(f"noise {where} mode:{name} error rate",
                                   _show_errors(was), _show_errors(now), line, reason))
     return changes
 
 
-def _errors(band: NoiseBand | None) -> tuple[Fraction, int]:
-    """A band's errors per run and its runs, as the tolerated rate reads them."""
-    if band is None or band.mean is None:
+def _errors(document: NoiseDocument, name: str) -> tuple[Fraction, int]:
+    """A band's errors per run of ``name`` and the runs they are over, as
+    ``count_allowance`` reads them (none over no runs: no mean, or no runs named)."""
+    band = document.bands.get(name)
+    if band is None or band.mean is None or not document.run_ids:
         return Fraction(0), 0
-    return Fraction(repr(band.mean)), band.n
+    return Fraction(repr(band.mean)), len(document.run_ids)
 
 
 def _show_errors(errors: tuple[Fraction, int]) -> str:

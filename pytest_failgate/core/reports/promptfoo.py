@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, json_lines, parse_json_file
-from .readers import ReaderOutput
+from .readers import Reader, ReaderOutput
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -68,7 +68,7 @@ PROVIDER_ERROR = 2  # promptfoo's ResultFailureReason.ERROR
 _MARKERS = (b'"gradingResult"', b'"promptIdx"', b'"failureReason"', b'"evalId"')
 
 
-class PromptfooReader:
+class PromptfooReader(Reader):
     """``promptfoo eval -o *.json`` output (see the module docstring)."""
 
     name: str = "promptfoo"
@@ -104,8 +104,8 @@ def read_promptfoo(data: Any) -> ReaderOutput | None:
     config = data.get("config") if isinstance(data, Mapping) else None
     shown = ({key: _without_grader(key, value) for key, value in config.items()
               if key in CONFIG_KEYS} if isinstance(config, Mapping) else None)
-    return ReaderOutput(cases, recorded, contradictions, config=shown, repeat_unit=repeat_unit,
-                        instrument=grader(config))
+    return ReaderOutput(cases=cases, recorded=recorded, contradictions=contradictions,
+                        config=shown, repeat_unit=repeat_unit, instrument=grader(config))
 
 
 def _without_grader(key: str, value: Any) -> Any:
@@ -143,7 +143,8 @@ def read_promptfoo_lines(path: Path) -> ReaderOutput | None:
         cases = list(_cases(rows, ()))
     except Misshapen as exc:
         raise FailgateError(exc.message, path, lines[int(exc.loc[0])]) from None
-    return ReaderOutput(cases, {"num_predictions": len(cases)}, repeat_unit=repeat_unit)
+    return ReaderOutput(cases=cases, recorded={"num_predictions": len(cases)},
+                        repeat_unit=repeat_unit)
 
 
 def looks_like_row(value: Any) -> bool:
