@@ -127,16 +127,32 @@ def noise_changes(old: Noise, new: Noise, reason: str | None, line: int | None
     return changes
 
 
-def allowances(noise: Noise) -> dict[str, int]:
+def allowances(noise: Noise) -> dict[tuple[str | None, str], int]:
     """Each count the band measures, with the allowance the gate gives it: its movement's
     (``Movement.needed``, widened by the count's dispersion) at the file's budget shared
-    equally by the band's counts (``gate.noisy``)."""
+    equally by the band's counts (``gate.noisy``). Keyed by (report, count): a band with
+    each report's own bands gives each report's (the gate reads those), else (None, count),
+    one allowance every report gets."""
     document = noise.document
     if document is None or not document.bands:
         return {}
+    model = from_document(document, noise.label)
+    if model.reports:
+        measured = sum(len(m.shared) for m in model.reports.values())
+        level = noise.budget / max(1, measured)
+        return {(report, name): movement.needed(level)
+                for report, own in model.reports.items()
+                for name, movement in own.shared.items()}
     level = noise.budget / len(document.bands)
-    return {name: movement.needed(level)
-            for name, movement in from_document(document, noise.label).shared.items()}
+    return {(None, name): movement.needed(level) for name, movement in model.shared.items()}
+
+
+def _given(found: dict[tuple[str | None, str], int], report: str | None, name: str
+           ) -> int | None:
+    """The allowance one report's count gets: its own, else the one every report gets."""
+    if report is not None and (report, name) in found:
+        return found[(report, name)]
+    return found.get((None, name))
 
 
 def _count_changes(old: Noise, new: Noise, where: str, reason: str | None,
@@ -144,21 +160,32 @@ def _count_changes(old: Noise, new: Noise, where: str, reason: str | None,
     assert old.document is not None
     assert new.document is not None
     before, after = allowances(old), allowances(new)
+    reports: list[str | None] = [*sorted(
+        {report for report, _ in (*before, *after) if report is not None})] or [None]
+    names = sorted({name for _, name in (*before, *after)})
+    still = {name for _, name in after}  # a count some report's band still measures
+    measured = {report for report, _ in after}
     changes = []
+    for report in reports:
+        prefix = "" if report is None else f"{report}::"
+        for name in names:
+            was, now = _given(before, report, name), _given(after, report, name)
+            label = f"noise {where} {prefix}mode:{name}"
+            gone = name not in still or (report is not None and None not in measured
+                                         and report not in measured)
+            if was is not None and now is None and gone:
+                changes.append(Change(label, f"measured (allowance {was})",
+                                      "removed: the ratchet never lowers its ceiling", line,
+                                      reason))
+            elif was is not None and now is not None and now > was:
+                changes.append(Change(label + " allowance", was, now, line, reason))
     for name in sorted(old.document.bands):
-        label = f"noise {where} mode:{name}"
         if name not in new.document.bands:
-            changes.append(Change(label, f"measured (allowance {before[name]})",
-                                  "removed: the ratchet never lowers its ceiling", line,
-                                  reason))
             continue
-        if after[name] > before[name]:
-            changes.append(Change(label + " allowance", before[name], after[name], line,
-                                  reason))
         was, now = band_cases(old.document.bands[name]), band_cases(new.document.bands[name])
         if now > was:
-            changes.append(Change(label + " band", f"{was} cases", f"{now} cases", line,
-                                  reason))
+            changes.append(Change(f"noise {where} mode:{name} band", f"{was} cases",
+                                  f"{now} cases", line, reason))
     for name in sorted(set(new.document.bands) - set(old.document.bands)):
         was, now = band_cases(None), band_cases(new.document.bands[name])
         if now > was:

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, loads, parse_json_file
-from .readers import ReaderOutput, repeat_of
+from .readers import RAN, ReaderOutput, repeat_of
 from .zipzstd import ZipArchive
 
 if TYPE_CHECKING:
@@ -142,6 +142,8 @@ def read_inspect(header: Mapping[str, Any], samples: Any) -> ReaderOutput:
     if isinstance(header.get("status"), str):
         recorded["status"] = header["status"]
     spec = header["eval"]
+    if isinstance(spec.get("created"), str):
+        recorded[RAN] = (spec["created"], "eval.created")  # when it ran
     config = {key: spec[key] for key in CONFIG_KEYS if key in spec}
     return ReaderOutput(cases, recorded, name=report_name(header), config=config,
                         run_order=(created(header),), repeat_unit=repeat_of,

@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, json_lines, parse_json_file
-from .readers import ReaderOutput
+from .readers import RAN, ReaderOutput
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -97,6 +97,11 @@ def read_promptfoo(data: Any) -> ReaderOutput | None:
         return None
     cases = list(_cases(rows, loc))
     recorded: dict[str, Any] = {"num_predictions": len(cases)}
+    summary = data.get("results") if isinstance(data, Mapping) else None
+    for where, key in ((summary, "timestamp"), (data, "createdAt"), (data, "timestamp")):
+        if isinstance(where, Mapping) and isinstance(where.get(key), str | int | float):
+            recorded[RAN] = (where[key], key)  # when it ran (the first the output names)
+            break
     contradictions: list[str] | None = None
     if stats is not None:
         recorded["stats"] = stats

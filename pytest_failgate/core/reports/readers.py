@@ -49,6 +49,10 @@ if TYPE_CHECKING:
 
     from ..taxonomy import Taxonomy
 
+# ``recorded[RAN]``: when the run was made, as the report records it, and the field it is
+# in: ``(value, field)`` (an ISO time or seconds since the epoch; ``compare.ran`` reads it)
+RAN = "ran"
+
 
 @dataclass
 class ReaderOutput:
