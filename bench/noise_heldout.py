@@ -29,6 +29,10 @@ run), then the measures:
   init and after the last merge, against the system's true mean ``total`` (over days);
 - **5% regressions**: per category, a pull request moving 5% of the cases (20 passing
   cases) into it for good: caught when the gate fails it;
+- **a real fix**: after the measures above, 20 cases (5%) that usually fall in
+  ``retrieval_miss`` now pass; main's next run is ratcheted, confirmed by the run before it
+  (both of the fixed system): does the file lower (a ratchet that never lowers cannot creep,
+  but is no ratchet)?
 - **"catches +N" honest**: per category, the regression the unchanged pull request's
   check says it catches (``detectable``, with 80% probability): a pull request moving
   exactly that many passing cases into it: caught in at least 80% if honest.
@@ -87,6 +91,16 @@ class HeldOut:
 
     def regressed(self, category: str, size: int, rng: random.Random) -> HeldOut:
         return HeldOut(self.base.regressed(category, size, rng), self.model, self.flips)
+
+    def fixed(self, category: str, size: int, rng: random.Random) -> HeldOut:
+        """The same system with ``size`` cases usually in ``category`` now usually passing."""
+        modes = {mode for mode in (*ANSWERABLE, *NO_ANSWER)
+                 if CATEGORY.get(mode, mode) == category}
+        cases = [i for i, o in enumerate(self.base.outcome) if o in modes]
+        moved = set(rng.sample(cases, min(size, len(cases))))
+        outcome = ["correct" if i in moved else o for i, o in enumerate(self.base.outcome)]
+        return HeldOut(System(self.base.answerable, outcome, self.base.slices, self.base.flip),
+                       self.model, self.flips)
 
     def chances(self, index: int) -> dict[str, float]:
         """The case's outcome distribution on an ordinary day (no day effect)."""
@@ -173,6 +187,7 @@ class Trial:
     caught: dict[str, bool] = field(default_factory=dict)
     promised: dict[str, int] = field(default_factory=dict)
     honest: dict[str, bool] = field(default_factory=dict)
+    fix_lowered: bool = False  # a real fix of 5% of the cases: did the ratchet lower?
 
 
 def _total(ceilings: Path) -> tuple[int, int]:
@@ -223,6 +238,11 @@ def trial(seed: int, model: str, repeats: int, merges: int, work: Path) -> Trial
             outcome.promised[category] = promised
             outcome.honest[category] = gate.check(
                 run(system.regressed(category, promised, rng))) == 1
+    # last, a real fix, merged: main's next two runs (the second confirmed by the first) lower
+    fixed = system.fixed("retrieval_miss", 20, rng)
+    before = ceilings.read_text(encoding="utf-8")
+    gate.ratchet(run(fixed), run(fixed))
+    outcome.fix_lowered = ceilings.read_text(encoding="utf-8") != before
     return outcome
 
 
@@ -259,6 +279,9 @@ def main() -> None:
           f"{statistics.fmean(start):+.1f} (mean; {min(start):+.1f} to {max(start):+.1f}), after "
           f"the last merge {statistics.fmean(centre):+.1f} ({min(centre):+.1f} to "
           f"{max(centre):+.1f})")
+    print(f"  a fix of 20 retrieval_miss cases (5%), ratcheted on main's next run confirmed "
+          f"by the one before: lowered the file in {sum(t.fix_lowered for t in trials)} of "
+          f"{args.trials}")
     for category in CATEGORIES:
         caught = sum(t.caught[category] for t in trials)
         promised = sorted(t.promised[category] for t in trials if category in t.promised)
