@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from ..base.errors import did_you_mean
+from ..base.reasons import reason_words
 
 CEILING_KEYS = ("max", "observed", "allowance", "max_rate", "per", "significance", "reason",
                 "owner", "goal")
@@ -245,6 +246,15 @@ class InstrumentChange(BaseModel):
     def _from_yaml(cls, value: Any) -> Any:
         if not isinstance(value, dict):
             raise ValueError("an accepted change is {from: ..., to: ..., reason: \"why\"}")
+        return value
+
+    @field_validator("reason")
+    @classmethod
+    def _says_something(cls, value: str) -> str:
+        """A reason of spaces, punctuation or invisible characters says nothing, so it accepts
+        nothing: the gate reads it as the guard does (``reason_words``)."""
+        if not reason_words(value):
+            raise ValueError("a reason says why in words: this one has no letter or digit")
         return value
 
 

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ..base.formatting import format_number
+from ..base.reasons import reason_words
 from ..ceilings.model import (
     DEFAULT_SHARE,
     SLICE_SEPARATOR,
@@ -159,27 +159,6 @@ def _looser(old: int | Fraction | None, new: int | Fraction | None) -> bool:
     if new is None:
         return old is not None
     return old is not None and new > old
-
-
-# Letters of other scripts that look like Latin ones (after casefolding): Cyrillic and
-# Greek lookalikes a reader cannot tell from the old reason's letters.
-_LOOKALIKES = str.maketrans("авекмнорстухіјѕԁһӏԛԝүαβεζικνορτυχ",
-                            "abekmhopctyxijsdhlqwyabezikvoptux")
-
-
-def reason_words(text: str) -> str:
-    """What a reason says, for telling a new reason from an old one: its letters and digits
-    only, compatibility-normalised (NFKC: full-width, ligatures, superscripts), casefolded,
-    Cyrillic and Greek lookalikes read as the Latin letters they show.
-
-    So the old reason with a zero-width space, a soft hyphen or another invisible character
-    (Unicode format, control and mark characters), a no-break space, other spacing or
-    punctuation, another case or lookalike letters is the old reason: what a reviewer reads
-    is the same text, and it does not excuse a new loosening.
-    """
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    return "".join(char for char in folded.translate(_LOOKALIKES)
-                   if unicodedata.category(char)[0] in "LN")
 
 
 def _reason(new_reason: str | None, old_reason: str | None) -> str | None:

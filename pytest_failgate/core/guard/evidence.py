@@ -9,26 +9,29 @@ and metric's **band** in a baseline comparison (an increase must exceed it), and
 The guard finds the band the gate reads at the ref and now (the ``failgate_noise`` setting,
 else the ceilings file's ``noise:``, relative to it; a file repointed elsewhere is compared
 by content with the one before) and names every count whose allowance grew, every band that
-widened or was removed, and every case newly excused as unstable. A band that narrows, a
-noise source removed (counts exact again) or a case no longer unstable tightens.
+widened or was removed, every case newly excused as unstable, and every category of
+failures outside the system whose tolerated error rate grew (``rate_changes``). A band
+that narrows, a noise source removed (counts exact again) or a case no longer unstable
+tightens.
 """
 
 from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ..base.errors import FailgateError
+from ..base.formatting import format_number
 from ..compare.baseline import DEFAULT_ALPHA
-from ..compare.noise import NoiseDocument, read_noise_band
+from ..compare.noise import NoiseBand, NoiseDocument, read_noise_band
 from ..compare.noisemodel import REPEATS, from_document
 from ..compare.verdicts import band_cases
 from ..reports.jsonfile import loads
 from .enforced import Change, content_digest
 
 if TYPE_CHECKING:
-    from fractions import Fraction
 
     from ..base.inifile import IniFile
     from .enforced import Version
@@ -47,6 +50,9 @@ class Noise:
     document: NoiseDocument | None = None
     exclude_unstable: bool = False
     budget: Fraction = DEFAULT_ALPHA
+    # the categories of failures outside the system (their error rate is a tolerance);
+    # None: not known (a plugin's taxonomy), so every category is compared as one
+    outside: frozenset[str] | None = None
 
     @property
     def identity(self) -> str:
@@ -79,7 +85,41 @@ def noise_of(tree: Tree, ini: IniFile, version: Version, ceilings: str) -> Noise
         document = read_noise_band(loads(text.encode("utf-8"), tree.top / relative))
     except ValueError as exc:
         raise FailgateError(f"{tree.label}: {exc}", tree.top / relative) from None
-    return Noise(relative, document, exclude, budget)
+    return Noise(relative, document, exclude, budget, outside_names(tree, version, ceilings))
+
+
+def outside_names(tree: Tree, version: Version, ceilings: str) -> frozenset[str] | None:
+    """The categories whose counts are failures outside the system in any taxonomy this
+    ceilings file's run may use: every built-in's (a report's format may choose one) and the
+    file's own, read from ``tree``. None when a taxonomy cannot be read here (a plugin's, or
+    one that does not compile): then every category's band is compared as a tolerance."""
+    from ..base.yamlsource import load_yaml
+    from ..taxonomy import builtin_taxonomies
+    from ..taxonomy.files import names_a_file, taxonomy_from
+
+    builtins = builtin_taxonomies()
+    names = {name for taxonomy in builtins.values() for name in taxonomy.outside}
+    chosen = [("taxonomy",), *(("taxonomies", key) for key in version.model.taxonomies)]
+    for loc in chosen:
+        value = version.doc.data_at(loc) if loc in version.doc.keys else None
+        if value is None or (isinstance(value, str) and value in builtins):
+            continue
+        try:
+            if isinstance(value, dict):
+                taxonomy = taxonomy_from(version.doc, loc)
+            elif isinstance(value, str) and names_a_file(value):
+                relative = posixpath.normpath(posixpath.join(posixpath.dirname(ceilings),
+                                                             value))
+                text = tree.read(relative)
+                if text is None:
+                    return None
+                taxonomy = taxonomy_from(load_yaml(tree.top / relative, text), ())
+            else:
+                return None
+        except FailgateError:
+            return None
+        names.update(taxonomy.outside)
+    return frozenset(names)
 
 
 def _flag(ini: IniFile, key: str) -> bool:
@@ -114,6 +154,7 @@ def noise_changes(old: Noise, new: Noise, reason: str | None, line: int | None
                        line, reason)]
     where = new.label if new.label == old.label else f"{old.label} -> {new.label}"
     changes = _count_changes(old, new, where, reason, line)
+    changes += rate_changes(old, new, where, reason, line)
     changes += _metric_changes(old.document, new.document, where, reason, line)
     if new.exclude_unstable:
         added = [case for case in new.document.unstable_cases
@@ -192,6 +233,47 @@ def _count_changes(old: Noise, new: Noise, where: str, reason: str | None,
             changes.append(Change(f"noise {where} mode:{name} band", f"{was} case (none)",
                                   f"{now} cases", line, reason))
     return changes
+
+
+def rate_changes(old: Noise, new: Noise, where: str, reason: str | None, line: int | None
+                 ) -> list[Change]:
+    """Each category of failures outside the system whose tolerated error rate grew.
+
+    Such a count may also reach what its observed error rate allows
+    (``compare.noisemodel.count_allowance``: the band's errors with the run's, over the
+    band's runs with the run), so the band's errors per run and its number of runs are
+    evidence too. The tolerated rate rises with the errors per run and, at the same errors
+    per run, with fewer runs (a wider bound); a band that says either is named. A mean
+    removed reads as none over no runs (the run's own errors alone: the widest bound).
+    """
+    assert old.document is not None
+    assert new.document is not None
+    outside = None if old.outside is None or new.outside is None else (
+        old.outside | new.outside)
+    changes = []
+    for name, band in sorted(new.document.bands.items()):
+        if outside is not None and name not in outside:
+            continue
+        was = _errors(old.document.bands.get(name))
+        now = _errors(band)
+        if now[0] > was[0] or (now[0] == was[0] and now[1] < was[1]):
+            changes.append(Change(f"noise {where} mode:{name} error rate",
+                                  _show_errors(was), _show_errors(now), line, reason))
+    return changes
+
+
+def _errors(band: NoiseBand | None) -> tuple[Fraction, int]:
+    """A band's errors per run and its runs, as the tolerated rate reads them."""
+    if band is None or band.mean is None:
+        return Fraction(0), 0
+    return Fraction(repr(band.mean)), band.n
+
+
+def _show_errors(errors: tuple[Fraction, int]) -> str:
+    mean, runs = errors
+    if not runs:
+        return "no band (the run's own errors)"
+    return f"{format_number(mean)} per run over {runs} runs"
 
 
 def _metric_changes(old: NoiseDocument, new: NoiseDocument, where: str, reason: str | None,

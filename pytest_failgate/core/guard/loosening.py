@@ -58,6 +58,7 @@ class Comparison:
     base: str  # repository-relative path at the ref
     same_place: bool
     changes: list[Change]
+    context: str = ""  # the CI file whose PYTEST_ADDOPTS names the file now ("": the ini)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,9 @@ class GuardResult:
                    f"{each} reason written in this change:")
         for comparison in self.comparisons:
             if not comparison.same_place:
-                yield f"  compared with {comparison.base} at {self.ref}"
+                named = (f" ({comparison.context} {ENV} names {comparison.now})"
+                         if comparison.context else "")
+                yield f"  compared with {comparison.base} at {self.ref}{named}"
             for change in comparison.changes:
                 yield "  " + change.describe(comparison.now)
         for change in self.routes:
@@ -185,7 +188,8 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
             old = _version(base, found, f"the version at {ref}", text)
             pairs.append(Pair(old, new, found, real, name))
             comparisons.append(Comparison(display_path(work.top / place), found,
-                                          found in (place, real), loosenings(old, new)))
+                                          found in (place, real), loosenings(old, new),
+                                          name))
     routes += _routes(work, base, (base_contexts, now_contexts), pairs, reports, origins,
                       readers)
     told = reports is not None or not any(pair.new.model.reports for pair in pairs)

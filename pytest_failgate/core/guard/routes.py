@@ -25,7 +25,7 @@ guard compares, between the ref and the change, each of these as the gate finds 
   repository had at the ref that is gone now.
 
 A reason counts only when this change wrote it: new words, not an old reason re-spaced,
-re-cased or padded with invisible characters (``enforced.reason_words``).
+re-cased or padded with invisible characters (``base.reasons.reason_words``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,21 @@
-"""The configuration CI runs pytest with: the ini file, and ``PYTEST_ADDOPTS`` a workflow sets.
+"""The configuration CI runs pytest with: the ini file, and ``PYTEST_ADDOPTS`` a CI file sets.
 
 pytest reads ``PYTEST_ADDOPTS`` after the ini file's ``addopts``, and an ``-o key=value``
-among either replaces the ini key (``core.base.inifile``). A workflow file that sets it
-(``env: {PYTEST_ADDOPTS: "-o failgate_ceilings=loose.yaml"}`` at the workflow, job or
-step level, or ``PYTEST_ADDOPTS=... pytest`` in a step's ``run:``) changes what the gate
-reads in CI without touching the ini file. The guard compares each such configuration, a
-**context**, at the ref and now: the ini file alone (``""``), and the ini file with each
-GitHub workflow's (``.github/workflows/*.yml``) ``PYTEST_ADDOPTS`` words after its
-``addopts``. failgate's own options among those words (``--failgate-ceilings=loose.yaml``,
-``--failgate-noise``, ``--failgate=...``) are read as the settings they beat.
+among either replaces the ini key (``core.base.inifile``). A CI file that sets it changes
+what the gate reads in CI without touching the ini file. The guard compares each such
+configuration, a **context**, at the ref and now: the ini file alone (``""``), and the ini
+file with each CI file's ``PYTEST_ADDOPTS`` words after its ``addopts``. failgate's own
+options among those words (``--failgate-ceilings=loose.yaml``, ``--failgate-noise``,
+``--failgate=...``) are read as the settings they beat.
+
+The CI files read (``CI_FILES``, ``CI_FOLDERS``): GitHub workflows, GitLab CI (with its
+``.gitlab/`` includes), CircleCI, Azure Pipelines, Travis CI, Bitbucket Pipelines, and
+Jenkins pipelines. In a YAML file, ``PYTEST_ADDOPTS`` is a key of any mapping (``env:``,
+``variables:``, ``environment:``, at any level; GitLab's ``{value: ...}`` form; Azure's
+``- name: PYTEST_ADDOPTS`` items) or an assignment in any string (a ``run:`` or
+``script:`` line, a Travis ``env:`` entry). In a Jenkinsfile (Groovy), it is an
+assignment (``environment { PYTEST_ADDOPTS = '...' }``, ``withEnv(['PYTEST_ADDOPTS=...'])``,
+``sh 'PYTEST_ADDOPTS=... pytest'``).
 """
 
 from __future__ import annotations
@@ -28,8 +35,16 @@ if TYPE_CHECKING:
 
 WORKFLOWS = ".github/workflows"
 ENV = "PYTEST_ADDOPTS"
-# `PYTEST_ADDOPTS=value` in a shell line: a quoted value, or one word (linear: no nesting)
-_IN_RUN = re.compile(r"PYTEST_ADDOPTS=(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|]+)")
+# CI systems' files: single files at known places, and folders of YAML files
+CI_FILES = (".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml",
+            ".travis.yml", "bitbucket-pipelines.yml", "Jenkinsfile")
+CI_FOLDERS = (WORKFLOWS, ".gitlab", ".azure-pipelines")
+# An assignment of PYTEST_ADDOPTS in a shell line or a Jenkinsfile, leftmost first:
+# `'PYTEST_ADDOPTS=value'` (a quoted assignment, as withEnv writes it), or
+# `PYTEST_ADDOPTS=value` / `PYTEST_ADDOPTS = 'value'` with a quoted value or one word.
+# Linear: no nested quantifiers.
+_ASSIGNED = re.compile(r"([\"'])PYTEST_ADDOPTS=([^\"'\n]*)\1"
+                       r"|PYTEST_ADDOPTS[ \t]*=[ \t]*(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|'\"]+)")
 _MAX_NODES = 100_000
 # failgate's options that settle what is gated, by the ini key each one beats
 _SETTING = {f"--failgate{'-' + name if name else ''}": f"failgate{'_' + name if name else ''}"
@@ -88,23 +103,38 @@ def ceilings_place(tree: Tree, ini: IniFile) -> str:
                                                                        tree.top.as_posix()))
 
 
+def ci_files(tree: Tree) -> list[str]:
+    """The CI files of the repository (``CI_FILES``, and the YAML files of ``CI_FOLDERS``)."""
+    found = [relative for folder in CI_FOLDERS for relative in tree.under(folder)
+             if relative.endswith((".yml", ".yaml"))]
+    found += [relative for relative in CI_FILES if tree.read(relative) is not None]
+    return sorted(set(found))
+
+
 def ci_addopts(tree: Tree) -> dict[str, list[str]]:
-    """The ``PYTEST_ADDOPTS`` words each workflow file sets (in file order), by its path."""
+    """The ``PYTEST_ADDOPTS`` words each CI file sets (in file order), by its path."""
     found: dict[str, list[str]] = {}
-    for relative in tree.under(WORKFLOWS):
-        if not relative.endswith((".yml", ".yaml")):
-            continue
+    for relative in ci_files(tree):
         text = tree.read(relative)
         if text is None:
             continue
-        words = [word for value in _values(tree, relative, text) for word in _split(value)]
+        values = (assigned(text) if relative.endswith("Jenkinsfile")
+                  else _values(tree, relative, text))
+        words = [word for value in values for word in _split(value)]
         if words:
             found[relative] = words
     return found
 
 
+def assigned(text: str) -> list[str]:
+    """The values ``PYTEST_ADDOPTS`` is assigned in a shell line or a Jenkinsfile."""
+    return [match.group(2) if match.group(1) else _unquote(match.group(3))
+            for match in _ASSIGNED.finditer(text)]
+
+
 def _values(tree: Tree, relative: str, text: str) -> list[str]:
-    """Every ``PYTEST_ADDOPTS`` value of a workflow: ``env`` mappings and ``run:`` lines."""
+    """Every ``PYTEST_ADDOPTS`` value of a YAML CI file: a key of any mapping, an Azure
+    ``{name: PYTEST_ADDOPTS, value: ...}`` item, or an assignment in any string."""
     try:
         data = load_yaml(tree.top / relative, text).data
     except FailgateError as exc:
@@ -116,16 +146,25 @@ def _values(tree: Tree, relative: str, text: str) -> list[str]:
         node = stack[seen]
         seen += 1
         if isinstance(node, dict):
+            if node.get("name") == ENV and _scalar(node.get("value")):
+                values.append(str(node["value"]))
+                continue
             for key, value in node.items():
-                if key == ENV and isinstance(value, str | int | float):
+                if key == ENV and isinstance(value, dict) and _scalar(value.get("value")):
+                    values.append(str(value["value"]))  # GitLab's {value:, description:}
+                elif key == ENV and _scalar(value):
                     values.append(str(value))
-                elif key == "run" and isinstance(value, str):
-                    values += [_unquote(m.group(1)) for m in _IN_RUN.finditer(value)]
                 else:
                     stack.append(value)
         elif isinstance(node, list):
             stack.extend(node)
+        elif isinstance(node, str):
+            values += assigned(node)
     return values
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
 def _unquote(value: str) -> str:

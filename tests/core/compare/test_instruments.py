@@ -113,6 +113,8 @@ def test_the_same_instrument_compares_as_before(
     ("{from: a, to: b}", "reason"),
     ("{from: a, to: b, reason: x, when: now}", "unknown key 'when'"),
     ("gpt-4.1", "an accepted change is {from: ..., to: ..., reason:"),
+    ('{from: a, to: b, reason: "   "}', "no letter or digit"),
+    ('{from: a, to: b, reason: "\u200b\u2060 ."}', "no letter or digit"),
 ])
 def test_an_accepted_change_is_from_to_and_a_reason(
         runs: Path, capsys: pytest.CaptureFixture[str], entry: str, message: str) -> None:

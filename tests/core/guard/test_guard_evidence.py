@@ -358,6 +358,55 @@ def test_pytest_addopts_in_a_run_line_and_a_stricter_one_pass_or_fail_as_they_sh
     assert "gate.yml PYTEST_ADDOPTS (with pytest.ini) failgate: baseline -> repeats/r2" in out
 
 
+# Each CI system's way of setting PYTEST_ADDOPTS, naming the looser ceilings ({opts}).
+OTHER_CI: dict[str, str] = {
+    ".gitlab-ci.yml": "variables:\n  PYTEST_ADDOPTS: \"{opts}\"\ngate:\n  script: [pytest]\n",
+    ".gitlab/ci/gate.yml": "gate:\n  variables:\n    PYTEST_ADDOPTS:\n      value: \"{opts}\"\n"
+                           "      description: gate options\n  script: [pytest]\n",
+    ".circleci/config.yml": "jobs:\n  gate:\n    steps:\n      - run:\n          command: |\n"
+                            "            export PYTEST_ADDOPTS='{opts}'\n            pytest\n",
+    "azure-pipelines.yml": "variables:\n  - name: PYTEST_ADDOPTS\n    value: \"{opts}\"\n"
+                           "steps:\n  - script: pytest\n",
+    ".travis.yml": "env:\n  - PYTEST_ADDOPTS=\"{opts}\"\nscript: pytest\n",
+    "bitbucket-pipelines.yml": "pipelines:\n  default:\n    - step:\n        script:\n"
+                               "          - PYTEST_ADDOPTS=\"{opts}\" pytest\n",
+    "Jenkinsfile": "pipeline {{\n  agent any\n  environment {{\n"
+                   "    PYTEST_ADDOPTS = '{opts}'\n  }}\n  stages {{ stage('gate') {{ steps {{\n"
+                   "    sh 'pytest'\n  }} }} }}\n}}\n",
+}
+JENKINS_WITH_ENV = "node {{\n  withEnv(['PYTEST_ADDOPTS={opts}']) {{\n    sh 'pytest'\n  }}\n}}\n"
+
+
+@pytest.mark.parametrize("where", list(OTHER_CI))
+def test_pytest_addopts_set_by_another_ci_system_is_read_as_pytest_reads_it(
+        repo: Path, capsys: pytest.CaptureFixture[str], where: str) -> None:
+    """GitLab, CircleCI, Azure, Travis, Bitbucket and Jenkins set ``PYTEST_ADDOPTS`` their
+    own ways; each is read after the ini file's addopts, as for a GitHub workflow. The
+    control: the same file setting an option that loosens nothing passes."""
+    raised = _loose(repo)
+    path = repo / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = OTHER_CI[where]
+    path.write_text(text.format(opts="-o failgate_strict=true"))
+    code, out = _guard(capsys)
+    assert code == 0, out
+    path.write_text(text.format(opts="-o failgate_ceilings=loose.yaml"))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert raised in out
+    assert f"{where} PYTEST_ADDOPTS" in out, out
+
+
+def test_a_jenkins_with_env_step_is_read(repo: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    raised = _loose(repo)
+    (repo / "Jenkinsfile").write_text(JENKINS_WITH_ENV.format(
+        opts="-o failgate_ceilings=loose.yaml"))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert raised in out
+
+
 def test_the_command_reads_override_ini_in_addopts_as_pytest_does(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """One configuration: ``failgate check`` gates with the ceilings pytest would use."""
@@ -509,3 +558,66 @@ def test_a_category_newly_flagged_outside_the_system_is_caught(
     assert code == 1, out
     assert "taxonomy" in out
     assert "taxonomy.yaml (rules " in out
+
+
+# ------------------------------------------------- the error rate outside the system
+
+
+def _with_provider_errors(repo: Path, mean: float, runs: int = 3) -> None:
+    """The band with a count of failures outside the system (promptfoo's
+    ``provider_error``): its errors per run over its runs feed the tolerated error rate."""
+    document = _band(repo / "noise_band.json")
+    document["metric_band"]["mode:provider_error"] = {"mean": mean, "std": 0.0, "min": 1,
+                                                      "max": 1, "n": runs}
+    (repo / "noise_band.json").write_text(json.dumps(document, indent=2))
+
+
+@pytest.mark.parametrize(("mean", "runs", "shown"), [
+    (4.0, 3, "1 per run over 3 runs -> 4 per run over 3 runs"),  # more errors per run
+    (1.0, 2, "1 per run over 3 runs -> 1 per run over 2 runs"),  # fewer runs: a wider bound
+])
+def test_a_band_that_tolerates_a_higher_error_rate_outside_the_system_is_caught(
+        repo: Path, capsys: pytest.CaptureFixture[str], mean: float, runs: int,
+        shown: str) -> None:
+    """Only the band's mean (or its runs) of an outside category changes: no allowance
+    from movement and no band width grows, but the count's tolerance from its observed
+    error rate does (``count_allowance``), so the guard names it."""
+    _with_provider_errors(repo, 1.0)
+    commit(repo, "errors measured")
+    _with_provider_errors(repo, mean, runs)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert f"noise noise_band.json mode:provider_error error rate: {shown}" in out
+
+
+def test_a_band_that_tolerates_fewer_errors_or_moves_an_inside_mean_passes(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The controls: fewer errors per run over more runs tightens the tolerance, and the
+    mean of a category inside the system feeds no tolerance at all."""
+    _with_provider_errors(repo, 1.0)
+    commit(repo, "errors measured")
+    _with_provider_errors(repo, 0.5, 5)
+    _edit_band(repo / "noise_band.json", mode_retrieval_miss={"mean": 70.0})
+    code, out = _guard(capsys)
+    assert code == 0, out
+
+
+def test_the_outside_categories_are_the_built_ins_and_the_repositorys_own_taxonomy(
+        tmp_path: Path) -> None:
+    """A category the team's own taxonomy file flags ``outside: true`` is compared as a
+    tolerance too; a taxonomy the guard cannot read leaves every category compared."""
+    from pytest_failgate.core.guard.evidence import outside_names
+    from pytest_failgate.core.guard.gitref import Tree
+    from pytest_failgate.core.guard.loosening import parse_version
+
+    (tmp_path / "taxonomy.yaml").write_text(TAXONOMY)
+    (tmp_path / "ceilings.yaml").write_text(
+        "version: 1\ntaxonomy: taxonomy.yaml\nceilings:\n  total: 3\n")
+    names = outside_names(Tree(tmp_path), parse_version(tmp_path / "ceilings.yaml"),
+                          "ceilings.yaml")
+    assert names is not None
+    assert {"provider_down", "provider_error", "metric_error"} <= names
+    assert "wrong_answer" not in names
+    (tmp_path / "taxonomy.yaml").write_text("name: broken\ncategories: 3\n")
+    assert outside_names(Tree(tmp_path), parse_version(tmp_path / "ceilings.yaml"),
+                         "ceilings.yaml") is None

@@ -37,6 +37,8 @@ version: 1
 taxonomy: taxonomy.yaml
 significance: 0.05
 slices: [query_type]
+instruments:
+  judge_model: {from: a, to: b, reason: "judge upgraded in review"}
 ceilings:
   wrong: 5
   blank: {max: 4, max_rate: 0.25, significance: 0.01}
@@ -165,12 +167,14 @@ LOOSENINGS = [
     Row("more failures outside the system judged (inconclusive raised)",
         edit(C, "version: 1\n", "version: 1\ninconclusive: 0.5\n"), "inconclusive: 0.25 -> 0.5",
         None),
-    Row("a change of the judge accepted",
-        edit(C, "version: 1\n", "version: 1\ninstruments:\n  judge_model: {from: a, to: b, "
-                               "reason: \"\"}\n"),
-        "instruments.judge_model: not accepted -> a -> b accepted",
-        edit(C, "version: 1\n", "version: 1\ninstruments:\n  judge_model: {from: a, to: b, "
-                               "reason: \"re-baselined\"}\n")),
+    # The gate refuses an entry whose reason has no words (test_instruments), so the route
+    # left is another change of judge under the old entry's reason, however re-spaced.
+    Row("another change of the judge accepted under the old reason",
+        edit(C, "to: b, reason: \"judge upgraded in review\"",
+             "to: c, reason: \"Judge  upgraded, in review\\u2060\""),
+        "instruments.judge_model: a -> b -> a -> c accepted",
+        edit(C, "to: b, reason: \"judge upgraded in review\"",
+             "to: c, reason: \"judge c measured against b on 300 cases\"")),
     Row("total removed", edit(C, "  total: 10\n", ""), "ceilings.total: 10 -> not limited",
         None),
     Row("group ceiling removed", edit(C, "  group:content: 8\n", ""),
