@@ -32,6 +32,7 @@ from ..reports.jsonfile import loads
 from .enforced import Change, content_digest
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
 
     from ..base.inifile import IniFile
     from .enforced import Version
@@ -251,15 +252,29 @@ def rate_changes(old: Noise, new: Noise, where: str, reason: str | None, line: i
     outside = None if old.outside is None or new.outside is None else (
         old.outside | new.outside)
     changes = []
-    for name, band in sorted(new.document.bands.items()):
-        if outside is not None and name not in outside:
-            continue
-        was = _errors(old.document.bands.get(name))
-        now = _errors(band)
-        if now[0] > was[0] or (now[0] == was[0] and now[1] < was[1]):
-            changes.append(Change(f"noise {where} mode:{name} error rate",
-                                  _show_errors(was), _show_errors(now), line, reason))
+    for prefix, bands, before in _band_pairs(old.document, new.document):
+        for name, band in sorted(bands.items()):
+            if outside is not None and name not in outside:
+                continue
+            was = _errors(before.get(name))
+            now = _errors(band)
+            if now[0] > was[0] or (now[0] == was[0] and now[1] < was[1]):
+                changes.append(Change(f"noise {where} {prefix}mode:{name} error rate",
+                                      _show_errors(was), _show_errors(now), line, reason))
     return changes
+
+
+def _band_pairs(old: NoiseDocument, new: NoiseDocument
+                ) -> list[tuple[str, Mapping[str, NoiseBand], Mapping[str, NoiseBand]]]:
+    """The bands a report's counts are read from now, each with those read before: each
+    report's own (``reports``) where the band has them, else the pooled ones (for every
+    report the old band had its own bands for, too)."""
+    if new.reports:
+        return [(f"{report}::", mine.bands,
+                 old.reports[report].bands if report in old.reports else old.bands)
+                for report, mine in sorted(new.reports.items())]
+    return [("", new.bands, old.bands), *((f"{report}::", new.bands, mine.bands)
+                                          for report, mine in sorted(old.reports.items()))]
 
 
 def _errors(band: NoiseBand | None) -> tuple[Fraction, int]:

@@ -126,3 +126,17 @@ def test_the_guard_names_one_report_s_grown_allowance(mixed: dict[str, list[int]
     changes = noise_changes(Noise("band.json", old), Noise("band.json", new), None, None)
     assert [change.label for change in changes] == [
         "noise band.json b/attribution::mode:hallucination allowance"]
+
+
+def test_the_guard_names_one_report_s_grown_error_rate(mixed: dict[str, list[int]]) -> None:
+    """A count outside the system is tolerated up to its observed error rate: a report's
+    own band that says more errors per run loosens that report's tolerance."""
+    document = json.loads(Path("band.json").read_text(encoding="utf-8"))
+    old = read_noise_band(document)
+    document["reports"]["c/attribution"]["metric_band"]["mode:other"]["mean"] += 3
+    new = read_noise_band(document)
+    outside = frozenset({"other"})
+    changes = noise_changes(Noise("band.json", old, outside=outside),
+                            Noise("band.json", new, outside=outside), None, None)
+    assert [change.label for change in changes] == [
+        "noise band.json c/attribution::mode:other error rate"]
