@@ -5,9 +5,9 @@ within one hour (or one day) all fall on the same day and cannot see it. ``failg
 noise`` therefore records, for each run it measured, when it ran: from the report's own
 time where its format records one (Inspect ``eval.created``, promptfoo ``timestamp`` /
 ``createdAt``, the regression gate's header ``timestamp``; lm-eval's and DeepEval's file
-names carry the time they were written), else the file's modification time, labelled as
-such (a copy or a checkout changes it). A band whose runs all ran within one hour, or one
-day, is said to be so: correlated drift is not sampled.
+names carry the time they were written, without a zone: taken as UTC), else the file's
+modification time, labelled as such (a copy or a checkout changes it). A band whose runs
+all ran within one hour, or one day, is said to be so: correlated drift is not sampled.
 """
 
 from __future__ import annotations

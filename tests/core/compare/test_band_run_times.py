@@ -124,3 +124,19 @@ def test_the_run_times_are_no_loosening_and_a_band_without_them_still_checks(
     assert noise_changes(Noise("band.json", old), Noise("band.json", new), None, None) == []
     Path("band.json").write_text(json.dumps(untimed), encoding="utf-8")
     assert main(["noise", "--check", "band.json", "--ceilings", "none.yaml"]) == 0
+
+
+@pytest.mark.parametrize(("folder", "label"), [
+    ("lm_eval", "file name (lm-eval)"), ("deepeval/test_run/results", "file name (DeepEval)")])
+def test_lm_eval_and_deepeval_runs_are_timed_by_their_file_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        folder: str, label: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    for run in ("r1", "r2"):
+        shutil.copytree(DATA / folder, tmp_path / run)
+    found, out = _noise(capsys, "r1", "r2")
+    # the names: results_2026-01-21T03-44-18.458309.json, test_run_20261130_111552.json
+    want = {"lm_eval": "2026-01-21T03:44:18Z", "deepeval/test_run/results":
+            "2026-11-30T11:15:52Z"}[folder]
+    assert [(entry["ran"], entry["time_from"]) for entry in found] == [(want, label)] * 2
+    assert "warning: all 2 runs ran within one hour" in out
