@@ -24,18 +24,38 @@ def pytest_failgate_readers(config):
     return [Lines()]
 ```
 
-``config`` is the run's resolved configuration in every front end (``config.ceilings``,
-``config.paths``, ``config.rootdir``). The hooks, the order plugins load in and the
-conflict rule are documented in ``pytest_failgate.commands.plugins``.
+``config`` is the run's resolved configuration in every front end, as ``PluginConfig``
+describes it (``config.ceilings``, ``config.paths``, ``config.rootdir``,
+``config.taxonomy``). The hooks, the order plugins load in and the conflict rule are
+documented in ``pytest_failgate.commands.plugins``.
+
+failgate's own readers are written with this module and nothing else: each subclasses
+``Reader`` and reads its file through the helpers below, which serve the report being
+read from the one handle failgate opened it with (a reader that opens the file itself
+reads it twice).
+
+- ``read_bytes(path)``, ``open_file(path)``: the file's bytes, or the file open for
+  reading; ``load_json(path)``, ``loads(data, path)``: decoded JSON whose errors name
+  the line and column; ``json_lines(path, what)``: (line number, object) per line.
+- ``parse_json_file(path, parse)``: ``parse`` applied to the decoded file; a
+  ``Misshapen(message, loc)`` it raises becomes an error at the line and column of
+  ``loc`` (keys and 0-based indexes from the top).
+- ``top_level(head)``: the top-level keys of the JSON object a head starts with (for
+  ``claims``); ``describe(value)``: ``'a list'``, ``'null'``, ... for messages;
+  ``shown(text)``: a report value as a message may show it; ``did_you_mean(name,
+  options)``; ``repeat_of(case_id)``: the unit a repeated case (``france#2``) belongs to.
+- ``ZipArchive(path)``: a zip archive's members (zstd or not), with a bound on what they
+  decompress to.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .commands.hookspecs import hookimpl
-from .core.base.errors import FailgateError
-from .core.reports.readers import Reader, ReaderOutput
+from .commands.hookspecs import PluginConfig, hookimpl
+from .core.base.confine import shown
+from .core.base.errors import FailgateError, did_you_mean
+from .core.reports.readers import Reader, ReaderOutput, repeat_of
 from .core.taxonomy.model import Taxonomy
 
 if TYPE_CHECKING:
@@ -45,8 +65,41 @@ if TYPE_CHECKING:
 
     from .commands.sequential import CaseGate
 
-__all__ = ["FailgateError", "Reader", "ReaderOutput", "Taxonomy", "hookimpl",
-           "sequential_gate", "taxonomy", "taxonomy_from_yaml"]
+if TYPE_CHECKING:  # imported when first used (``__getattr__``): JSON decoding, zip
+    from .core.reports.jsonfile import (
+        Loc,
+        Misshapen,
+        describe,
+        json_lines,
+        load_json,
+        loads,
+        open_file,
+        parse_json_file,
+        read_bytes,
+        top_level,
+    )
+    from .core.reports.zipzstd import ZipArchive
+
+__all__ = ["FailgateError", "Loc", "Misshapen", "PluginConfig", "Reader", "ReaderOutput",
+           "Taxonomy", "ZipArchive", "describe", "did_you_mean", "hookimpl", "json_lines",
+           "load_json", "loads", "open_file", "parse_json_file", "read_bytes", "repeat_of",
+           "sequential_gate", "shown", "taxonomy", "taxonomy_from_yaml", "top_level"]
+
+_JSON_HELPERS = frozenset({"Loc", "Misshapen", "describe", "json_lines", "load_json", "loads",
+                           "open_file", "parse_json_file", "read_bytes", "top_level"})
+
+
+def __getattr__(name: str) -> Any:
+    """The reading helpers, imported when a plugin first uses one."""
+    if name in _JSON_HELPERS:
+        from .core.reports import jsonfile
+
+        return getattr(jsonfile, name)
+    if name == "ZipArchive":
+        from .core.reports.zipzstd import ZipArchive
+
+        return ZipArchive
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def taxonomy_from_yaml(text: str, source: str = "<taxonomy>") -> Taxonomy:

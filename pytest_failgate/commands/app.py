@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..core.gate.runner import Gate, Mode, ReportGate
+    from ..core.reports.choice import TaxonomyChoice
     from ..core.reports.model import Report, SkippedFile
     from ..core.reports.read import ReadSpec
-    from ..core.reports.readers import TaxonomyChoice
     from ..core.taxonomy import Taxonomy
     from ..core.taxonomy.expr import Compiled
     from .config import Config
@@ -76,9 +76,9 @@ class Failgate:
     def choice(self) -> TaxonomyChoice:
         """Which taxonomy classifies each report: the one given (a name or a file), else
         the ceilings file's (``taxonomy:`` and ``taxonomies:``), else each format's own
-        (``rag`` for failgate's own shapes)."""
+        (``DEFAULT_TAXONOMY`` for failgate's own shapes)."""
         from ..core.ceilings.load import load_ceilings
-        from ..core.reports.readers import TaxonomyChoice
+        from ..core.reports.choice import TaxonomyChoice
         from ..core.taxonomy.files import taxonomy_by_name_or_path
 
         known = self.plugins.taxonomies
@@ -115,6 +115,5 @@ class Failgate:
                                  self.config.engine)
 
     def default_taxonomy(self) -> Taxonomy:
-        """The taxonomy a listing of no report falls back on: the chosen one, else rag."""
-        chosen = self.choice().default
-        return chosen if chosen is not None else self.plugins.taxonomies["rag"]
+        """The taxonomy a listing of no report falls back on (``TaxonomyChoice.run_taxonomy``)."""
+        return self.choice().run_taxonomy

@@ -23,7 +23,8 @@ registered, and their readers tried, in this order, the same in every front end:
 A module met twice is registered once. **Conflicts**: two plugins that contribute one
 taxonomy name (or two readers of one format name) are an error naming both; a plugin's
 taxonomy may replace a built-in one of the same name. ``config`` is the run's
-``Config`` in every front end. This module imports nothing of pytest.
+``Config`` in every front end, which a plugin may rely on as ``hookspecs.PluginConfig``.
+This module imports nothing of pytest.
 """
 
 from __future__ import annotations

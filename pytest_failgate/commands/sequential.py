@@ -211,7 +211,8 @@ class CaseGate:
         from pathlib import Path
 
         from ..core.ceilings.load import load_ceilings
-        from ..core.reports.model import ReportFile
+        from ..core.reports.choice import TaxonomyChoice
+        from ..core.reports.model import OWN_FORMAT, ReportFile
         from ..core.reports.sink import CaseSink
 
         if not app.config.ceilings.exists():
@@ -221,9 +222,9 @@ class CaseGate:
             )
         ceilings = load_ceilings(app.config.ceilings, app.plugins.taxonomies)
         # the report's own taxonomy in the ceilings file, else its format's, else the default
-        taxonomy = ceilings.overrides.get(name) or ceilings.overrides.get(format_name or "")
-        if taxonomy is None:
-            taxonomy = ceilings.taxonomy
+        taxonomy = TaxonomyChoice(ceilings.taxonomy, ceilings.overrides,
+                                  app.plugins.taxonomies).pick(name, format_name or OWN_FORMAT,
+                                                               None)
         self.gate = SequentialGate(gate_items(taxonomy, ceilings, name, planned), planned, delta)
         self.order = PlannedOrder(plan.ids) if plan is not None else None
         self.path = path if path is not None else Path(name)

@@ -66,50 +66,50 @@ def _os_error(exc: OSError, path: Path) -> FailgateError:
     return FailgateError(f"cannot read: {exc.strerror or exc}", path)
 
 
-def ensure_regular(path: Path, limit: int | None = None, text: bool = False) -> None:
-    """Refuse a path that is not a regular file, before any reader opens it; and, for
-    untrusted input, one larger than ``limit`` bytes. A ``text`` file (JSON, JSON Lines,
-    CSV) with a hole is refused too: a sparse file's holes read as NUL bytes, which no
-    text report holds, and a 2 GB hole would be read (into memory, as one line) before
-    the first character could fail."""
-    check_inside(path)
-    try:
-        info = os.stat(path)
-        _refuse(info.st_mode, path)
-    except OSError as exc:
-        raise _os_error(exc, path) from None
-    _check_size(info.st_size, limit, path)
-    if text:
-        hole = _first_hole(path, info.st_size)
-        if hole is not None:
-            raise FailgateError(
-                f"the file is sparse: {info.st_size:,} bytes long with a hole at byte "
-                f"{hole:,} (holes read as NUL bytes, which no text report holds); refused "
-                "before reading it", path)
-
-
 def _check_size(size: int, limit: int | None, path: Path) -> None:
     if limit is not None and size > limit:
         raise FailgateError(f"the file has {size:,} bytes, more than the limit of {limit:,} "
                             "(--max-report-bytes)", path)
 
 
-def _first_hole(path: Path, size: int) -> int | None:
-    """Where the file's first hole starts, if it has one the system can tell (SEEK_HOLE)."""
+def _hole_at(fd: int, size: int) -> int | None:
+    """Where the open file's first hole starts, if it has one the system can tell
+    (SEEK_HOLE); the offset is left at 0."""
     seek_hole = getattr(os, "SEEK_HOLE", None)
     if seek_hole is None or size == 0:
         return None
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise _os_error(exc, path) from None
     try:
         hole = os.lseek(fd, 0, seek_hole)
     except OSError:  # a file system without SEEK_HOLE
         return None
     finally:
-        os.close(fd)
+        os.lseek(fd, 0, os.SEEK_SET)
     return hole if hole < size else None
+
+
+def _refuse_sparse(hole: int | None, size: int, path: Path) -> None:
+    if hole is not None:
+        raise FailgateError(
+            f"the file is sparse: {size:,} bytes long with a hole at byte "
+            f"{hole:,} (holes read as NUL bytes, which no text report holds); refused "
+            "before reading it", path)
+
+
+def open_report(path: Path, limit: int | None = None, text: bool = False) -> BinaryIO:
+    """``open_regular`` for a report, before any reader reads it: a FIFO or a device would
+    block or never end, a file over ``limit`` is refused unread, and so is a ``text`` file
+    (JSON, JSON Lines, CSV) with a hole: a sparse file's holes read as NUL bytes, which no
+    text report holds, and a 2 GB hole would be read (into memory, as one line) before the
+    first character could fail. Checked on the open descriptor, then read from it."""
+    handle = open_regular(path, limit)
+    if text:
+        try:
+            size = os.fstat(handle.fileno()).st_size
+            _refuse_sparse(_hole_at(handle.fileno(), size), size, path)
+        except BaseException:
+            handle.close()
+            raise
+    return handle
 
 
 def open_regular(path: Path, limit: int | None = None) -> BinaryIO:

@@ -22,6 +22,7 @@ from pydantic import (
 
 from ..base.errors import did_you_mean
 from ..base.reasons import reason_words
+from ..taxonomy import DEFAULT_TAXONOMY
 
 CEILING_KEYS = ("max", "observed", "allowance", "max_rate", "per", "significance", "reason",
                 "owner", "goal")
@@ -279,7 +280,8 @@ class CeilingsModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     version: Literal[1]
-    taxonomy: str | dict[str, Any] = "rag"  # a name, a file, or a taxonomy written inline
+    # a name, a file, or a taxonomy written inline
+    taxonomy: str | dict[str, Any] = DEFAULT_TAXONOMY
     # per report name, or per format (a report's name wins): a name or a file
     taxonomies: dict[str, str] = {}
     # the level of the exact tests: baseline comparisons, and max_rate ceilings

@@ -17,13 +17,15 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from ..base.formatting import plural
-from ..reports.readers import RAN
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..reports.model import Report
 
+# A reader records when its run was made as ``recorded["ran"] = (value, field)``: the value
+# as the report writes it (an ISO time, or seconds since the epoch) and the field it is in
+RAN = "ran"
 UTC = timezone.utc
 MTIME = "file mtime"
 # lm-eval: results_2026-01-21T03-44-18.458309.json; DeepEval: test_run_20261130_111552.json

@@ -15,10 +15,9 @@ from . import ENGINES, is_glob
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..reports.choice import TaxonomyChoice
     from ..reports.model import Report, ReportFile
     from ..reports.read import ReadSpec
-    from ..reports.readers import TaxonomyChoice
-    from ..taxonomy import Taxonomy
 
 TABLE_SUFFIXES = (".parquet",)
 _ENGINE_SUFFIXES = (".parquet", ".jsonl", ".ndjson")
@@ -89,15 +88,14 @@ def runs_in_engine(path: Path, engine: str) -> bool:
     return engine != "python" and path.suffix in _ENGINE_SUFFIXES
 
 
-def load_table(file: ReportFile, choice: Taxonomy | TaxonomyChoice, spec: ReadSpec,
+def load_table(file: ReportFile, choice: TaxonomyChoice, spec: ReadSpec,
                engine: str) -> Report:
-    """Classify one report in DuckDB or Spark, with the taxonomy chosen for its name."""
+    """Classify one report in DuckDB or Spark, with the taxonomy chosen for its name (a
+    table is failgate's own shape: its taxonomy is decided as ``read.detect`` decides it)."""
     check_engine(engine)
     from ..reports.model import OWN_FORMAT
-    from ..reports.readers import TaxonomyChoice
 
-    taxonomy = (choice.pick(file.name, OWN_FORMAT, None) if isinstance(choice, TaxonomyChoice)
-                else choice)
+    taxonomy = choice.pick(file.name, OWN_FORMAT, None)
     if engine == "spark":
         from .spark_engine import load_spark
 

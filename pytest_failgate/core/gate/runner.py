@@ -33,10 +33,10 @@ from ..engines.load import (
     runs_in_engine,
 )
 from ..reports.builtin import builtin_readers
+from ..reports.choice import TaxonomyChoice
 from ..reports.discover import REPORT_SUFFIXES, discover
 from ..reports.model import Report, ReportFile, SkippedFile
 from ..reports.read import ReadSpec, load_report
-from ..reports.readers import TaxonomyChoice
 from ..reports.sink import UnfitTaxonomy
 from ..taxonomy import Taxonomy, builtin_taxonomies
 from ..taxonomy.expr import ExprRuntimeError
@@ -92,7 +92,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         chosen = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
                   if config.init_taxonomy is not None else None)
         choice = TaxonomyChoice(chosen, {}, taxonomies)
-        taxonomy = chosen or taxonomies["rag"]
+        taxonomy = choice.run_taxonomy
     else:
         if not config.ceilings_path.exists():
             raise FailgateError(
@@ -115,7 +115,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     for report_gate in gated:
         if report_gate.report is not None:
             report = report_gate.report
-            _check(report_gate, report, report.taxonomy, ceilings, config.mode)
+            _check(report_gate, report, ceilings, config.mode)
     _refuse_nothing_gated(gated)
     share = ceilings.model.inconclusive if ceilings is not None else None
     for report_gate in gated:
@@ -316,6 +316,7 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
     classified by that engine; everything else by the Python readers.
     """
     spec = spec if spec is not None else ReadSpec(readers=builtin_readers())
+    choice = TaxonomyChoice.of(taxonomy)  # each file's taxonomy: picked once, as it is read
     readers = spec.readers
     suffixes = (*REPORT_SUFFIXES, *TABLE_SUFFIXES,
                 *(s for reader in readers for s in reader.suffixes))
@@ -325,8 +326,8 @@ def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
     gated: list[ReportGate] = []
     for file in files:
         try:
-            loaded = (load_table(file, taxonomy, spec or ReadSpec(), engine)
-                      if runs_in_engine(file.path, engine) else load_report(file, taxonomy, spec))
+            loaded = (load_table(file, choice, spec, engine)
+                      if runs_in_engine(file.path, engine) else load_report(file, choice, spec))
         except FailgateError as exc:
             gated.append(ReportGate(file, error=exc))
             continue
@@ -443,10 +444,10 @@ def byte_limit(text: str | None) -> int | None:
     return int(found.group(1)) * _UNITS[found.group(2)]
 
 
-def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceilings | None,
-           mode: Mode) -> None:
+def _check(gated: ReportGate, report: Report, ceilings: Ceilings | None, mode: Mode) -> None:
     """Every check of one report: categories, then total and groups when they have a
-    ceiling, then each slice's, then the contracts."""
+    ceiling, then each slice's, then the contracts (by the taxonomy it was read with)."""
+    taxonomy = report.taxonomy
     names: list[str] = list(taxonomy.category_names)
     optional = [TOTAL, *(GROUP_PREFIX + group for group in taxonomy.groups)]
     if mode == "init":
@@ -468,7 +469,7 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
                 gated.checks.append(unmeasurable(report, name, entry, report.uncounted))
     for name in names:
         entry = ceilings.entry(report.name, name) if ceilings is not None else None
-        gated.checks.append(_measure(report, name, entry, taxonomy, alpha))
+        gated.checks.append(_measure(report, name, entry, alpha))
     if ceilings is not None and report.tally is not None:
         for field, values in report.tally.slices.items():
             if field not in ceilings.slicers:
@@ -488,7 +489,7 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
     if ceilings is not None:
         for contract in ceilings.contracts.values():
             if contract.reports is None or report.name in contract.reports:
-                gated.contracts.append(_contract(report, contract, taxonomy))
+                gated.contracts.append(_contract(report, contract))
         for name, floor in ceilings.model.floors.items():
             gated.metrics.append(evaluate_metric(report, name, floor, ceilings.metric_line(name)))
     if report.kind == "cases" and (report.recorded_counts is not None
@@ -496,8 +497,8 @@ def _check(gated: ReportGate, report: Report, taxonomy: Taxonomy, ceilings: Ceil
         gated.differences = [*consistency_differences(report), *(report.contradictions or [])]
 
 
-def _measure(report: Report, name: str, entry: Entry | None, taxonomy: Taxonomy,
-             alpha: Fraction | None) -> Check:
+def _measure(report: Report, name: str, entry: Entry | None, alpha: Fraction | None) -> Check:
+    taxonomy = report.taxonomy
     per = entry.ceiling.per if entry is not None else None
     if per is None:
         return evaluate(report, name, taxonomy.count(name, report.counts), entry,
@@ -511,8 +512,9 @@ def _measure(report: Report, name: str, entry: Entry | None, taxonomy: Taxonomy,
                     report.tally.flags.get(per, 0), population=per, significance=alpha)
 
 
-def _contract(report: Report, contract: ContractCheck, taxonomy: Taxonomy) -> ContractResult:
+def _contract(report: Report, contract: ContractCheck) -> ContractResult:
     """Evaluate a contract over the report's counts and its recorded aggregates."""
+    taxonomy = report.taxonomy
     namespace: dict[str, Any] = dict(report.counts)
     namespace[TOTAL] = report.failed
     namespace["cases"] = report.n_cases

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -170,6 +170,29 @@ def _reason(new_reason: str | None, old_reason: str | None) -> str | None:
     if old_reason is not None and reason_words(new_reason) == reason_words(old_reason):
         return None
     return new_reason
+
+
+def written_reasons(version: Version) -> set[str]:
+    """The words (``reason_words``) of every reason the version's file carries: on an
+    entry, a contract, a floor, an ``instruments:`` change or the file itself."""
+    found: set[str] = set()
+    stack: list[Any] = [version.doc.data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            reason = node.get("reason")
+            if isinstance(reason, str) and reason_words(reason):
+                found.add(reason_words(reason))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def not_written(changes: list[Change], written: set[str]) -> list[Change]:
+    """The changes, each reason that says what a reason at the ref already said taken away."""
+    return [replace(change, reason=None) if change.reason is not None
+            and reason_words(change.reason) in written else change for change in changes]
 
 
 def entry_reason(new: str | None, old: Ceiling | None) -> str | None:

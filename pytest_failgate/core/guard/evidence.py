@@ -32,8 +32,6 @@ from ..reports.jsonfile import loads
 from .enforced import Change, content_digest
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from ..base.inifile import IniFile
     from .enforced import Version
     from .gitref import Tree
@@ -238,50 +236,57 @@ def _count_changes(old: Noise, new: Noise, where: str, reason: str | None,
 
 def rate_changes(old: Noise, new: Noise, where: str, reason: str | None, line: int | None
                  ) -> list[Change]:
-    """Each category of failures outside the system whose tolerated error rate grew.
+    """Each category of failures outside the system whose tolerated error rate may grow.
 
     Such a count may also reach what its observed error rate allows
-    (``compare.noisemodel.count_allowance``: the band's errors with the run's, over the
-    band's runs with the run), so the band's errors per run and its number of runs are
-    evidence too. The tolerated rate rises with the errors per run and, at the same errors
-    per run, with fewer runs (a wider bound); a band that says either is named. A mean
-    removed reads as none over no runs (the run's own errors alone: the widest bound).
+    (``compare.noisemodel.count_allowance``: the band's mean errors over the runs it names,
+    ``run_ids``, with the run's own), so the band's errors per run and its number of runs
+    are evidence too. The tolerated rate rises with the errors per run and with fewer runs
+    (a wider bound); a band that says either is named. A mean removed is read as none over
+    no runs: the run's own errors alone, the widest bound.
     """
     assert old.document is not None
     assert new.document is not None
     outside = None if old.outside is None or new.outside is None else (
         old.outside | new.outside)
     changes = []
-    for prefix, bands, before in _band_pairs(old.document, new.document):
-        for name, band in sorted(bands.items()):
+    for prefix, now_side, was_side in _band_pairs(old.document, new.document):
+        for name in sorted(set(was_side[0]) | set(now_side[0])):
             if outside is not None and name not in outside:
                 continue
-            was = _errors(before.get(name))
-            now = _errors(band)
-            if now[0] > was[0] or (now[0] == was[0] and now[1] < was[1]):
+            was = _errors(was_side, name)
+            now = _errors(now_side, name)
+            if now[0] > was[0] or now[1] < was[1]:
                 changes.append(Change(f"noise {where} {prefix}mode:{name} error rate",
                                       _show_errors(was), _show_errors(now), line, reason))
     return changes
 
 
-def _band_pairs(old: NoiseDocument, new: NoiseDocument
-                ) -> list[tuple[str, Mapping[str, NoiseBand], Mapping[str, NoiseBand]]]:
+_Side = tuple[dict[str, NoiseBand], tuple[str, ...]]  # a report's bands, the runs they are over
+
+
+def _band_pairs(old: NoiseDocument, new: NoiseDocument) -> list[tuple[str, _Side, _Side]]:
     """The bands a report's counts are read from now, each with those read before: each
     report's own (``reports``) where the band has them, else the pooled ones (for every
     report the old band had its own bands for, too)."""
+    pooled: tuple[_Side, _Side] = ((new.bands, new.run_ids), (old.bands, old.run_ids))
     if new.reports:
-        return [(f"{report}::", mine.bands,
-                 old.reports[report].bands if report in old.reports else old.bands)
+        return [(f"{report}::", (mine.bands, mine.run_ids),
+                 (old.reports[report].bands, old.reports[report].run_ids)
+                 if report in old.reports else pooled[1])
                 for report, mine in sorted(new.reports.items())]
-    return [("", new.bands, old.bands), *((f"{report}::", new.bands, mine.bands)
-                                          for report, mine in sorted(old.reports.items()))]
+    return [("", *pooled), *((f"{report}::", pooled[0], (mine.bands, mine.run_ids))
+                             for report, mine in sorted(old.reports.items()))]
 
 
-def _errors(band: NoiseBand | None) -> tuple[Fraction, int]:
-    """A band's errors per run and its runs, as the tolerated rate reads them."""
-    if band is None or band.mean is None:
+def _errors(side: _Side, name: str) -> tuple[Fraction, int]:
+    """A band's errors per run of ``name`` and the runs they are over, as
+    ``count_allowance`` reads them (none over no runs: no mean, or no runs named)."""
+    bands, run_ids = side
+    band = bands.get(name)
+    if band is None or band.mean is None or not run_ids:
         return Fraction(0), 0
-    return Fraction(repr(band.mean)), band.n
+    return Fraction(repr(band.mean)), len(run_ids)
 
 
 def _show_errors(errors: tuple[Fraction, int]) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,16 @@ from ..base.yamlsource import load_yaml, read_text
 from ..ceilings.load import parse_ceilings, validate_ceilings
 from ..taxonomy import builtin_taxonomies
 from ..taxonomy.files import names_a_file
-from .enforced import Change, Version, content_digest, entry_reason, file_reason, loosenings
+from .enforced import (
+    Change,
+    Version,
+    content_digest,
+    entry_reason,
+    file_reason,
+    loosenings,
+    not_written,
+    written_reasons,
+)
 from .evidence import noise_changes, noise_of
 from .gitref import Tree, git
 from .routes import (
@@ -192,6 +201,11 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
                                           name))
     routes += _routes(work, base, (base_contexts, now_contexts), pairs, reports, origins,
                       readers)
+    # a reason excuses only in words this change wrote: not one the ref's files already
+    # carry anywhere (an instruments: entry's reason copied onto a raised ceiling)
+    said = {words for pair in pairs for words in written_reasons(pair.old)}
+    comparisons = [replace(c, changes=not_written(c.changes, said)) for c in comparisons]
+    routes = not_written(routes, said)
     told = reports is not None or not any(pair.new.model.reports for pair in pairs)
     return GuardResult(ref, real_path, comparisons, routes, told=told)
 

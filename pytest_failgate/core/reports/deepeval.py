@@ -57,9 +57,8 @@ from pathlib import Path
 from typing import Any
 
 from ..base.errors import FailgateError
-from ..base.safeopen import open_regular
-from .jsonfile import Loc, Misshapen, describe, parse_json_file
-from .readers import ReaderOutput
+from .jsonfile import Loc, Misshapen, describe, open_file, parse_json_file
+from .readers import Reader, ReaderOutput
 
 WRAPPER_KEY = "testRunData"  # .latest_test_run.json
 _LISTS = (("testCases", "llm", "test_case"),
@@ -67,7 +66,7 @@ _LISTS = (("testCases", "llm", "test_case"),
 _MARKERS = (b'"testCases"', b'"conversationalTestCases"', b'"testRunData"')
 
 
-class DeepEvalReader:
+class DeepEvalReader(Reader):
     """DeepEval's test-run files (see the module docstring)."""
 
     name: str = "deepeval"
@@ -101,7 +100,7 @@ _IN_RUN = "DEEPEVAL"  # set by `deepeval test run` in the process that runs pyte
 def _holds_run(path: Path) -> bool:
     """Whether a file may hold a test run (a link-only ``.latest_test_run.json`` does not),
     from its first bytes."""
-    with open_regular(path) as handle:
+    with open_file(path) as handle:
         head = handle.read(1 << 16)
     return any(marker in head for marker in _MARKERS[:2])
 
@@ -130,7 +129,7 @@ def _read_run_file(path: Path) -> ReaderOutput:
     if _inside_deepeval(folder):
         first = next(p for p in (temp, folder / LATEST, folder / FULL) if p.is_file())
         if path != first:
-            return ReaderOutput((), skipped=f"inside `deepeval test run`: see {first.name}")
+            return ReaderOutput(skipped=f"inside `deepeval test run`: see {first.name}")
         raise FailgateError(
             "this process runs under `deepeval test run`, which writes .deepeval/ only after "
             "its pytest session ends: the files here are an earlier run's (or the one in "
@@ -141,7 +140,7 @@ def _read_run_file(path: Path) -> ReaderOutput:
     except FailgateError as exc:
         if path != temp:
             raise
-        return ReaderOutput((), skipped="DeepEval's in-progress file, unreadable while it "
+        return ReaderOutput(skipped="DeepEval's in-progress file, unreadable while it "
                             f"is being written ({exc.message})")
     assert output is not None  # _holds_run: it has testCases or conversationalTestCases
     cases = list(output.cases)
@@ -165,7 +164,7 @@ def _read_run_file(path: Path) -> ReaderOutput:
     if temp.is_file() and _holds_run(temp):
         current = _cases_of(temp)
         if current and _verdicts(current) != _verdicts(cases):
-            return ReaderOutput((), skipped=(
+            return ReaderOutput(skipped=(
                 f"an earlier run's: {TEMP_FILE} beside it holds a DeepEval run that has not "
                 "finished"))
     output.run_order = (1.0, seconds, 2.0 if path.name == LATEST else 1.0)
@@ -220,7 +219,8 @@ def read_deepeval(data: Any) -> ReaderOutput | None:
     if counts:
         recorded.update(counts)
         contradictions = _cross_check(cases, counts)
-    return ReaderOutput(cases, recorded, contradictions, instrument=_metrics_used(run))
+    return ReaderOutput(cases=cases, recorded=recorded, contradictions=contradictions,
+                        instrument=_metrics_used(run))
 
 
 def _metrics_used(run: Mapping[str, Any]) -> dict[str, str] | None:

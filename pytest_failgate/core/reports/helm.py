@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .jsonfile import Misshapen, describe, load_json, read_bytes
-from .readers import ReaderOutput
+from .readers import Reader, ReaderOutput
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -55,7 +55,7 @@ def _elements(data: Any) -> list[Mapping[str, Any]] | None:
     return data
 
 
-class HelmReader:
+class HelmReader(Reader):
     """HELM run-folder files; ``per_instance_stats.json`` is gated (module docstring)."""
 
     name: str = "helm"
@@ -69,7 +69,7 @@ class HelmReader:
     def read(self, path: Path) -> ReaderOutput | None:
         data = load_json(path)
         if isinstance(data, Mapping) and ("adapter_spec" in data or "request_states" in data):
-            return ReaderOutput([], skipped="a HELM run's spec or state, not per-instance stats")
+            return ReaderOutput(skipped="a HELM run's spec or state, not per-instance stats")
         elements = _elements(data)
         if elements is None:
             return None
@@ -83,12 +83,13 @@ class HelmReader:
             main = MAIN_METRICS.get(scenario)
             for case in cases:
                 _score(case, main)
-            return ReaderOutput(cases, {"num_predictions": len(cases)}, name="")
+            return ReaderOutput(cases=cases, recorded={"num_predictions": len(cases)},
+                                name="")
         if isinstance(first.get("name"), Mapping) and "sum_squared" in first:
-            return ReaderOutput([], skipped="HELM run statistics (aggregates); the run's "
+            return ReaderOutput(skipped="HELM run statistics (aggregates); the run's "
                                 "per_instance_stats.json is gated")
         if "instance_id" in first or ("references" in first and "input" in first):
-            return ReaderOutput([], skipped="HELM instances or predictions; the run's "
+            return ReaderOutput(skipped="HELM instances or predictions; the run's "
                                 "per_instance_stats.json is gated")
         return None
 

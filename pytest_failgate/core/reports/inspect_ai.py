@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, loads, parse_json_file
-from .readers import RAN, ReaderOutput, repeat_of
+from .readers import Reader, ReaderOutput, repeat_of
 from .zipzstd import ZipArchive
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 _SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_([0-9]+)\.json")
 
 
-class InspectReader:
+class InspectReader(Reader):
     """Inspect AI logs, ``.json`` and ``.eval`` (see the module docstring)."""
 
     name: str = "inspect_ai"
@@ -143,9 +143,9 @@ def read_inspect(header: Mapping[str, Any], samples: Any) -> ReaderOutput:
         recorded["status"] = header["status"]
     spec = header["eval"]
     if isinstance(spec.get("created"), str):
-        recorded[RAN] = (spec["created"], "eval.created")  # when it ran
+        recorded["ran"] = (spec["created"], "eval.created")  # when it ran
     config = {key: spec[key] for key in CONFIG_KEYS if key in spec}
-    return ReaderOutput(cases, recorded, name=report_name(header), config=config,
+    return ReaderOutput(cases=cases, recorded=recorded, name=report_name(header), config=config,
                         run_order=(created(header),), repeat_unit=repeat_of,
                         interrupted=interrupted(header), instrument=instrument(spec))
 
@@ -233,7 +233,7 @@ def _header_only(header: Mapping[str, Any]) -> ReaderOutput:
         why += f" (its status is {status})"
     elif total:
         why += f" (written with log_samples=False, or trimmed; it records {total} samples)"
-    return ReaderOutput((), recorded, name=report_name(header), uncounted=why,
+    return ReaderOutput(recorded=recorded, name=report_name(header), uncounted=why,
                         run_order=(created(header),), interrupted=interrupted(header))
 
 

@@ -9,15 +9,15 @@ errors with a line and column, never a crash.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from pydantic_core import from_json
 
 from ..base.errors import FailgateError
-from ..base.safeopen import open_regular, read_regular
 from ..taxonomy import kind_of
 from .jsondecode import from_json_error
 from .locate import place
+from .source import open_source, source_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -42,8 +42,16 @@ class Misshapen(Exception):
 
 
 def read_bytes(path: Path) -> bytes:
-    """The file's bytes; FIFOs and devices are refused before they are opened."""
-    return read_regular(path)
+    """The file's bytes; FIFOs and devices are refused before they are opened. The report
+    being read is not opened again: its bytes come from the handle it was opened with."""
+    return source_bytes(path)
+
+
+def open_file(path: Path) -> BinaryIO:
+    """The file open for binary reading from its first byte (a ``with`` block closes it);
+    FIFOs and devices are refused before they are opened. The report being read is not
+    opened again: this is its own handle, rewound."""
+    return open_source(path)
 
 
 def parse_json_file(path: Path, parse: Callable[[Any], T]) -> T:
@@ -81,7 +89,7 @@ def loads(data: bytes, path: Path, line: int = 1) -> Any:
 def json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line of a JSON Lines file; ``what`` names
     a line's record in the error when one is not an object (``an lm-eval sample``)."""
-    with open_regular(path) as handle:
+    with open_source(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

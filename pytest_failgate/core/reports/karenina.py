@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.confine import shown
 from ..base.errors import FailgateError, did_you_mean
-from .jsonfile import describe, load_json
-from .readers import ReaderOutput, repeat_of
+from .jsonfile import describe, load_json, read_bytes
+from .readers import Reader, ReaderOutput, repeat_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -92,7 +92,7 @@ _VERSION_2 = re.compile(r"2(\.\d+)*")
 # ----------------------------------------------------------------------------- JSON
 
 
-class KareninaJsonReader:
+class KareninaJsonReader(Reader):
     """karenina's JSON results export, ``format_version`` 2.x.
 
     A file is karenina's when it is a JSON object with ``format_version`` and
@@ -134,7 +134,8 @@ class KareninaJsonReader:
         metadata = data.get("metadata")
         if isinstance(metadata, dict) and "job_summary" in metadata:
             recorded["job_summary"] = metadata["job_summary"]
-        return ReaderOutput(results, recorded, _capped(contradictions), repeat_unit=repeat_of)
+        return ReaderOutput(cases=results, recorded=recorded,
+                            contradictions=_capped(contradictions), repeat_unit=repeat_of)
 
 
 def _looks_karenina(data: Any) -> bool:
@@ -215,7 +216,7 @@ _CHECKED = ("verify_result", "template_verification_performed", "abstention_dete
 _NULL_CELLS = frozenset({"", "n/a", "none", "null", "nan"})
 
 
-class KareninaCsvReader:
+class KareninaCsvReader(Reader):
     """karenina's CSV / DataFrame export: one row per result.
 
     A CSV is karenina's when its header has ``question_id`` and ``failure_category``;
@@ -256,10 +257,7 @@ class KareninaCsvReader:
         return True  # the header decides, in read()
 
     def read(self, path: Path) -> ReaderOutput | None:
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise FailgateError(f"cannot read: {exc.strerror}", path) from None
+        raw = read_bytes(path)
         raw = raw.removeprefix(b"\xef\xbb\xbf")
         try:
             text = raw.decode("utf-8")
@@ -304,8 +302,9 @@ class KareninaCsvReader:
             if checked:
                 contradictions += _contradictions(result, f"line {start}")
         with_case_ids(results)
-        return ReaderOutput(results, {"num_predictions": len(results)},
-                            _capped(contradictions) if checked else None, repeat_unit=repeat_of)
+        return ReaderOutput(cases=results, recorded={"num_predictions": len(results)},
+                            contradictions=_capped(contradictions) if checked else None,
+                            repeat_unit=repeat_of)
 
 
 def with_case_ids(results: list[Any]) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .jsonfile import Misshapen, describe, load_json, read_bytes
-from .readers import ReaderOutput
+from .readers import Reader, ReaderOutput
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 RESULTS = "custom_verification_results"
 
 
-class KareninaJsonLdReader:
+class KareninaJsonLdReader(Reader):
     """karenina ``.jsonld`` benchmark checkpoints (module docstring)."""
 
     name: str = "karenina-jsonld"
@@ -54,7 +54,7 @@ class KareninaJsonLdReader:
                      if (case := _case(element, index)) is not None]
         except Misshapen as exc:
             raise exc.located(path, read_bytes(path)) from None
-        return ReaderOutput(cases, {"num_predictions": len(cases)})
+        return ReaderOutput(cases=cases, recorded={"num_predictions": len(cases)})
 
 
 def _case(element: Any, index: int) -> dict[str, Any] | None:

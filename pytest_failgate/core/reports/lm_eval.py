@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError
 from .jsonfile import describe, json_lines, load_json, top_level
-from .readers import ReaderOutput
+from .readers import Reader, ReaderOutput
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -46,7 +46,7 @@ def without_timestamp(stem: str) -> str:
     return match.group("stem") if match else stem
 
 
-class LmEvalSamplesReader:
+class LmEvalSamplesReader(Reader):
     """``samples_<task>_<timestamp>.jsonl`` of lm-evaluation-harness (module docstring)."""
 
     name: str = "lm-eval"
@@ -73,13 +73,13 @@ class LmEvalSamplesReader:
         if path.suffix == ".json":
             data = load_json(path)
             if isinstance(data, dict) and "results" in data and "higher_is_better" in data:
-                return ReaderOutput([], skipped="lm-eval run aggregates; its samples_*.jsonl "
+                return ReaderOutput(skipped="lm-eval run aggregates; its samples_*.jsonl "
                                     "files are gated")
             return None
         stem = path.name[: -len(path.suffix)]
         task = without_timestamp(stem).removeprefix("samples_")
         directions = _directions(path.parent, task)
-        return ReaderOutput(_cases(path, directions), name=without_timestamp(stem))
+        return ReaderOutput(cases=_cases(path, directions), name=without_timestamp(stem))
 
 
 def _directions(folder: Path, task: str) -> Mapping[str, bool]:

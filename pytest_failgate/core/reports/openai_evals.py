@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError
 from .jsonfile import describe, json_lines, top_level
-from .readers import ReaderOutput
+from .readers import Reader, ReaderOutput
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
 
-class OpenAIEvalsReader:
+class OpenAIEvalsReader(Reader):
     """OpenAI Evals output items (module docstring)."""
 
     name: str = "openai-evals"
@@ -46,7 +46,7 @@ class OpenAIEvalsReader:
         return found is not None and {b"data_source_idx", b"passes"} <= found[0].keys()
 
     def read(self, path: Path) -> ReaderOutput | None:
-        return ReaderOutput(_cases(path))
+        return ReaderOutput(cases=_cases(path))
 
 
 def _cases(path: Path) -> Iterator[dict[str, Any]]:

@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, json_lines, parse_json_file
-from .readers import RAN, ReaderOutput
+from .readers import Reader, ReaderOutput
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -73,7 +73,7 @@ PROVIDER_ERROR = 2  # promptfoo's ResultFailureReason.ERROR
 _MARKERS = (b'"gradingResult"', b'"promptIdx"', b'"failureReason"', b'"evalId"')
 
 
-class PromptfooReader:
+class PromptfooReader(Reader):
     """``promptfoo eval -o *.json`` output (see the module docstring)."""
 
     name: str = "promptfoo"
@@ -105,7 +105,7 @@ def read_promptfoo(data: Any) -> ReaderOutput | None:
     summary = data.get("results") if isinstance(data, Mapping) else None
     for where, key in ((summary, "timestamp"), (data, "createdAt"), (data, "timestamp")):
         if isinstance(where, Mapping) and isinstance(where.get(key), str | int | float):
-            recorded[RAN] = (where[key], key)  # when it ran (the first the output names)
+            recorded["ran"] = (where[key], key)  # when it ran (the first the output names)
             break
     contradictions: list[str] | None = None
     if stats is not None:
@@ -114,8 +114,8 @@ def read_promptfoo(data: Any) -> ReaderOutput | None:
     config = data.get("config") if isinstance(data, Mapping) else None
     shown = ({key: _without_grader(key, value) for key, value in config.items()
               if key in CONFIG_KEYS} if isinstance(config, Mapping) else None)
-    return ReaderOutput(cases, recorded, contradictions, config=shown, repeat_unit=repeat_unit,
-                        instrument=grader(config))
+    return ReaderOutput(cases=cases, recorded=recorded, contradictions=contradictions,
+                        config=shown, repeat_unit=repeat_unit, instrument=grader(config))
 
 
 def _without_grader(key: str, value: Any) -> Any:
@@ -153,7 +153,8 @@ def read_promptfoo_lines(path: Path) -> ReaderOutput | None:
         cases = list(_cases(rows, ()))
     except Misshapen as exc:
         raise FailgateError(exc.message, path, lines[int(exc.loc[0])]) from None
-    return ReaderOutput(cases, {"num_predictions": len(cases)}, repeat_unit=repeat_unit)
+    return ReaderOutput(cases=cases, recorded={"num_predictions": len(cases)},
+                        repeat_unit=repeat_unit)
 
 
 def looks_like_row(value: Any) -> bool:

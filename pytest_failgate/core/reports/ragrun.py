@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError
-from .jsonfile import json_lines, load_json, loads
-from .readers import RAN, ReaderOutput
+from .jsonfile import json_lines, load_json, loads, open_file
+from .readers import Reader, ReaderOutput
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -48,7 +48,7 @@ INSTRUMENT_KEYS = ("judge_model", "dataset_version", "eval_set")  # what measure
 def _first_line(path: Path) -> Any:
     """The first line decoded, or None when it is not one JSON value."""
     try:
-        with path.open("rb") as handle:
+        with open_file(path) as handle:
             line = handle.readline(HEAD)
     except OSError as exc:
         raise FailgateError(f"cannot read: {exc.strerror}", path) from None
@@ -132,7 +132,7 @@ def _cross_check(cases: list[dict[str, Any]], recorded: dict[str, Any]) -> list[
             if distribution.get(mode, 0) != found.get(mode, 0)]
 
 
-class RagRunReader:
+class RagRunReader(Reader):
     """Run folders of the RAG regression gate (see the module docstring)."""
 
     name = "rag-gate"
@@ -166,7 +166,7 @@ class RagRunReader:
         header = _first_line(log) if log.is_file() else None
         if isinstance(header, dict) and _is_header(header) and isinstance(
                 header.get("timestamp"), str):
-            recorded[RAN] = (header["timestamp"], "run.jsonl timestamp")  # when it ran
+            recorded["ran"] = (header["timestamp"], "run.jsonl timestamp")  # when it ran
         return ReaderOutput(cases=cases, recorded=recorded, config=config,
                             contradictions=_cross_check(cases, recorded),
                             instrument=run_instrument(log) if log.is_file() else None)

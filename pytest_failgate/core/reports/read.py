@@ -10,21 +10,25 @@ line and the case.
 from __future__ import annotations
 
 import codecs
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError, did_you_mean
-from ..base.safeopen import BINARY_SUFFIXES, ensure_regular, open_regular, read_limit, read_regular
+from ..base.safeopen import read_limit
 from ..taxonomy import Taxonomy, kind_of
 from ..taxonomy.expr.regex import group_matcher
+from .choice import TaxonomyChoice
 from .jsondecode import JsonSyntaxError, ShapeError, decoder, start_of
 from .jsonfile import describe, loads
 from .locate import place
 from .model import OWN_FORMAT, Report, ReportFile, SkippedFile
-from .readers import ReaderOutput, TaxonomyChoice
+from .readers import ReaderOutput
 from .sink import CaseProblem, CaseSink
+from .source import ReportSource, reading
 from .spec import ReadSpec
 
-__all__ = ["RECORDED_KEYS", "ReadSpec", "load_report"]  # ReadSpec: where callers import it
+# ReadSpec: where callers import it
+__all__ = ["RECORDED_KEYS", "Detected", "ReadSpec", "classify", "detect", "load_report"]
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -34,53 +38,80 @@ if TYPE_CHECKING:
 RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outcomes", "config")
 
 
+@dataclass(frozen=True, kw_only=True)
+class Detected:
+    """A report file's format and the taxonomy that classifies it, decided in one step
+    (``detect``): what every later step of reading the file receives."""
+
+    file: ReportFile  # under the name its reader (or its taxonomy's ``report_name``) gives it
+    format: str  # the reader that recognised it, or failgate's own shapes (``OWN_FORMAT``)
+    format_default: str | None  # the taxonomy its reader names (None: none)
+    taxonomy: Taxonomy  # what classifies its cases
+    # a reader's cases; None: failgate's own shapes, read by suffix (or ``records:``)
+    output: ReaderOutput | None = None
+
+
 def load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
                 spec: ReadSpec | None = None) -> Report | SkippedFile:
     """Read one report file, or say why it is not a report.
 
-    The readers (plugins' first, then the built-in formats) are offered the file in
-    order; the first to recognise it reads it. A file none recognises is read as one
-    of failgate's own JSON shapes. The taxonomy is chosen once the format is known
-    (``TaxonomyChoice``).
+    The file is opened once (``source.reading``): a FIFO or a device would block or never
+    end, a file over the limit or a sparse text file is refused unread, and every read of
+    it after (the readers' included) is served from that handle. Its format and its
+    taxonomy are decided in one step (``detect``), then its cases are classified.
     """
     spec = spec or ReadSpec()
-    # before any reader (plugins' too): a FIFO or a device would block or never end; a file
-    # over the limit, or a sparse text file, is refused unread
-    ensure_regular(report.path, spec.max_bytes, report.path.suffix not in BINARY_SUFFIXES)
-    with read_limit(spec.max_bytes):  # an archive's members decompress within it too
-        return _load_report(report, taxonomy, spec)
+    choice = TaxonomyChoice.of(taxonomy)
+    with read_limit(spec.max_bytes), reading(report.path, spec.max_bytes) as source:
+        # read_limit: an archive's members decompress within it too
+        detected = detect(report, choice, spec, source)
+        if isinstance(detected, SkippedFile):
+            return detected
+        return classify(detected, spec, source)
 
 
-def _load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
-                 spec: ReadSpec) -> Report | SkippedFile:
-    choice = taxonomy if isinstance(taxonomy, TaxonomyChoice) else TaxonomyChoice(taxonomy)
+def detect(report: ReportFile, choice: TaxonomyChoice, spec: ReadSpec,
+           source: ReportSource) -> Detected | SkippedFile:
+    """The file's format and its taxonomy, decided once.
+
+    A taxonomy written for this report that describes its own format (``records:``)
+    reads it before any reader. Else the readers (plugins' first, then the built-in
+    formats) are offered the file in order, and the first to recognise it reads it; the
+    taxonomy is the one ``choice`` picks for its name and format. A file none recognises
+    is failgate's own JSON shapes.
+    """
     suffix = report.path.suffix
     described = choice.describing(report.name)
     if described is not None and suffix == ".json":  # a format in YAML: its own reading
-        return _read_records(_pattern_named(report, described), described, spec)
-    head: bytes | None = None
+        return Detected(file=_pattern_named(report, described), format=OWN_FORMAT,
+                        format_default=None, taxonomy=described)
     for reader in spec.readers:
-        if suffix not in reader.suffixes:
-            continue
-        head = _head(report, spec) if head is None else head
-        if not reader.claims(head):
+        if suffix not in reader.suffixes or not reader.claims(_without_bom(source.head())):
             continue
         output = reader.read(report.path)
         if output is not None and output.skipped is not None:
             return SkippedFile(report.path, output.skipped)
         if output is not None:
             named = renamed(report, output)
-            chosen = choice.pick(named.name, reader.name, reader.taxonomy)
-            return report_from_cases(named, chosen, spec, output, reader.name, reader.taxonomy)
+            return Detected(file=named, format=reader.name, format_default=reader.taxonomy,
+                            taxonomy=choice.pick(named.name, reader.name, reader.taxonomy),
+                            output=output)
+    if suffix not in (".json", ".jsonl"):
+        return SkippedFile(report.path, f"no reader for {suffix} files")
     chosen = choice.pick(report.name, OWN_FORMAT, None)
-    report = _pattern_named(report, chosen)
-    if suffix == ".jsonl":
-        return _read_jsonl(report, chosen, spec)
-    if suffix == ".json" and chosen.records:
-        return _read_records(report, chosen, spec)
-    if suffix == ".json":
-        return _read_json(report, chosen, spec)
-    return SkippedFile(report.path, f"no reader for {suffix} files")
+    return Detected(file=_pattern_named(report, chosen), format=OWN_FORMAT,
+                    format_default=None, taxonomy=chosen)
+
+
+def classify(detected: Detected, spec: ReadSpec, source: ReportSource) -> Report | SkippedFile:
+    """The detected file's cases, checked and classified by its taxonomy."""
+    if detected.output is not None:
+        return _from_reader(detected, detected.output, spec)
+    if detected.file.path.suffix == ".jsonl":
+        return _read_jsonl(detected, spec, source)
+    if detected.taxonomy.records:
+        return _read_records(detected, spec, source)
+    return _read_json(detected, spec, source)
 
 
 def _pattern_named(report: ReportFile, taxonomy: Taxonomy) -> ReportFile:
@@ -89,12 +120,13 @@ def _pattern_named(report: ReportFile, taxonomy: Taxonomy) -> ReportFile:
         return report
     stem = report.name.rpartition("/")[2]
     name = group_matcher(taxonomy.report_name)(stem)  # linear time: no backtracking
-    return renamed(report, ReaderOutput([], name=name)) if name else report
+    return renamed(report, ReaderOutput(cases=[], name=name)) if name else report
 
 
-def _read_records(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report:
+def _read_records(detected: Detected, spec: ReadSpec, source: ReportSource) -> Report:
     """A JSON file whose cases sit at the taxonomy's ``records`` path (a format in YAML)."""
-    data = _without_bom(read_regular(report.path, spec.max_bytes))
+    report, taxonomy = detected.file, detected.taxonomy
+    data = _without_bom(source.data())
     value = loads(data, report.path)
     for depth, key in enumerate(taxonomy.records, start=1):
         if not isinstance(value, dict) or key not in value:
@@ -116,15 +148,6 @@ def _read_records(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Rep
     return sink.finish()
 
 
-HEAD_BYTES = 1 << 16
-
-
-def _head(report: ReportFile, spec: ReadSpec) -> bytes:
-    """The first bytes of a file (byte-order mark dropped), for readers' ``claims``."""
-    with open_regular(report.path, spec.max_bytes) as handle:
-        return _without_bom(handle.read(HEAD_BYTES))
-
-
 def renamed(report: ReportFile, output: ReaderOutput) -> ReportFile:
     """The report under the name its reader gives it (a stem without timestamp, a folder)."""
     if output.name is None:
@@ -139,14 +162,16 @@ def _without_bom(data: bytes) -> bytes:
     return data[3:] if data.startswith(codecs.BOM_UTF8) else data
 
 
-def _place(report: ReportFile, spec: ReadSpec, loc: tuple[str | int, ...]
-           ) -> tuple[int | None, int | None]:
-    """Where ``loc`` is in the file (read again: only errors need places)."""
-    return place(_without_bom(read_regular(report.path, spec.max_bytes)), loc)
+def _place(source: ReportSource, loc: tuple[str | int, ...]) -> tuple[int | None, int | None]:
+    """Where ``loc`` is in the file (its bytes read again: only errors need places)."""
+    return place(_without_bom(source.data()), loc)
 
 
-def _read_json(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report | SkippedFile:
-    data = _without_bom(read_regular(report.path, spec.max_bytes))
+def _read_json(detected: Detected, spec: ReadSpec, source: ReportSource) -> Report | SkippedFile:
+    """Failgate's own JSON shapes: ``eval_summary`` (cases under ``case_results``), an
+    array of cases, or an aggregate (``failure_category_counts``)."""
+    report, taxonomy = detected.file, detected.taxonomy
+    data = _without_bom(source.data())
     if start_of(data) == len(data):
         raise FailgateError("the file is empty", report.path)
     sink = CaseSink(report, taxonomy, spec)
@@ -161,9 +186,10 @@ def _read_json(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report
                 else f"case #{int(exc.loc[-1]) + 1} {exc.message}")
         raise FailgateError(what, report.path, *place(data, exc.loc)) from None
     del data  # a large report's bytes need not outlive decoding
+    source.release()
 
     def where(key: str) -> tuple[int | None, int | None]:
-        return _place(report, spec, (key,))
+        return _place(source, (key,))
 
     if document.kind not in ("object", "array"):
         return SkippedFile(report.path, f"a JSON {document.kind}, not a report")
@@ -178,7 +204,7 @@ def _read_json(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report
         sink.add_all(cases, form.struct, form.missing, form.to_mapping)
     except CaseProblem as exc:
         loc = (*array, exc.position - 1, *([exc.field] if exc.field else []))
-        raise FailgateError(str(exc), report.path, *_place(report, spec, loc)) from None
+        raise FailgateError(str(exc), report.path, *_place(source, loc)) from None
     del cases  # the decoded cases need not outlive classifying
     result = sink.finish()
     result.recorded = _check_recorded(report, document.top, where, taxonomy, strict=False)
@@ -187,7 +213,9 @@ def _read_json(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report
     return result
 
 
-def _read_jsonl(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Report:
+def _read_jsonl(detected: Detected, spec: ReadSpec, source: ReportSource) -> Report:
+    """Failgate's own JSON Lines: one case a line, streamed from the open file."""
+    report, taxonomy = detected.file, detected.taxonomy
     sink = CaseSink(report, taxonomy, spec)
     found = decoder()
     decode = found.case_decoder(sink.fields)
@@ -209,7 +237,7 @@ def _read_jsonl(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec) -> Repor
         return numbers[0], start_of(lines_read[0]) + 1
 
     form = found.form(sink.fields)
-    with open_regular(report.path, spec.max_bytes) as handle:
+    with source.handle() as handle:
         try:
             sink.add_all(cases(handle), form.struct, form.missing, form.to_mapping)
         except JsonSyntaxError as exc:
@@ -308,19 +336,19 @@ def _aggregate(
     )
 
 
-def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
-                      output: ReaderOutput, format_name: str = OWN_FORMAT,
-                      format_default: str | None = None) -> Report:
+def _from_reader(detected: Detected, output: ReaderOutput, spec: ReadSpec) -> Report:
     """Classify a reader's cases into a report, checking them as failgate's own reader does."""
+    file, taxonomy = detected.file, detected.taxonomy
     if output.uncounted is not None:
-        return _uncounted(file, taxonomy, output, format_name)
+        return _uncounted(detected, output)
     sink = CaseSink(file, taxonomy, spec)
     try:
         sink.add_all(output.cases)
     except CaseProblem as exc:
         raise FailgateError(str(exc), file.path) from None
-    report = sink.finish(output.recorded, output.contradictions, format_name, format_default,
-                         output.config)
+    report = sink.finish(recorded=output.recorded, contradictions=output.contradictions,
+                         format_name=detected.format, format_default=detected.format_default,
+                         config=output.config)
     report.run_order = output.run_order
     report.repeat_unit = output.repeat_unit
     report.interrupted = output.interrupted
@@ -328,10 +356,10 @@ def report_from_cases(file: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
     return report
 
 
-def _uncounted(file: ReportFile, taxonomy: Taxonomy, output: ReaderOutput,
-               format_name: str) -> Report:
+def _uncounted(detected: Detected, output: ReaderOutput) -> Report:
     """An aggregate that counts no category (``ReaderOutput.uncounted``): its size and
     recorded values only. A case handed over with it would be silently dropped: refused."""
+    file, taxonomy, format_name = detected.file, detected.taxonomy, detected.format
     if any(True for _ in output.cases):
         raise FailgateError(f"the {format_name} reader gave cases and said the file has none",
                             file.path)

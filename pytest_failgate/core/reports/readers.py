@@ -1,4 +1,4 @@
-"""Report formats: the reader interface, and the choice of taxonomy.
+"""Report formats: the reader interface (``pytest_failgate.api``'s).
 
 A reader recognises a file **by its content** and hands over its cases as decoded
 mappings; failgate does the rest exactly as for its own formats (a ``CaseSink``:
@@ -33,7 +33,13 @@ class MyReader(Reader):            # pytest_failgate.api.Reader
 - ``ReaderOutput.run_order`` (a tuple of numbers, greater is later) lets a folder hold
   several runs under one name: the latest is gated, the others are listed as skipped.
 - A built-in format is one module in this package plus one line in ``builtin.py``
-  (and its taxonomy, one YAML file in ``core/taxonomy/builtin/``).
+  (and its taxonomy, one YAML file in ``core/taxonomy/builtin/``). It is written as a
+  plugin's would be: a ``Reader`` subclass that imports only what ``pytest_failgate.api``
+  exports (``tests/package/test_builtins_use_the_api.py`` pins it), reading its file
+  through those helpers (``read_bytes``, ``json_lines``, ...), which serve the report from
+  the one handle failgate opened it with (``source``).
+- The taxonomy is not the reader's to choose: ``read.detect`` picks it once the format is
+  known (``choice.TaxonomyChoice``), from the reader's ``taxonomy`` among others.
 """
 
 from __future__ import annotations
@@ -44,17 +50,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..base.errors import FailgateError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable
     from pathlib import Path
 
-    from ..taxonomy import Taxonomy
 
-# ``recorded[RAN]``: when the run was made, as the report records it, and the field it is
-# in: ``(value, field)`` (an ISO time or seconds since the epoch; ``compare.ran`` reads it)
-RAN = "ran"
-
-
-@dataclass
+@dataclass(kw_only=True)
 class ReaderOutput:
     """What a reader found in a file.
 
@@ -64,7 +64,7 @@ class ReaderOutput:
     nothing to cross-check.
     """
 
-    cases: Iterable[Any]
+    cases: Iterable[Any] = ()  # decoded mappings, one per case (none: ``skipped``)
     recorded: dict[str, Any] = field(default_factory=dict)
     contradictions: list[str] | None = None
     name: str | None = None  # replaces the file's stem in the report name; "" = the folder
@@ -163,39 +163,6 @@ def as_reader(reader: Any, owner: str) -> ReportReader:
         raise FailgateError(f"plugin {owner}: {reader!r} is not a reader: it needs a name, "
                             "suffixes and read() (subclass pytest_failgate.api.Reader)")
     return reader if isinstance(reader, Reader) else _Adapted(reader)
-
-
-@dataclass(frozen=True)
-class TaxonomyChoice:
-    """Which taxonomy classifies a report, decided once its format is known.
-
-    In order: ``overrides`` keyed by the report's name, then by its format (a
-    ceilings file's ``taxonomies:``); then ``default`` (its ``taxonomy:``, or
-    ``failgate init --taxonomy``); then the format's own default taxonomy, looked up
-    in ``known``; failgate's own shapes fall back to ``rag``.
-    """
-
-    default: Taxonomy | None = None
-    overrides: Mapping[str, Taxonomy] = field(default_factory=dict)
-    known: Mapping[str, Taxonomy] = field(default_factory=dict)
-
-    def describing(self, report: str) -> Taxonomy | None:
-        """The taxonomy written for this report that describes its own format
-        (``records:``): it reads the file, before any reader."""
-        chosen = self.overrides.get(report, self.default)
-        return chosen if chosen is not None and chosen.records else None
-
-    def pick(self, report: str, format_name: str, format_default: str | None) -> Taxonomy:
-        for key in (report, format_name):
-            if key in self.overrides:
-                return self.overrides[key]
-        if self.default is not None:
-            return self.default
-        name = format_default or "rag"
-        if name not in self.known:
-            raise FailgateError(f"the {format_name} reader names taxonomy '{name}', which no "
-                                "plugin contributes")
-        return self.known[name]
 
 
 def repeat_of(case_id: str) -> str:

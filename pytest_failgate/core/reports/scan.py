@@ -29,18 +29,17 @@ import ast
 import copy
 import re
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..taxonomy.expr import Compiled
 from ..taxonomy.expr.quantifiers import QUANTIFIER_HELPERS
 from ..taxonomy.expr.runtime import HELPERS, _has
 from ..taxonomy.model import COMPOSITE
-from ..taxonomy.tally import EXAMPLES, slice_text
+from ..taxonomy.tally import EXAMPLES, TallyTarget, slice_text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ..taxonomy import Taxonomy
     from ..taxonomy.model import Field, Predicate
     from .spec import ReadSpec
@@ -185,6 +184,22 @@ class _Plan:
         return body
 
 
+@dataclass(frozen=True, kw_only=True)
+class LoopState:
+    """What the generated loop is handed (its ``state``), by name: the tally's counters it
+    updates, the sink's own, and the sink's code it calls where a case needs it."""
+
+    tally: TallyTarget
+    seen: dict[str, int]  # case id -> its position (a second one is the sink's to refuse)
+    n_cases: int  # cases counted before the loop's first
+    view: Callable[[int, tuple[Any, ...]], dict[str, Any]]  # a case's present fields
+    key_of: Callable[[Mapping[str, Any], int], str]  # a dotted or composite id
+    metrics: Callable[[Mapping[str, Any], int], list[tuple[str, float]]]  # its metrics
+    store_metrics: Callable[[str, list[tuple[str, float]]], None]
+    sample: list[Mapping[str, Any]]  # the first cases, as ``add`` keeps them
+    room: int  # how many more the sample takes
+
+
 class Scan:
     """The generated loop of one kind of sink (see the module docstring)."""
 
@@ -249,9 +264,9 @@ def _skeleton(taxonomy: Taxonomy, spec: ReadSpec, plan: _Plan, struct: bool, n_f
     fields = plan.fields
     checked = len(taxonomy.fields)
     out = ["def scan(_l_cases, _l_state, _l_slow, _l_count):",
-           "    _l_seen, _l_reach, _l_flagged, _l_ids_at, _l_examples_at, _l_n, _l_view, "
-           "_l_key_of, _l_record_slices, _l_observe, _l_count_observed, _l_metrics, "
-           "_l_store_metrics, _l_sample, _l_room = _l_state",
+           *(f"    _l_{name} = _l_state.{name}" for name in _STATE),
+           *(f"    _l_{name} = _l_state.tally.{name}" for name in _TALLY),
+           "    _l_n = _l_state.n_cases",
            "    _l_seen_set = _l_seen.setdefault",
            "    _l_reach_get = _l_reach.get",
            "    try:",
@@ -378,7 +393,12 @@ def _nested_absent_below(value: Any, keys: tuple[str, ...]) -> bool:
     return False
 
 
+_STATE = ("seen", "view", "key_of", "metrics", "store_metrics", "sample", "room")
+_TALLY = ("reach", "flagged", "ids_at", "examples_at", "record_slices", "observe",
+          "count_observed")
 _ATTRIBUTES = frozenset({"__class__", "get", "append", "issuperset", "setdefault"})
+# read only off the loop's argument (``LoopState``) and its ``tally`` (``TallyTarget``)
+_STATE_ATTRIBUTES = frozenset({*_STATE, *_TALLY, "tally", "n_cases"})
 _NODES = (
     ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.For, ast.Try, ast.ExceptHandler,
     ast.If, ast.Assign, ast.AugAssign, ast.Raise, ast.Expr, ast.Continue, ast.Lambda,
@@ -390,13 +410,20 @@ _NODES = (
 )
 
 
+def _reads_state(node: ast.expr) -> bool:
+    """Whether ``node`` is the loop's state argument or its ``tally``."""
+    return (isinstance(node, ast.Name) and node.id == "_l_state") or (
+        isinstance(node, ast.Attribute) and node.attr == "tally" and _reads_state(node.value))
+
+
 def _check(tree: ast.Module, namespace: Mapping[str, Any]) -> None:
     """Defence in depth: the loop holds only what this module and the compiler emit."""
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
             raise AssertionError(f"generated loop holds {type(node).__name__}")
         if isinstance(node, ast.Attribute) and not (
-                node.attr in _ATTRIBUTES or re.fullmatch(r"f\d+", node.attr)):
+                node.attr in _ATTRIBUTES or re.fullmatch(r"f\d+", node.attr)
+                or (node.attr in _STATE_ATTRIBUTES and _reads_state(node.value))):
             raise AssertionError(f"generated loop reads attribute {node.attr}")
         if isinstance(node, ast.Name) and not (
                 (node.id in namespace and node.id != "__builtins__")

@@ -21,7 +21,7 @@ from ..taxonomy.expr import ExprRuntimeError
 from ..taxonomy.model import COMPOSITE, metric_number
 from ..taxonomy.tally import RuleError, nested_absent
 from .model import OWN_FORMAT, Report
-from .scan import MISSING, Scan, build_scan, fine_types
+from .scan import MISSING, LoopState, Scan, build_scan, fine_types
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -176,23 +176,15 @@ class CaseSink:
 
         scan.function(rest, self._state(scan), slow, count)
 
-    def _state(self, scan: Scan) -> tuple[Any, ...]:
+    def _state(self, scan: Scan) -> LoopState:
         """What the generated loop updates, and the sink's own code it calls where a case
         needs it (views of a case for examples, metrics and dotted ids)."""
-        tallier = self.tallier
         names = scan.view_names
         bits = [1 << i for i in range(len(names))]
 
         def view(mask: int, values: tuple[Any, ...]) -> dict[str, Any]:
             return {name: value for name, value, bit in zip(names, values, bits, strict=True)
                     if not mask & bit}
-
-        def record_slices(key: str, decided: int, sliced: tuple[str, ...]) -> None:
-            tallier._record_slices(key, decided, tallier._category_at[decided], sliced)
-
-        def count_observed(observed: tuple[tuple[Any, bool], ...]) -> None:
-            for values, observation in zip(tallier._metric_values, observed, strict=True):
-                values[observation] += 1
 
         def metrics(case: Mapping[str, Any], position: int) -> list[tuple[str, float]]:
             found = [(m.name, _metric_value(m, case, position)) for m in self._metrics]
@@ -202,12 +194,10 @@ class CaseSink:
             for name, value in values:
                 self.case_metrics[name][key] = value
 
-        ids_at = [[], *(tallier._ids[name] for name in tallier._category_at[1:])]
-        examples_at = [[], *(tallier._examples[name] for name in tallier._category_at[1:])]
-        return (self._seen, tallier._reach, tallier._flagged, ids_at, examples_at,
-                tallier.n_cases, view, self._key, record_slices, tallier._observe,
-                count_observed, metrics, store_metrics, self._sample,
-                max(0, SAMPLE - len(self._sample)))
+        return LoopState(tally=self.tallier.target(), seen=self._seen,
+                         n_cases=self.tallier.n_cases, view=view, key_of=self._key,
+                         metrics=metrics, store_metrics=store_metrics, sample=self._sample,
+                         room=max(0, SAMPLE - len(self._sample)))
 
     def _key(self, case: Mapping[str, Any], position: int) -> str:
         """The case's id as the string it is compared by (an integer id as its digits, so
@@ -233,7 +223,7 @@ class CaseSink:
                               "a string or an integer")
         return f"#{position}"
 
-    def finish(self, recorded: dict[str, Any] | None = None,
+    def finish(self, *, recorded: dict[str, Any] | None = None,
                contradictions: list[str] | None = None, format_name: str = OWN_FORMAT,
                format_default: str | None = None,
                config: dict[str, Any] | None = None) -> Report:
@@ -307,7 +297,6 @@ def _refuse_absent_rule_field(file: ReportFile, taxonomy: Taxonomy,
     from ..base.errors import closest
     from ..taxonomy.model import describe_kinds
 
-    present = sorted({key for case in sample for key in case} | _first_case_keys(file.path))
     for rule in taxonomy.categories:
         for name in rule.reads:
             declared = taxonomy.field_index.get(name)
@@ -315,6 +304,8 @@ def _refuse_absent_rule_field(file: ReportFile, taxonomy: Taxonomy,
                     declared.default is not None
                     or (declared.kinds is not None and "null" in declared.kinds))):
                 continue  # present in a case, or declared optional (a default, or null)
+            present = sorted({key for case in sample for key in case}
+                             | _first_case_keys(file.path))
             declared_as = ""
             if declared is not None and declared.kinds is not None:
                 declared_as = f", declared in types: as {describe_kinds(declared.kinds)}"
@@ -341,12 +332,12 @@ def _first_case_keys(path: Path) -> set[str]:
     only the fields the taxonomy reads, so the cases kept do not show the others."""
     import json
 
-    from ..base.safeopen import open_regular
+    from .source import open_source
 
     if path.suffix != ".jsonl":
         return set()
     try:
-        with open_regular(path) as handle:
+        with open_source(path) as handle:
             first = handle.readline(PEEK_BYTES)
         case = json.loads(first)
     except (FailgateError, OSError, ValueError):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..base.errors import FailgateError
 from ..base.safeopen import unpack_limit
+from .source import open_source
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -83,9 +84,12 @@ class ZipArchive:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._budget = unpack_limit()
+        # one handle for the directory and every member: the report is opened once
+        self._handle = open_source(path)
         try:
-            self._zip = zipfile.ZipFile(path)
+            self._zip = zipfile.ZipFile(self._handle)
         except (zipfile.BadZipFile, OSError) as exc:
+            self._handle.close()
             raise FailgateError(f"not a readable zip archive: {exc}", path) from None
         infos = self._zip.infolist()
         self._members = {info.filename: info for info in infos}
@@ -95,34 +99,38 @@ class ZipArchive:
                                     "an ambiguous archive", path)
             self._check_layout(infos)
         except BaseException:
-            self._zip.close()
+            self.close()
             raise
 
     def _check_layout(self, infos: list[zipfile.ZipInfo]) -> None:
         """Each entry's local header and data end before the next entry begins."""
         end, previous = 0, None
-        with self.path.open("rb") as handle:
-            for info in sorted(infos, key=lambda i: i.header_offset):
-                if info.header_offset < end:
-                    raise FailgateError(
-                        f"the zip entries {previous} and {info.filename} overlap (a zip bomb "
-                        "shape: one member's data read again and again); refusing it",
-                        self.path)
-                handle.seek(info.header_offset)
-                header = handle.read(_LOCAL_HEADER.size)
-                if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_SIGNATURE:
-                    raise FailgateError(f"member {info.filename}: no local header where the "
-                                        "archive's directory says", self.path)
-                fields = _LOCAL_HEADER.unpack(header)
-                end = (info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
-                       + info.compress_size)
-                previous = info.filename
+        handle = self._handle
+        for info in sorted(infos, key=lambda i: i.header_offset):
+            if info.header_offset < end:
+                raise FailgateError(
+                    f"the zip entries {previous} and {info.filename} overlap (a zip bomb "
+                    "shape: one member's data read again and again); refusing it",
+                    self.path)
+            handle.seek(info.header_offset)
+            header = handle.read(_LOCAL_HEADER.size)
+            if len(header) != _LOCAL_HEADER.size or header[:4] != _LOCAL_SIGNATURE:
+                raise FailgateError(f"member {info.filename}: no local header where the "
+                                    "archive's directory says", self.path)
+            fields = _LOCAL_HEADER.unpack(header)
+            end = (info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+                   + info.compress_size)
+            previous = info.filename
 
     def __enter__(self) -> ZipArchive:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
         self._zip.close()
+        self._handle.close()
 
     def names(self) -> list[str]:
         return list(self._members)
@@ -163,16 +171,16 @@ class ZipArchive:
         """The member's compressed bytes, found through its local header."""
         if info.flag_bits & 0x1:
             raise NotImplementedError("it is encrypted")
-        with self.path.open("rb") as handle:
-            handle.seek(info.header_offset)
-            header = handle.read(_LOCAL_HEADER.size)
-            if len(header) != _LOCAL_HEADER.size:
-                raise ValueError("truncated local header")
-            fields = _LOCAL_HEADER.unpack(header)
-            if fields[0] != _LOCAL_SIGNATURE:
-                raise ValueError("bad local header signature")
-            handle.seek(fields[-2] + fields[-1], 1)  # the name and the extra field
-            raw = handle.read(info.compress_size)
+        handle = self._handle
+        handle.seek(info.header_offset)
+        header = handle.read(_LOCAL_HEADER.size)
+        if len(header) != _LOCAL_HEADER.size:
+            raise ValueError("truncated local header")
+        fields = _LOCAL_HEADER.unpack(header)
+        if fields[0] != _LOCAL_SIGNATURE:
+            raise ValueError("bad local header signature")
+        handle.seek(fields[-2] + fields[-1], 1)  # the name and the extra field
+        raw = handle.read(info.compress_size)
         if len(raw) != info.compress_size:
             raise ValueError("truncated member")
         return raw

@@ -10,6 +10,9 @@ from .model import Case, Field, Kind, Rule, Taxonomy, kind_of
 from .tally import Decision, MissingField, Tallier, Tally, classify
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
+# the taxonomy of a report nothing names one for (failgate's own shapes, a ceilings file
+# without ``taxonomy:``): written here, used by ``reports.choice`` and ``ceilings``
+DEFAULT_TAXONOMY = "rag"
 
 
 class BuiltinTaxonomies(Mapping[str, Taxonomy]):
@@ -78,6 +81,7 @@ def builtin_taxonomies() -> BuiltinTaxonomies:
 
 
 __all__ = [
+    "DEFAULT_TAXONOMY",
     "BuiltinTaxonomies",
     "Case",
     "Decision",

@@ -158,6 +158,22 @@ def nested_absent(case: Case, path: str) -> bool:
     return False
 
 
+@dataclass(frozen=True, kw_only=True)
+class TallyTarget:
+    """What a caller that counts cases itself updates in a ``Tallier`` (the generated loop
+    of ``reports.scan``), named: it records a case exactly as ``Tallier.record`` would."""
+
+    # (absent-field mask * (enabled rules + 2) + decided position) -> cases
+    reach: dict[int, int]
+    flagged: dict[tuple[int, int], int]  # (flag bits, decided position) -> cases
+    ids_at: list[list[str]]  # per decided position (0, passed, keeps none): the case ids
+    examples_at: list[list[tuple[str, Case]]]  # per decided position: the first cases
+    # the case's slices counted (its id, decided position, each slice field's value)
+    record_slices: Callable[[str, int, tuple[str, ...]], None]
+    observe: Callable[[Case], tuple[tuple[Any, bool], ...]]  # each metric's observation
+    count_observed: Callable[[tuple[tuple[Any, bool], ...]], None]  # ... counted
+
+
 def classify(taxonomy: Taxonomy, case: Case) -> str | None:
     """The category of one case (a mapping of its present fields), or ``None`` if it passed."""
     return Tallier(taxonomy).add("", case)
@@ -222,6 +238,22 @@ class Tallier:
             raise
         except Exception as exc:  # a user's predicate may raise anything
             raise self._culprit(case, exc) from None
+
+    def target(self) -> TallyTarget:
+        """This tally's counters, for a caller recording cases itself (``TallyTarget``)."""
+
+        def record_slices(case_id: str, decided: int, sliced: tuple[str, ...]) -> None:
+            self._record_slices(case_id, decided, self._category_at[decided], sliced)
+
+        def count_observed(observed: tuple[tuple[Any, bool], ...]) -> None:
+            for values, observation in zip(self._metric_values, observed, strict=True):
+                values[observation] += 1
+
+        return TallyTarget(
+            reach=self._reach, flagged=self._flagged,
+            ids_at=[[], *(self._ids[name] for name in self._category_at[1:])],
+            examples_at=[[], *(self._examples[name] for name in self._category_at[1:])],
+            record_slices=record_slices, observe=self._observe, count_observed=count_observed)
 
     def _culprit(self, case: Case, exc: Exception) -> RuleError:
         named = [(self.taxonomy.failed.name, self._failed), *((r.name, r.predicate)

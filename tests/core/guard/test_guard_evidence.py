@@ -563,21 +563,27 @@ def test_a_category_newly_flagged_outside_the_system_is_caught(
 # ------------------------------------------------- the error rate outside the system
 
 
-def _with_provider_errors(repo: Path, mean: float, runs: int = 3) -> None:
+def _with_provider_errors(repo: Path, mean: float | None, runs: int = 3) -> None:
     """The band with a count of failures outside the system (promptfoo's
     ``provider_error``): its errors per run over its runs feed the tolerated error rate."""
     document = _band(repo / "noise_band.json")
     document["metric_band"]["mode:provider_error"] = {"mean": mean, "std": 0.0, "min": 1,
-                                                      "max": 1, "n": runs}
+                                                      "max": 1, "n": max(runs, 2)}
+    if mean is None:  # removed, not null (a null mean is refused)
+        del document["metric_band"]["mode:provider_error"]["mean"]
+    named = [*document["run_ids"], "r4", "r5", "r6"]
+    document["run_ids"] = named[:runs]
     (repo / "noise_band.json").write_text(json.dumps(document, indent=2))
 
 
 @pytest.mark.parametrize(("mean", "runs", "shown"), [
     (4.0, 3, "1 per run over 3 runs -> 4 per run over 3 runs"),  # more errors per run
     (1.0, 2, "1 per run over 3 runs -> 1 per run over 2 runs"),  # fewer runs: a wider bound
+    (None, 3, "1 per run over 3 runs -> no band (the run's own errors)"),  # mean removed
+    (1.0, 0, "1 per run over 3 runs -> no band (the run's own errors)"),  # no runs named
 ])
 def test_a_band_that_tolerates_a_higher_error_rate_outside_the_system_is_caught(
-        repo: Path, capsys: pytest.CaptureFixture[str], mean: float, runs: int,
+        repo: Path, capsys: pytest.CaptureFixture[str], mean: float | None, runs: int,
         shown: str) -> None:
     """Only the band's mean (or its runs) of an outside category changes: no allowance
     from movement and no band width grows, but the count's tolerance from its observed
@@ -596,7 +602,7 @@ def test_a_band_that_tolerates_fewer_errors_or_moves_an_inside_mean_passes(
     mean of a category inside the system feeds no tolerance at all."""
     _with_provider_errors(repo, 1.0)
     commit(repo, "errors measured")
-    _with_provider_errors(repo, 0.5, 5)
+    _with_provider_errors(repo, 0.5, 6)
     _edit_band(repo / "noise_band.json", mode_retrieval_miss={"mean": 70.0})
     code, out = _guard(capsys)
     assert code == 0, out

@@ -423,3 +423,16 @@ def test_the_recorded_instrument_changed_or_removed_is_caught(repo: Path) -> Non
                for line in lines), lines
     path.write_text(CEILINGS.replace("slices:", RECORDED + "    grader: exact\nslices:"))
     assert guard(path, "main").passed
+
+
+def test_a_reason_the_ref_already_carries_elsewhere_excuses_nothing(repo: Path) -> None:
+    """A raised ceiling whose reason is the ``instruments:`` entry's at the ref, re-cased:
+    words this change did not write. The control: words of its own pass."""
+    path = repo / "ceilings.yaml"
+    path.write_text(CEILINGS.replace("  wrong: 5", '  wrong: {max: 6, reason: "Judge upgraded '
+                                     'in review."}'))
+    lines = list(guard(path, "main").lines())
+    assert any("ceilings.wrong: 5 -> 6  (no reason written)" in line for line in lines), lines
+    path.write_text(CEILINGS.replace("  wrong: 5", '  wrong: {max: 6, reason: "two new '
+                                     'question types (#88)"}'))
+    assert guard(path, "main").passed

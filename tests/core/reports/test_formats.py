@@ -217,7 +217,7 @@ def test_a_rag_jsonl_with_nested_doc_ids_and_a_metrics_object_is_read_by_its_own
 def test_the_lm_eval_reader_claims_its_own_top_level_shape_only(line: bytes,
                                                                  claimed: bool) -> None:
     from pytest_failgate.core.reports.lm_eval import LmEvalSamplesReader
-    from pytest_failgate.core.reports.read import HEAD_BYTES
+    from pytest_failgate.core.reports.source import HEAD_BYTES
 
     assert LmEvalSamplesReader().claims((line + b"\n{}\n")[:HEAD_BYTES]) is claimed
 

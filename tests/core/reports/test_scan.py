@@ -249,7 +249,7 @@ def test_a_report_of_every_built_in_format_reads_the_same_through_the_loop(
     files = [p for p in sorted(DATA.rglob("*")) if p.suffix in (".json", ".jsonl", ".eval",
                                                                   ".csv", ".jsonld")]
     from pytest_failgate.core.reports.builtin import builtin_readers
-    from pytest_failgate.core.reports.readers import TaxonomyChoice
+    from pytest_failgate.core.reports.choice import TaxonomyChoice
 
     spec = ReadSpec(readers=builtin_readers())
     read_cases = 0

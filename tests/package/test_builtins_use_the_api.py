@@ -1,0 +1,101 @@
+"""failgate's own readers and taxonomies are written with the public plugin API.
+
+A plugin author gets what the built-in formats get: each built-in reader subclasses
+``api.Reader`` and imports from the package only names ``pytest_failgate.api`` exports
+(the very objects), so no built-in format relies on a helper a plugin cannot use; each
+built-in taxonomy is a taxonomy file, built as ``api.taxonomy_from_yaml`` builds one.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+from pytest_failgate import api
+from pytest_failgate.commands.config import Config, load
+from pytest_failgate.core.reports.builtin import builtin_readers
+from pytest_failgate.core.taxonomy import BUILTIN_DIR, builtin_taxonomies
+
+PACKAGE = "pytest_failgate"
+READERS = builtin_readers()
+READER_MODULES = sorted({type(reader).__module__ for reader in READERS})
+
+
+def _imports(module_name: str) -> list[tuple[str, str, int]]:
+    """(module, name, line) of every name the module imports from the package, resolved
+    to absolute module names; ``import pytest_failgate.x`` gives the name ``*``."""
+    module = importlib.import_module(module_name)
+    tree = ast.parse(Path(inspect.getfile(module)).read_text(encoding="utf-8"))
+    package = module_name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                source = f"{base}.{node.module}" if node.module else base
+            else:
+                source = node.module or ""
+            if source == PACKAGE or source.startswith(PACKAGE + "."):
+                found += [(source, alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(alias.name, "*", node.lineno) for alias in node.names
+                      if alias.name.startswith(PACKAGE)]
+    return found
+
+
+def test_every_built_in_reader_is_an_api_reader_subclass() -> None:
+    assert len(READERS) == 10
+    for reader in READERS:
+        assert isinstance(reader, api.Reader), reader
+        assert type(reader).read is not api.Reader.read, reader  # it reads for itself
+        assert reader.name
+        assert reader.suffixes
+        assert reader.taxonomy in builtin_taxonomies()
+
+
+@pytest.mark.parametrize("module_name", READER_MODULES)
+def test_a_built_in_reader_imports_only_what_the_api_exports(module_name: str) -> None:
+    imported = _imports(module_name)
+    assert imported, module_name  # the walk sees the module's imports
+    for source, name, line in imported:
+        where = f"{module_name}:{line}: {name} from {source}"
+        assert name != "*", f"{where}: a whole module, not the API's names"
+        assert name in api.__all__, f"{where}: not in pytest_failgate.api"
+        value = getattr(importlib.import_module(source), name)
+        assert getattr(api, name) is value, f"{where}: another object than api.{name}"
+
+
+def test_the_walk_finds_an_import_outside_the_api() -> None:
+    """The check above can fail: a module importing internals is caught by it."""
+    imported = _imports("pytest_failgate.core.reports.read")
+    assert any(name not in api.__all__ for _, name, _ in imported)
+
+
+def test_every_built_in_taxonomy_is_a_taxonomy_file_the_public_builder_builds_alike() -> None:
+    files = sorted(BUILTIN_DIR.glob("*.yaml"))
+    assert {path.stem for path in files} == set(builtin_taxonomies())
+    for path in files:
+        built = api.taxonomy_from_yaml(path.read_text(encoding="utf-8"), str(path))
+        shipped = builtin_taxonomies()[path.stem]
+        assert isinstance(shipped, api.Taxonomy)
+        assert (built.name, built.category_names, built.failed.text) == (
+            shipped.name, shipped.category_names, shipped.failed.text)
+        assert [rule.text for rule in built.categories] == [
+            rule.text for rule in shipped.categories]
+
+
+def test_hooks_get_a_config_the_plugin_config_protocol_describes(tmp_path: Path) -> None:
+    config: api.PluginConfig = load({"ceilings": str(tmp_path / "ceilings.yaml")})
+    assert isinstance(config, Config)
+    assert isinstance(config, api.PluginConfig)
+    assert config.ceilings == tmp_path / "ceilings.yaml"
+    assert config.taxonomy is None
+    assert config.paths == ()
+    # the protocol is the documented few, not the internal configuration's every field
+    documented = {name for name, _ in inspect.getmembers(api.PluginConfig)
+                  if not name.startswith("_")}
+    assert documented == {"ceilings", "rootdir", "paths", "taxonomy"}
