@@ -148,7 +148,9 @@ def taxonomy(name: str, *, failed: str, categories: Sequence[str | Mapping[str, 
 
 def sequential_gate(planned: int, *, ceilings: str | Path | None = None,
                     delta: Fraction | float | str = "0.05", report: str = "run",
-                    plan: str | Path | None = None) -> CaseGate:
+                    plan: str | Path | None = None,
+                    futility: Fraction | float | str | None = None,
+                    margin: int = 10) -> CaseGate:
     """A gate fed one case at a time, in the run's planned random order, that settles the
     full run's verdict as soon as the cases decide it (``docs/sequential.md``).
 
@@ -159,7 +161,9 @@ def sequential_gate(planned: int, *, ceilings: str | Path | None = None,
     of the working folder); ``report`` is the run's name in the ceilings file. The verdict
     is the full run's with probability at least ``1 - delta`` provided the cases come in a
     uniformly random order fixed before the run (``plan``: a ``failgate plan`` file; cases
-    may then finish in any order).
+    may then finish in any order). ``futility`` (a beta, default off) also passes the run
+    once a regression of ``margin`` cases past every open ceiling is ruled out: such a
+    regression passes early with probability at most beta, a smaller one may.
 
     ```python
     gate = api.sequential_gate(1000, ceilings="ceilings.yaml")
@@ -184,5 +188,10 @@ def sequential_gate(planned: int, *, ceilings: str | Path | None = None,
         if len(order.ids) != planned:
             raise FailgateError(f"{planned} planned cases, but the plan orders "
                                 f"{len(order.ids)}", Path(plan))
-    level = Fraction(str(delta)) if isinstance(delta, float) else Fraction(delta)
-    return CaseGate(app, planned, level, report, order)
+    from .core.gate.sequential import Futility
+
+    def fraction(value: Fraction | float | str) -> Fraction:
+        return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+
+    stop = None if futility is None else Futility(fraction(futility), margin)
+    return CaseGate(app, planned, fraction(delta), report, order, futility=stop)

@@ -355,38 +355,55 @@ def cmd_sql(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     from .commands.sequential import make_plan, write_plan
 
-    plan = make_plan(Path(args.source), args.seed)
+    plan = make_plan(Path(args.source), args.seed, args.strata)
     write_plan(plan, Path(args.out))
-    _out(f"plan: {len(plan.ids)} cases of {args.source} in a random order (seed {plan.seed}) "
-         f"-> {args.out}")
+    within = ("" if plan.strata is None else
+              f" within each of {len(set(plan.strata))} strata of {plan.field}")
+    _out(f"plan: {len(plan.ids)} cases of {args.source} in a random order{within} (seed "
+         f"{plan.seed}) -> {args.out}")
     return EXIT_PASS
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
+    from .commands.app import Failgate
+    from .commands.gating import write_reports
     from .commands.sequential import Watch, Watched, read_plan, watch
-    from .core.gate.sequential import describe
 
     try:
         delta = Fraction(args.delta)
     except (ValueError, ZeroDivisionError):
         raise FailgateError(f"--delta must be a number between 0 and 1, not {args.delta}"
                             ) from None
-    request = Watch(report=Path(args.report), planned=args.planned,
+    futility = None
+    if args.futility is not None:
+        from .core.gate.sequential import Futility
+
+        try:
+            beta = Fraction(args.futility)
+        except (ValueError, ZeroDivisionError):
+            raise FailgateError(f"--futility must be a number between 0 and 1, not "
+                                f"{args.futility}") from None
+        futility = Futility(beta, args.margin)
+    request = Watch(report=Path(args.report), planned=args.planned, futility=futility,
                     plan=read_plan(Path(args.plan)) if args.plan else None, delta=delta,
                     replay=args.replay, name=args.name, command=tuple(args.harness),
                     idle_seconds=args.idle_seconds)
-    for item in watch(configure(args), request):
-        if isinstance(item, Watched):
-            if item.settled is not None:
-                _out()
-                for look in item.settled.items:
-                    _out(f"  {describe(look)}")
-                _out(item.settled.line())
-            else:
-                _out(f"not settled: {item.ended}: inconclusive")
-            return EXIT[item.verdict]
+    app = Failgate(configure(args))
+    for item in watch(app, request):
+        if isinstance(item, Watched):  # the check's summary, outputs and exit code
+            _out()
+            _print_summary(item.result)
+            written = write_reports(app, item.result)
+            for line in written.lines:
+                if not line.startswith("wrote "):
+                    _out(line)
+            if written.failed:
+                print("failgate: error: a report file could not be written (above)",
+                      file=sys.stderr)
+                return EXIT_INPUT
+            return EXIT[item.result.verdict]
         _out(item)
     return EXIT_INCONCLUSIVE  # pragma: no cover - watch always ends with how it ended
 
@@ -497,6 +514,9 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--seed", type=int, metavar="N",
                       help="the seed of the order (default: a fresh random one, recorded in "
                            "the plan)")
+    plan.add_argument("--strata", metavar="FIELD",
+                      help="permute the cases within each value of this case field (the "
+                           "gate then keeps a confidence sequence per stratum)")
     plan.add_argument("--out", default="plan.json", metavar="FILE",
                       help="where to write the plan (default: plan.json)")
 
@@ -514,6 +534,13 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--replay", action="store_true",
                        help="read a finished report as if its cases were arriving (N: its "
                             "cases, unless --planned or --plan says)")
+    watch.add_argument("--futility", metavar="BETA",
+                       help="also stop as a pass once a regression of --margin cases past "
+                            "every open ceiling is ruled out; such a regression passes early "
+                            "with probability at most BETA (default: off)")
+    watch.add_argument("--margin", type=int, default=10, metavar="M",
+                       help="the regression, in cases past a ceiling, --futility rules out "
+                            "(default: 10)")
     watch.add_argument("--delta", default="0.05", metavar="D",
                        help="the most probability that an early verdict is not the full "
                             "run's (default: 0.05)")

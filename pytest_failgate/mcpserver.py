@@ -109,7 +109,8 @@ def _check_named_paths(arguments: dict[str, Any]) -> None:
     from .core.compare.noisemodel import REPEATS
     from .core.taxonomy.files import names_a_file
 
-    for key in ("paths", "ceilings", "baseline", "noise", "taxonomy", "base", "candidate"):
+    for key in ("paths", "ceilings", "baseline", "noise", "taxonomy", "base", "candidate",
+                "report", "plan"):
         value = arguments.get(key)
         for named in (value if isinstance(value, list) else [value]):
             if not isinstance(named, str) or not named:
@@ -197,7 +198,36 @@ def ratchet(paths: list[str] | None = None, ceilings: str | None = None,
     return run(_config(paths=paths, ceilings=ceilings, noise=noise)).model_dump(mode="json")
 
 
-TOOLS = (check, show, diff, explain, analyze, init, ratchet)
+def replay(report: str, ceilings: str | None = None, plan: str | None = None,
+           planned: int | None = None, delta: float = 0.05,
+           name: str | None = None) -> dict[str, Any]:
+    """Gate a finished JSON Lines report as if its cases were arriving (``failgate watch
+    --replay``): the verdict a sequential run would have settled on, after how many of the
+    planned cases, and with what probability it is the full run's (``sequential``), in
+    ``check``'s document. ``plan`` is a ``failgate plan`` file (the order the cases are
+    judged in); without it, the report's order is taken as the random one."""
+    from fractions import Fraction
+
+    from .commands.app import Failgate
+    from .commands.sequential import Watch, Watched, read_plan, watch
+    from .core.gate.runner import byte_limit
+
+    _check_named_paths({"report": report, "plan": plan})
+    config = _config(ceilings=ceilings)
+    limit = byte_limit(config.max_report_bytes)
+    path = Path(report)
+    if limit is not None and path.is_file() and path.stat().st_size > limit:
+        raise FailgateError(f"larger than the {limit} bytes this server reads", path)
+    request = Watch(report=path, planned=planned, plan=read_plan(Path(plan)) if plan else None,
+                    delta=Fraction(str(delta)), replay=True, name=name)
+    for item in watch(Failgate(config), request):
+        if isinstance(item, Watched):
+            document: dict[str, Any] = item.result.model_dump(mode="json")
+            return document
+    raise AssertionError("watch ends with how it ended")  # pragma: no cover
+
+
+TOOLS = (check, show, diff, explain, analyze, init, ratchet, replay)
 
 
 TOOL_NAMES = {function.__name__: function for function in TOOLS}

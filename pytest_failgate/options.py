@@ -105,15 +105,19 @@ OPTIONS: tuple[Option, ...] = (
            "committed", commands=("check",)),
     Option("init", "flag", "write a new ceilings file from the current counts (never "
            "overwrites; the init command)", action=True),
+    Option("sequential", "text", "run the tests in a random order drawn from SEED (an integer, "
+           "or `new` for a fresh one), each test a case of the ceilings file's taxonomy, and "
+           "stop as soon as the verdict is settled: the full run's with probability at least "
+           "0.95", "SEED", action=True),
     Option("explain", "flag", "add rule diagnostics to the summary: what first-match hid, rules "
            "that never matched, how often the fields each rule reads were absent, the "
            "fallback's cases", commands=("check",)),
     Option("md", "path", "write the gate as a Markdown report (a pull-request comment) to FILE",
-           "FILE", commands=("check",)),
+           "FILE", commands=("check", "watch")),
     Option("json", "path", "write the gate's result as JSON to FILE (schema: `failgate "
-           "schema`)", "FILE", commands=("check",)),
+           "schema`)", "FILE", commands=("check", "watch")),
     Option("html", "path", "write the gate as a self-contained HTML report to FILE", "FILE",
-           commands=("check",)),
+           commands=("check", "watch")),
     Option("history", "path", "a folder of past runs (report files or folders, in name order) "
            "to chart in the Markdown and HTML reports", "DIR", commands=("check",)),
     Option("github", "flag", "GitHub Actions: ::error annotations on failing ceilings, and the "
@@ -123,7 +127,10 @@ OPTIONS: tuple[Option, ...] = (
            "without a reason written in this change (e.g. origin/main)", "REF"),
     Option("baseline", "paths", "compare with a baseline run's reports (same layout), case by "
            "case: a category fails only when its increase is significant and beyond the noise "
-           "band", "PATH", commands=("check",)),
+           "band", "PATH", commands=("check", "watch"),
+           notes=(("watch", "; watch: one JSON Lines report of the baseline run, and the run "
+                   "fails once a category's new cases exceed its fixed ones over the whole "
+                   "run (paired mode)"),)),
     Option("noise", "path", "the noise of a noisy pipeline: a noise_band.json from repeated "
            "runs (`failgate noise`; the regression gate's format), or the keyword `repeats` "
            "(each report's own repeated cases: epochs, replicates; a file of that name is "

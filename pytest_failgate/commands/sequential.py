@@ -20,12 +20,15 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ..core.base.errors import FailgateError
 from ..core.gate.sequential import (
+    Futility,
     PlannedOrder,
     SequentialGate,
+    SequentialItem,
     describe,
     gate_items,
     quoted,
@@ -36,11 +39,12 @@ from .app import Failgate
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
-    from fractions import Fraction
     from pathlib import Path
 
+    from ..core.base.result import GateResult
     from ..core.gate.sequential import ItemLook, Settled
     from ..core.reports.sink import CaseSink
+    from ..core.taxonomy import Taxonomy
     from .config import Config
 
 PLAN_FORMAT = "failgate-plan/1"
@@ -54,6 +58,8 @@ class Plan:
     ids: tuple[str, ...]
     seed: int
     source: str
+    strata: tuple[str, ...] | None = None  # each planned case's stratum (--strata)
+    field: str | None = None  # the case field the strata are the values of
 
 
 def _parse_json(text: str, path: Path, line: int = 1) -> Any:
@@ -86,22 +92,43 @@ def _case_id(case: Any, position: int, path: Path, line: int) -> str:
 def case_ids(path: Path) -> list[str]:
     """The case ids of a dataset file or a report: JSON Lines, a JSON array of cases, or
     an object with ``case_results``."""
+    return [case_id for case_id, _, _ in _records(path)]
+
+
+def _records(path: Path) -> list[tuple[str, dict[str, Any], int]]:
+    """Each case of a dataset file or a report: its id, the case, its line."""
     text = path.read_text(encoding="utf-8-sig")
     stripped = text.lstrip()
+    records = []
     if stripped.startswith(("[", "{")) and not _is_json_lines(text):
         document = _parse_json(text, path)
         cases = document.get("case_results") if isinstance(document, dict) else document
         if not isinstance(cases, list):
             raise FailgateError("neither a list of cases nor an object with case_results", path)
-        ids = [_case_id(case, i, path, 1) for i, case in enumerate(cases, start=1)]
+        records = [(_case_id(case, i, path, 1), case, 1) for i, case in enumerate(cases, start=1)]
     else:
-        ids = []
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
-                ids.append(_case_id(_parse_json(line, path, number), len(ids) + 1, path, number))
-    if not ids:
+                case = _parse_json(line, path, number)
+                records.append((_case_id(case, len(records) + 1, path, number), case, number))
+    if not records:
         raise FailgateError("no cases: a plan over nothing would settle nothing", path)
-    return ids
+    return records
+
+
+def _strata_of(path: Path, field_name: str) -> tuple[list[str], dict[str, str]]:
+    """The case ids and each one's stratum: its ``field_name``, as text (a string, an
+    integer or a boolean; a case without it is an error naming the case)."""
+    ids, strata = [], {}
+    for case_id, case, line in _records(path):
+        value = case.get(field_name)
+        if not (isinstance(value, (str, bool)) or type(value) is int):
+            raise FailgateError(
+                f"case {quoted(case_id)}: the stratum field '{field_name}' must be a string, "
+                "an integer or a boolean", path, line)
+        ids.append(case_id)
+        strata[case_id] = json.dumps(value) if isinstance(value, bool) else str(value)
+    return ids, strata
 
 
 def _is_json_lines(text: str) -> bool:
@@ -114,19 +141,40 @@ def _is_json_lines(text: str) -> bool:
         return False
 
 
-def make_plan(source: Path, seed: int | None = None) -> Plan:
+def make_plan(source: Path, seed: int | None = None, strata: str | None = None) -> Plan:
     """A uniformly random order of ``source``'s cases, drawn from ``seed`` (a fresh one
-    when none is given: the order must be fixed before the run, not chosen after it)."""
-    ids = case_ids(source)
+    when none is given: the order must be fixed before the run, not chosen after it).
+
+    With ``strata`` (a case field), the cases are permuted within each stratum and the
+    strata interleaved in proportion (the ``k``-th of a stratum of ``s`` cases at
+    ``(k + 1/2) / s`` of the run); the gate then keeps a confidence sequence per stratum,
+    valid whatever the interleaving."""
+    if strata is None:
+        ids, of = case_ids(source), None
+    else:
+        ids, of = _strata_of(source, strata)
     duplicated = len(ids) - len(set(ids))
     if duplicated:
         raise FailgateError(
             f"{duplicated} case ids appear more than once; a plan orders distinct cases", source
         )
     drawn = secrets.randbits(32) if seed is None else seed
-    order = list(ids)
-    random.Random(drawn).shuffle(order)
-    return Plan(tuple(order), drawn, source.name)
+    rng = random.Random(drawn)
+    if of is None:
+        order = list(ids)
+        rng.shuffle(order)
+        return Plan(tuple(order), drawn, source.name)
+    groups: dict[str, list[str]] = {}
+    for case_id in ids:
+        groups.setdefault(of[case_id], []).append(case_id)
+    placed = []
+    for rank, (_, members) in enumerate(sorted(groups.items())):
+        rng.shuffle(members)
+        size = len(members)
+        placed += [(Fraction(2 * k + 1, 2 * size), rank, case_id)
+                   for k, case_id in enumerate(members)]
+    order = [case_id for _, _, case_id in sorted(placed)]
+    return Plan(tuple(order), drawn, source.name, tuple(of[i] for i in order), strata)
 
 
 def write_plan(plan: Plan, out: Path) -> None:
@@ -136,6 +184,8 @@ def write_plan(plan: Plan, out: Path) -> None:
         "source": plan.source,
         "cases": list(plan.ids),
     }
+    if plan.strata is not None:
+        document["strata"] = {"field": plan.field, "of": list(plan.strata)}
     temporary = out.with_name(out.name + ".tmp")
     temporary.write_text(
         json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
@@ -159,7 +209,17 @@ def read_plan(path: Path) -> Plan:
         )
     if len(set(ids)) != len(ids):
         raise FailgateError("the plan lists a case more than once", path)
-    return Plan(tuple(ids), seed, str(document.get("source", "")))
+    strata = document.get("strata")
+    if strata is None:
+        return Plan(tuple(ids), seed, str(document.get("source", "")))
+    of = strata.get("of") if isinstance(strata, dict) else None
+    field_name = strata.get("field") if isinstance(strata, dict) else None
+    if (not isinstance(of, list) or len(of) != len(ids) or not all(isinstance(s, str) for s in of)
+            or not isinstance(field_name, str)):
+        raise FailgateError(
+            "a plan's strata need a field and a stratum (a string) for each case", path
+        )
+    return Plan(tuple(ids), seed, str(document.get("source", "")), tuple(of), field_name)
 
 
 @dataclass
@@ -175,19 +235,21 @@ class Watch:
     command: Sequence[str] = ()
     idle_seconds: float = 300.0
     poll_seconds: float = 0.2
+    futility: Futility | None = None  # the futility stop (default off)
 
 
 @dataclass
 class Watched:
     """How it ended: the settled verdict, or why the run ended without one."""
 
+    result: GateResult
     settled: Settled | None = None
     ended: str = ""  # why an unsettled run ended (inconclusive)
     lines: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
-        return self.settled.verdict if self.settled is not None else "inconclusive"
+        return self.result.verdict
 
 
 class CaseGate:
@@ -207,6 +269,8 @@ class CaseGate:
         plan: Plan | None = None,
         path: Path | None = None,
         format_name: str | None = None,
+        futility: Futility | None = None,
+        baseline: Path | None = None,
     ) -> None:
         from pathlib import Path
 
@@ -225,7 +289,26 @@ class CaseGate:
         taxonomy = TaxonomyChoice(ceilings.taxonomy, ceilings.overrides,
                                   app.plugins.taxonomies).pick(name, format_name or OWN_FORMAT,
                                                                None)
-        self.gate = SequentialGate(gate_items(taxonomy, ceilings, name, planned), planned, delta)
+        # a plan drawn within strata: a confidence sequence per stratum (``StratifiedCount``)
+        self._stratum: dict[str, int] = {}
+        sizes = None
+        if plan is not None and plan.strata is not None:
+            labels = sorted(set(plan.strata))
+            index = {label: i for i, label in enumerate(labels)}
+            self._stratum = {i: index[s] for i, s in zip(plan.ids, plan.strata, strict=True)}
+            sizes = [plan.strata.count(label) for label in labels]
+        # paired mode: each case's category in the baseline run, each category compared
+        self._baseline: dict[str, str | None] | None = None
+        paired: list[SequentialItem] = []
+        if baseline is not None:
+            self._baseline = _baseline_categories(baseline, taxonomy, app)
+            paired = [SequentialItem(c, frozenset({c}), 0) for c in taxonomy.category_names]
+        self.gate = SequentialGate(
+            gate_items(taxonomy, ceilings, name, planned), planned, delta, futility, sizes,
+            paired,
+        )
+        self._ceilings, self._taxonomy, self.name = ceilings, taxonomy.name, name
+        self._advice = app.config.advice.ratchet
         self.order = PlannedOrder(plan.ids) if plan is not None else None
         self.path = path if path is not None else Path(name)
         self.sink: CaseSink = CaseSink(ReportFile(self.path, name), taxonomy, app.read_spec())
@@ -235,6 +318,14 @@ class CaseGate:
     @property
     def settled(self) -> Settled | None:
         return self.gate.settled
+
+    def result(self) -> GateResult:
+        """The outcome as it stands, as every output renders it (settled, or stopped
+        before it was: inconclusive), saying n of N planned cases and 1 - delta."""
+        from ..core.gate.settled import sequential_result
+
+        return sequential_result(self.gate, self._ceilings, self.name, self.path,
+                                 self._taxonomy, self._advice)
 
     def add(self, case: Any) -> Settled | None:
         """One finished case; the settled verdict, or None."""
@@ -250,6 +341,22 @@ class CaseGate:
             case_id, category = self.sink.add(case)
         except CaseProblem as exc:
             raise FailgateError(str(exc), self.path, self.line or None) from None
+        yield from self.finished(case_id, category)
+
+    def finish(self, case_id: str, category: str | None) -> Settled | None:
+        """One finished case already classified (a test's outcome and category, in
+        ``--failgate-sequential``); the settled verdict, or None."""
+        if category is not None and category not in self.sink.taxonomy.category_names:
+            raise FailgateError(
+                f"case {quoted(case_id)}: {quoted(category)} is not a category of the "
+                f"taxonomy {self.sink.taxonomy.name}"
+            )
+        for _ in self.finished(case_id, category):
+            pass
+        return self.gate.settled
+
+    def finished(self, case_id: str, category: str | None) -> Iterator[str]:
+        """A case finished in ``category``: the planned cases it releases, gated, as lines."""
         released = (
             [(case_id, category)] if self.order is None else self.order.finish(case_id, category)
         )
@@ -261,7 +368,10 @@ class CaseGate:
         for one_id, one in released:
             if self.gate.settled is not None:
                 return
-            self.gate.add(one)
+            before = one  # a case the baseline did not run: not compared (unchanged)
+            if self._baseline is not None:
+                before = self._baseline.get(one_id, one)
+            self.gate.add(one, self._stratum.get(one_id, 0), before)
             yield from self._changes(one_id, one)
 
     def add_line(self, text: str) -> Iterator[str]:
@@ -278,6 +388,24 @@ class CaseGate:
             if look.state != self._states[look.name]:
                 self._states[look.name] = look.state
                 yield f"  {_look_text(look)}"
+
+
+def _baseline_categories(path: Path, taxonomy: Taxonomy, app: Failgate
+                         ) -> dict[str, str | None]:
+    """Each case of the baseline run's report (failgate's JSON Lines, a JSON array, or
+    ``case_results``), classified as this run's cases are: id -> category (None: passed)."""
+    from ..core.reports.model import ReportFile
+    from ..core.reports.sink import CaseProblem, CaseSink
+
+    sink = CaseSink(ReportFile(path, path.stem), taxonomy, app.read_spec())
+    found: dict[str, str | None] = {}
+    for _, case, line in _records(path):
+        try:
+            case_id, category = sink.add(case)
+        except CaseProblem as exc:
+            raise FailgateError(str(exc), path, line) from None
+        found[case_id] = category
+    return found
 
 
 def _look_text(look: ItemLook) -> str:
@@ -365,11 +493,12 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
         request.name or request.report.stem,
         request.plan,
         request.report,
+        futility=request.futility,
+        baseline=_one_baseline(app),
     )
     running = None
     if request.command and not request.replay:
         running = subprocess.Popen(list(request.command))  # the user's harness, as given
-    done = Watched()
     try:
         source = (
             _replayed(request.report)
@@ -383,13 +512,25 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     finally:
         if running is not None:
             stop(running)
-    done.settled = feed.gate.settled
+    done = Watched(feed.result(), feed.gate.settled)
     if done.settled is None:
         done.ended = (
             f"the run ended after {feed.gate.n} of {planned} planned cases, "
             "before the verdict was settled"
         )
     yield done
+
+
+def _one_baseline(app: Failgate) -> Path | None:
+    """The baseline run's report for paired mode: one file, or none."""
+    given = app.config.baseline
+    if not given:
+        return None
+    if len(given) > 1 or not given[0].is_file():
+        raise FailgateError(
+            "watch compares with one baseline report file (--baseline FILE)", given[0]
+        )
+    return given[0]
 
 
 def _replayed(path: Path) -> Iterator[str]:

@@ -37,7 +37,8 @@ def ratchet_status(result: GateResult) -> str | None:
     Nothing is claimed while a report did not load (its counts are unknown), nor
     beside failing items (their counts are above their ceilings, not at them).
     """
-    if result.mode not in ("gate", "strict") or result.ceilings_sha256 is None:
+    if (result.mode not in ("gate", "strict") or result.ceilings_sha256 is None
+            or result.sequential is not None):  # a run's first cases lower nothing
         return None
     if result.load_errors:
         return (f"ratchet: not assessed while {plural(len(result.load_errors), 'report')} "

@@ -59,6 +59,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "failgate: a failure-category ceiling check added by pytest-failgate"
     )
+    config.addinivalue_line(
+        "markers", "failgate_category(name): the failure category of this test when it fails "
+        "(--failgate-sequential)"
+    )
+    seed = config.getoption("failgate_sequential")
+    if seed is not None:
+        from .sequential import SequentialSession
+
+        config.pluginmanager.register(
+            SequentialSession(config, resolved_config(config), seed), SequentialSession.NAME)
     settings = _settings(config)
     if settings is None:
         _refuse_ceilings_without_reports(config)

@@ -47,7 +47,11 @@ def test_a_clean_run_passes_with_the_verdict_check_gives(
     settled = next(s for s in map(gate.add, cases) if s is not None)
     assert settled.verdict == "pass"
     assert settled.n < len(cases)
-    assert settled.line().endswith("pass (the full run's verdict with probability at least 99%)")
+    assert settled.line() == (f"verdict pass: settled after {settled.n} of {len(cases)} planned "
+                              "cases: the verdict is the full run's with probability at least 99%")
+    result = gate.result()  # what every output renders: the same words
+    assert result.verdict == "pass"
+    assert result.headline.text.endswith(settled.line().split(": ", 1)[1])
     assert run(capsys, "check", str(write_jsonl(project / "run.jsonl", cases)))[0] == 0
 
 

@@ -99,7 +99,7 @@ def test_a_broken_solver_is_stopped_early_with_the_full_runs_verdict(
     assert result["metadata"]["cases"] < 40
     assert result["scored"] < 80
     assert len(result["early_stops"]) == 80 - result["samples"] > 0
-    assert result["early_stops"][0].startswith("settled after ")
+    assert result["early_stops"][0].startswith("verdict fail: settled after ")
     # failgate check on the log of the samples run agrees
     monkeypatch.chdir(tmp_path)
     assert run(capsys, "check", "logs")[0] == 1

@@ -48,7 +48,8 @@ def cli_json(cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
 
 
 def test_the_server_offers_its_tools(served: tuple[Path, list[str], list[Any]]) -> None:
-    assert served[1] == ["check", "show", "diff", "explain", "analyze", "init", "ratchet"]
+    assert served[1] == ["check", "show", "diff", "explain", "analyze", "init", "ratchet",
+                         "replay"]
 
 
 def test_check_returns_the_cli_json_document(

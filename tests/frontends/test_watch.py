@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 import time
 from typing import TYPE_CHECKING
 
 import pytest
-from helpers import case, cases_for, write_ceilings, write_jsonl
+from helpers import CATEGORY_CASES, case, cases_for, write_ceilings, write_jsonl
 from helpers import run_cli as run
 
 from pytest_failgate.cli import main
@@ -43,6 +44,17 @@ def _last_line(out: str) -> str:
     return out.rstrip("\n").splitlines()[-1]
 
 
+SETTLED = re.compile(r"verdict (pass|fail|inconclusive): .*settled after (\d+) of (\d+) planned "
+                     r"cases: the verdict is the full run's( with probability at least 95%)?")
+
+
+def _settled(out: str) -> tuple[str, int, int, bool]:
+    """The last line's verdict, n, N and whether it claims 95% (not exactness)."""
+    found = SETTLED.fullmatch(_last_line(out))
+    assert found is not None, _last_line(out)
+    return found.group(1), int(found.group(2)), int(found.group(3)), bool(found.group(4))
+
+
 def test_replay_agrees_with_check_on_random_orders_of_hard_populations(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Populations at their ceilings or one over, in random orders: a replay settles on
@@ -58,12 +70,11 @@ def test_replay_agrees_with_check_on_random_orders_of_hard_populations(
         checked = run(capsys, "check", str(report))[0]
         code, out, _ = run(capsys, "watch", str(report), "--replay")
         assert checked in (0, 1)
-        last = _last_line(out)
-        assert last.startswith("settled after ")
-        n, planned = (int(word) for word in last.split()[2:5:2])
+        _, n, planned, claimed = _settled(out)
         assert planned == 60 + sum(counts.values())
+        assert claimed == (n < planned)
         if n == planned:
-            assert code == checked, last
+            assert code == checked, out
         else:
             early += 1
             disagreements += code != checked
@@ -81,11 +92,9 @@ def test_watch_stops_a_broken_harness_before_half_its_cases(
     code, out, _ = run(capsys, "watch", "results.jsonl", "--planned", str(planned), "--",
                        sys.executable, "writer.py", "cases.json", "results.jsonl")
     assert code == 1
-    last = _last_line(out)
-    assert last.startswith("settled after ")
-    assert last.endswith(f"of {planned} cases: fail (the full run's verdict with probability "
-                         "at least 95%)")
-    assert int(last.split()[2]) < planned // 2
+    verdict, n, of, claimed = _settled(out)
+    assert (verdict, of, claimed) == ("fail", planned, True)
+    assert n < planned // 2
     assert "retrieval_miss: " in out
     written = (project / "results.jsonl").read_text().count("\n")
     time.sleep(0.5)  # the harness was stopped: the report no longer grows
@@ -125,7 +134,8 @@ def test_watch_judges_the_plans_order_whatever_order_cases_finish_in(
     assert "waiting for the cases planned before it" in lines[0]
     judged = [line.split('"')[1] for line in lines if line.startswith("case ")]
     assert judged == order
-    assert _last_line(out) == "settled after 10 of 10 cases: pass (the full run's verdict)"
+    assert _last_line(out) == ("verdict pass: all 7 checks passed; settled after 10 of 10 "
+                               "planned cases: the verdict is the full run's")
 
 
 @pytest.mark.parametrize(("args", "lines", "message"), [
@@ -165,3 +175,96 @@ def test_plan_and_watch_have_help_with_an_example(capsys: pytest.CaptureFixture[
             main([command, "--help"])
         assert info.value.code == 0
         assert f"example:\n  failgate {command}" in capsys.readouterr().out
+
+
+def test_watch_with_futility_passes_a_clean_run_sooner_and_says_so(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_ceilings(project / "ceilings.yaml", dict.fromkeys(
+        ("verifier_false_negative", "verifier_false_positive", "retrieval_miss",
+         "planner_under_decomposition", "generator_hallucination", "context_dilution",
+         "unknown"), 12))
+    report = write_jsonl(project / "run.jsonl", cases_for({"retrieval_miss": 3}, passed=297,
+                                                          seed=4))
+    code, out, _ = run(capsys, "watch", str(report), "--replay", "--json", "plain.json")
+    assert code == 0
+    plain = json.loads((project / "plain.json").read_text())["sequential"]
+    code, out, _ = run(capsys, "watch", str(report), "--replay", "--futility", "0.05",
+                       "--margin", "10", "--json", "futile.json")
+    assert code == 0
+    futile = json.loads((project / "futile.json").read_text())["sequential"]
+    assert futile["n"] < plain["n"]
+    assert (plain["beta"], futile["beta"], futile["margin"]) == (None, 0.05, 10)
+    assert _last_line(out) == (
+        f"verdict pass: all 7 checks passed; settled after {futile['n']} of 300 planned "
+        "cases: a pass by futility: a regression of 10 cases past a ceiling would pass this "
+        "early with probability at most 5%, a smaller one might")
+
+
+def test_a_plan_within_strata_permutes_each_stratum_and_watch_gates_it(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = cases_for({"retrieval_miss": 4}, passed=36, seed=5)
+    for index, one in enumerate(cases):
+        one["domain"] = "legal" if index % 4 == 0 else "medical"
+    write_jsonl(project / "data.jsonl", cases)
+    code, out, _ = run(capsys, "plan", "data.jsonl", "--seed", "3", "--strata", "domain",
+                       "--out", "plan.json")
+    assert (code, out) == (0, "plan: 40 cases of data.jsonl in a random order within each of "
+                              "2 strata of domain (seed 3) -> plan.json\n")
+    plan = json.loads((project / "plan.json").read_text())
+    stratum = {c["id"]: c["domain"] for c in cases}
+    assert plan["strata"] == {"field": "domain",
+                              "of": [stratum[i] for i in plan["cases"]]}
+    assert sorted(plan["cases"]) == sorted(stratum)
+    # interleaved in proportion: a legal case (a quarter of them) every fourth place
+    assert [i for i, s in enumerate(plan["strata"]["of"]) if s == "legal"] == list(
+        range(1, 40, 4))
+    code, out, _ = run(capsys, "watch", "data.jsonl", "--plan", "plan.json", "--replay")
+    checked = run(capsys, "check", "data.jsonl")[0]
+    # retrieval_miss at its ceiling of 4, categories without an entry at theirs (0): a pass
+    # settled only at the last case, where the verdict is check's exactly
+    assert code == checked == 0
+    assert _settled(out) == ("pass", 40, 40, False)
+
+
+def test_a_case_without_the_stratum_field_is_one_error_naming_it(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_jsonl(project / "data.jsonl", [case("a", domain="x"), case("b")])
+    code, _, err = run(capsys, "plan", "data.jsonl", "--strata", "domain")
+    assert code == 2
+    assert err == ("failgate: error: data.jsonl:2: case \"b\": the stratum field 'domain' "
+                   "must be a string, an integer or a boolean\n")
+
+
+def test_watch_against_a_baseline_fails_a_run_whose_new_failures_outnumber_its_fixed(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Paired mode: the ceilings allow 60 retrieval misses, the baseline had 5; a run with
+    45 of them fails on the comparison, early, where the ceilings alone would pass it."""
+    write_ceilings(project / "ceilings.yaml", {"retrieval_miss": 60})
+    before = cases_for({"retrieval_miss": 5}, passed=295, seed=6)
+    ids = [one["id"] for one in before]
+    after = [dict(one, **CATEGORY_CASES["retrieval_miss"]) if index % 7 == 0 else one
+             for index, one in enumerate(before)]
+    write_jsonl(project / "baseline.jsonl", before)
+    write_jsonl(project / "run.jsonl", after)
+    assert [one["id"] for one in after] == ids
+    assert run(capsys, "check", "run.jsonl")[0] == 0  # its ceilings alone: a pass
+    code, out, _ = run(capsys, "watch", "run.jsonl", "--replay", "--baseline", "baseline.jsonl",
+                       "--json", "gate.json")
+    verdict, n, planned, claimed = _settled(out)
+    assert (code, verdict, planned, claimed) == (1, "fail", 300, True)
+    assert n < 200
+    rows = {row["name"]: row for row in
+            json.loads((project / "gate.json").read_text())["reports"][0]["rows"]}
+    assert rows["retrieval_miss vs baseline"]["verdict"] == "fail"
+    assert rows["retrieval_miss vs baseline"]["ceiling"] == "a rise of 0"
+
+
+def test_watch_against_an_identical_baseline_passes_at_the_last_case(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_ceilings(project / "ceilings.yaml", {"retrieval_miss": 60})
+    cases = cases_for({"retrieval_miss": 5}, passed=95, seed=6)
+    write_jsonl(project / "baseline.jsonl", cases)
+    write_jsonl(project / "run.jsonl", cases)
+    code, out, _ = run(capsys, "watch", "run.jsonl", "--replay", "--baseline", "baseline.jsonl")
+    assert code == 0
+    assert _settled(out) == ("pass", 100, 100, False)

@@ -284,6 +284,42 @@ class NoiseResult(_Model):
     text: str = Field(description="the budget in words, as the summary says it")
 
 
+class Sequential(_Model):
+    """A run gated as its cases arrived (``failgate watch``, ``--failgate-sequential``):
+    how many of the planned cases it took, and what its verdict is worth.
+
+    Decided in ``core.gate.sequential``; ``decide`` words it into the headline, so every
+    output says "settled after n of N planned cases" and how sure the verdict is."""
+
+    n: int = Field(description="cases gated, in the planned order, when the run stopped")
+    planned: int = Field(description="cases the run planned (N)")
+    delta: float = Field(description=(
+        "the error probability: the early verdict is the full run's with probability at "
+        "least 1 - delta"))
+    confidence: str = Field(description="1 - delta as a percentage, as the headline says it")
+    settled: bool = Field(description=(
+        "the verdict was settled (else the run ended first, and is inconclusive)"))
+    beta: float | None = Field(default=None, description=(
+        "a pass settled by the futility stop: a regression of margin cases past a ceiling "
+        "passes early with probability at most beta (None: not a futility pass)"))
+    margin: int | None = Field(default=None, description=(
+        "the regression, in cases past a ceiling, the futility stop ruled out"))
+
+    @property
+    def text(self) -> str:
+        """The sentence every output says about the sequential run."""
+        if not self.settled:
+            return (f"stopped after {self.n} of {self.planned} planned cases before the "
+                    "verdict was settled")
+        worth = (f"the verdict is the full run's with probability at least {self.confidence}"
+                 if self.n < self.planned else "the verdict is the full run's")
+        if self.beta is not None and self.n < self.planned:
+            worth = (f"a pass by futility: a regression of {self.margin} cases past a ceiling "
+                     f"would pass this early with probability at most "
+                     f"{self.beta * 100:.4g}%, a smaller one might")
+        return f"settled after {self.n} of {self.planned} planned cases: {worth}"
+
+
 class Headline(_Model):
     """The run's outcome: its verdict and the counts its words are made of.
 
@@ -335,6 +371,8 @@ def decide(result: GateResult) -> Headline:
         text = f"{plural(recorded, 'count')} recorded as new ceilings"
     else:
         text = "the check passed" if len(rows) == 1 else f"all {len(rows)} checks passed"
+    if result.sequential is not None:  # how many of the planned cases, and what it is worth
+        text = f"{text}; {result.sequential.text}"
     return Headline(verdict=verdict, gate=gate, guard=guard, checks=len(rows),
                     failed=facts["failed"], inconclusive=facts["inconclusive"],
                     not_loaded=facts["not_loaded"], recorded=recorded, text=text)
@@ -363,6 +401,9 @@ class GateResult(_Model):
         "budget (Holm), in words (None: no test could be significant)"))
     default_ceilings: dict[str, int] = Field(
         default={}, description="the counts under `ceilings:` (drawn on history charts)")
+    sequential: Sequential | None = Field(default=None, description=(
+        "a run gated as its cases arrived: n of N planned cases and 1 - delta (None: a "
+        "finished run, gated whole)"))
     ratchet_advice: str = Field(default="a ratchet", description=(
         "how to ratchet these ceilings, in the words of the front end that ran the gate"))
 

@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Literal
 
 from ..base.errors import FailgateError
 from ..base.formatting import format_number
+from ..base.result import Sequential
 from ..ceilings.model import DEFAULT_SHARE
-from ..stats.sequential import DEFAULT_DELTA, CountSequence
+from ..stats.sequential import DEFAULT_DELTA, StratifiedCount
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 ItemState = Literal["open", "over", "cleared"]
 SettledVerdict = Literal["pass", "fail", "inconclusive"]
 OUTSIDE_SHARE = "outside"  # the item of every case that failed outside the system under test
+PAIRED_SUFFIX = " vs baseline"  # a compared item's look, in paired mode
 
 
 @dataclass(frozen=True)
@@ -88,20 +90,49 @@ class Settled:
     delta: Fraction
     items: tuple[ItemLook, ...]
     deciding: tuple[str, ...]  # the items that decided it (over, or all cleared)
+    futility: Futility | None = None  # a pass the futility stop settled (else None)
 
     @property
     def exact(self) -> bool:
         return self.n == self.planned
 
+    def record(self) -> Sequential:
+        """n of N planned cases and what the verdict is worth, as every output says it."""
+        futility = self.futility
+        return Sequential(n=self.n, planned=self.planned, delta=float(self.delta),
+                          confidence=f"{format_number((1 - self.delta) * 100)}%",
+                          settled=True,
+                          beta=None if futility is None else float(futility.beta),
+                          margin=None if futility is None else futility.margin)
+
     def line(self) -> str:
-        """``settled after n of N cases: <verdict>``, with what the verdict is worth."""
-        worth = (
-            "the full run's verdict"
-            if self.exact
-            else f"the full run's verdict with probability at least "
-            f"{format_number((1 - self.delta) * 100)}%"
-        )
-        return f"settled after {self.n} of {self.planned} cases: {self.verdict} ({worth})"
+        """``verdict <v>: settled after n of N planned cases: the verdict is the full
+        run's [with probability at least 1 - delta]``: the terminal's closing words."""
+        return f"verdict {self.verdict}: {self.record().text}"
+
+
+@dataclass(frozen=True)
+class Futility:
+    """Stop as a pass once a regression of ``margin`` cases past every open item's
+    ceiling is ruled out, at error ``beta`` (default off).
+
+    Each item that can go either way keeps a second confidence sequence, at level
+    ``beta / m``; the item is **futile** once that sequence's upper end is below
+    ``allowed + margin``: a full-run count of ``allowed + margin`` or more is excluded.
+    A run whose every item is cleared or futile (none over) passes. The trade, stated:
+    a run that regressed by ``margin`` cases or more past a ceiling passes early with
+    probability at most ``beta``; one that regressed by fewer may pass early whatever
+    its full run's verdict (a regression that small is not what the futility stop
+    guards against), for savings on runs that did not regress."""
+
+    beta: Fraction
+    margin: int
+
+    def __post_init__(self) -> None:
+        if not 0 < self.beta < 1:
+            raise FailgateError(f"beta must lie strictly between 0 and 1, not {self.beta}")
+        if self.margin < 1:
+            raise FailgateError(f"the futility margin must be at least 1 case, not {self.margin}")
 
 
 class SequentialGate:
@@ -109,7 +140,9 @@ class SequentialGate:
     verdict, or None while it is open. Usable from any harness (``api.sequential_gate``)."""
 
     def __init__(
-        self, items: Sequence[SequentialItem], planned: int, delta: Fraction = DEFAULT_DELTA
+        self, items: Sequence[SequentialItem], planned: int, delta: Fraction = DEFAULT_DELTA,
+        futility: Futility | None = None, strata: Sequence[int] | None = None,
+        paired: Sequence[SequentialItem] = (),
     ) -> None:
         if planned < 1:
             raise FailgateError(f"a sequential gate needs at least one planned case, not {planned}")
@@ -122,44 +155,116 @@ class SequentialGate:
         self.delta = delta
         # an item whose ceiling allows every planned case can never be over: not in the family
         undecided = sum(1 for item in self.items if item.allowed < planned)
-        alpha = float(delta) / max(undecided, 1)
+        # paired mode: two sequences per compared item (its new and its fixed cases)
+        alpha = float(delta) / max(undecided + 2 * len(paired), 1)
+        sizes = [planned] if strata is None else list(strata)
+        if sum(sizes) != planned or min(sizes) < 1:
+            raise FailgateError(
+                f"the strata's sizes ({sizes}) must be positive and add up to the {planned} "
+                "planned cases"
+            )
+        self.strata = len(sizes)
         self._sequences = [
-            CountSequence(planned, alpha, *_prior(item.allowed, planned)) for item in self.items
+            StratifiedCount(sizes, alpha, *_prior(item.allowed, planned)) for item in self.items
         ]
         self._states: list[ItemState] = [_state(0, planned, item.allowed) for item in self.items]
+        # paired mode against a baseline run: for each compared item, the cases that entered
+        # it (new) and left it (fixed) over the whole run; ``allowed`` is the rise allowed
+        self.paired = tuple(paired)
+        self._pairs = [(StratifiedCount(sizes, alpha), StratifiedCount(sizes, alpha))
+                       for _ in self.paired]
+        self.futility = futility
+        # the futility sequences (None: off), at beta / m; an item is futile once a count of
+        # allowed + margin is ruled out (``Futility``)
+        self._futile: list[StratifiedCount] | None = None
+        if futility is not None:
+            beta = float(futility.beta) / max(undecided, 1)
+            self._futile = [StratifiedCount(sizes, beta, *_prior(item.allowed, planned))
+                            for item in self.items]
         self._settled: Settled | None = None
         self.n = 0
+        self.failed = 0  # cases gated so far that failed (in any category)
+        self._by_futility: set[str] = set()  # open items whose regression is ruled out
 
     @property
     def settled(self) -> Settled | None:
         return self._settled
 
-    def add(self, category: str | None) -> Settled | None:
-        """One more case of the planned order: its category, None if it passed."""
+    def add(self, category: str | None, stratum: int = 0,
+            baseline: str | None = None) -> Settled | None:
+        """One more case of the planned order: its category, None if it passed; with
+        strata, the index of its stratum (the plan's order within each is random); in
+        paired mode, the same case's category in the baseline run (None: it passed)."""
         if self._settled is not None:
             return self._settled
         if self.n >= self.planned:
             raise FailgateError(f"more cases than the {self.planned} planned")
         self.n += 1
+        self.failed += category is not None
         states = self._states
         for index, (item, sequence) in enumerate(zip(self.items, self._sequences, strict=True)):
             decided = states[index] == "cleared"  # a cleared count stays cleared
-            sequence.add(category is not None and category in item.members, narrow=not decided)
+            sequence.add(category is not None and category in item.members, narrow=not decided,
+                         stratum=stratum)
             if not decided:
                 states[index] = _state(sequence.low, sequence.high, item.allowed)
+        for item, (new, fixed) in zip(self.paired, self._pairs, strict=True):
+            now, before = category in item.members, baseline in item.members
+            new.add(now and not before, stratum=stratum)
+            fixed.add(before and not now, stratum=stratum)
+        if self._futile is not None:
+            self._futility_looks(category, stratum)
         self._settled = self._decide()
         return self._settled
 
+    def _futility_looks(self, category: str | None, stratum: int) -> None:
+        """Update the futility sequences; an open item whose regression of ``margin``
+        cases is ruled out is futile (its confidence sequence still gates it)."""
+        assert self._futile is not None
+        assert self.futility is not None
+        margin = self.futility.margin
+        for index, (item, sequence) in enumerate(zip(self.items, self._futile, strict=True)):
+            open_ = self._states[index] == "open"
+            sequence.add(category is not None and category in item.members, narrow=open_,
+                         stratum=stratum)
+            if open_ and not item.outside and sequence.high < item.allowed + margin:
+                self._by_futility.add(item.name)  # stays gated: it can still be over
+
     def looks(self) -> tuple[ItemLook, ...]:
-        """Every item's state after the latest case."""
+        """Every item's state after the latest case (and, in paired mode, each compared
+        item's rise over the baseline: new minus fixed cases, its interval over the run)."""
         return tuple(
             ItemLook(item.name, seq.s, seq.low, seq.high, item.allowed, state, item.outside)
             for item, seq, state in zip(self.items, self._sequences, self._states, strict=True)
-        )
+        ) + self._paired_looks()
+
+    def _paired_looks(self) -> tuple[ItemLook, ...]:
+        """``over``: the full run's new cases exceed its fixed ones by more than allowed
+        (both intervals hold with probability at least 1 - delta); the fail side only."""
+        looks = []
+        for item, (new, fixed) in zip(self.paired, self._pairs, strict=True):
+            low, high = new.low - fixed.high, new.high - fixed.low
+            state: ItemState = "over" if low > item.allowed else (
+                "cleared" if high <= item.allowed else "open")
+            looks.append(ItemLook(item.name + PAIRED_SUFFIX, new.s - fixed.s, low, high,
+                                  item.allowed, state, False))
+        return tuple(looks)
 
     def _decide(self) -> Settled | None:
         states, items = self._states, self.items
+        paired = self._paired_looks()
+        regressed = [look.name for look in paired if look.state == "over"]
+        if regressed and "over" not in states and all(
+            state == "cleared" for item, state in zip(items, states, strict=True) if item.outside
+        ):
+            return self._settle("fail", regressed)  # paired mode: a rise over the baseline
+        if any(look.state != "cleared" for look in paired) and "over" not in states:
+            return None  # a pass waits for every comparison with the baseline too
         if "open" in states and "over" not in states:
+            futile = self._by_futility
+            if futile and all(state == "cleared" or item.name in futile
+                              for item, state in zip(items, states, strict=True)):
+                return self._settle("pass", sorted(futile))  # the futility stop
             return None
         over = [item.name for item, state in zip(items, states, strict=True) if state == "over"]
         over_outside = [
@@ -178,7 +283,9 @@ class SequentialGate:
         return None
 
     def _settle(self, verdict: SettledVerdict, deciding: list[str]) -> Settled:
-        return Settled(verdict, self.n, self.planned, self.delta, self.looks(), tuple(deciding))
+        futile = self.futility if verdict == "pass" and self._by_futility else None
+        return Settled(verdict, self.n, self.planned, self.delta, self.looks(), tuple(deciding),
+                       futile)
 
 
 def _state(low: int, high: int, allowed: int) -> ItemState:

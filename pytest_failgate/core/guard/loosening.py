@@ -23,6 +23,7 @@ from ..base.yamlsource import load_yaml, read_text
 from ..ceilings.load import parse_ceilings, validate_ceilings
 from ..taxonomy import builtin_taxonomies
 from ..taxonomy.files import names_a_file
+from .cifiles import ENV
 from .enforced import (
     Change,
     Version,
@@ -47,7 +48,7 @@ from .routes import (
     report_files,
     vanished,
 )
-from .workflows import ENV, ceilings_place, contexts
+from .workflows import ceilings_place, contexts
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping

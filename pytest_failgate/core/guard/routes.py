@@ -56,8 +56,13 @@ _FLAGS = ("--lf", "--last-failed", "--sw", "--stepwise", "--co", "--collect-only
 # the failgate settings that decide what is gated and how strictly
 SETTINGS = ("failgate", "failgate_plugins", "failgate_strict", "failgate_baseline",
             "failgate_noise", "failgate_exclude_unstable", "failgate_max_report_bytes",
-            "failgate_engine")
+            "failgate_engine", "failgate_guard")
 PLUGIN_PACKAGE = "pytest-failgate"
+# failgate's options that beat a setting above, by the ini key each one beats
+SETTING_OPTIONS = {f"--failgate{'-' + name if name else ''}":
+                   f"failgate{'_' + name if name else ''}".replace("-", "_")
+                   for name in ("", "ceilings", "noise", "baseline", "plugins", "strict",
+                                "exclude-unstable", "max-report-bytes", "engine")}
 
 
 def config_at(tree: Tree, start: str) -> IniFile:
@@ -91,10 +96,12 @@ def selection(ini: IniFile) -> list[str]:
         token = tokens[index]
         index += 1
         name, equals, value = token.partition("=")
+        if name in SETTING_OPTIONS:
+            continue  # compared as the setting it beats, by value (``workflows``)
         if name.startswith("--failgate"):
             found.append(token)
             continue
-        if token in _FLAGS:
+        if token in _FLAGS or token.startswith("@"):  # @file: more arguments, read there
             found.append(token)
             continue
         for option in _WITH_VALUE:
@@ -160,8 +167,8 @@ def _requires_plugin(ini: IniFile) -> bool:
 
 def plugin_files(tree: Tree, ini: IniFile) -> dict[str, str]:
     """The repository's plugin files in ``tree`` (relative path -> source digest): the
-    ``failgate_plugins`` entries that are files of the repository, and every
-    ``conftest.py`` that defines a failgate hook."""
+    ``failgate_plugins`` entries that are files of the repository, every ``conftest.py``
+    that names failgate (a hook, or options it sets), and ``addopts``' arguments files."""
     found: dict[str, str] = {}
     for spec in _plugin_specs(ini, tree):
         relative = _plugin_path(tree, ini, spec)
@@ -170,8 +177,14 @@ def plugin_files(tree: Tree, ini: IniFile) -> dict[str, str]:
             found[relative] = digest(text) if text is not None else "missing"
     for relative in tree.files("conftest.py"):
         text = tree.read(relative)
-        if text is not None and any(hook in text for hook in HOOK_NAMES):
+        # a failgate hook, or any mention of failgate (``config.option.failgate_ceilings``)
+        if text is not None and "failgate" in text:
             found[relative] = digest(text)
+    for word in ini.addopts():  # an arguments file (``addopts = @gate.args``) by content
+        relative = tree.relative(ini.folder / word[1:]) if word.startswith("@") else None
+        if relative is not None:
+            text = tree.read(relative)
+            found[relative] = digest(text) if text is not None else "missing"
     return found
 
 

@@ -22,10 +22,12 @@ install refuses it.
 from __future__ import annotations
 
 import codecs
+import io
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from itertools import chain
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
@@ -33,11 +35,12 @@ from ..taxonomy import kind_of
 from .scan import MISSING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Iterator
 
 _WHITESPACE = b" \t\n\r"
 _JIT_ERROR = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$", re.DOTALL)
 _CHUNK = 1 << 14  # bytes checked for UTF-8 at a time: small strings, made and freed in cache
+BLOCK = 1 << 16  # bytes of JSON Lines read and decoded at a time: whole lines, in cache
 
 
 class JsonSyntaxError(ValueError):
@@ -188,6 +191,19 @@ class _Default:
         """How ``case`` hands over cases: dicts."""
         return Form()
 
+    def lines(self, handle: BinaryIO, case_fields: tuple[str, ...]) -> Iterator[Any]:
+        """The cases of a JSON Lines stream (see ``stream``): a block's lines validated
+        in one ``map``, one at a time only in a block where one line is refused."""
+        validate = _validators(case_fields, ())[2].validate_json
+
+        def batch(lines: list[bytes], block: bytes) -> list[Any] | None:
+            try:
+                return list(map(validate, lines))
+            except ValidationError:
+                return None
+
+        return stream(handle, batch, self.case_decoder(case_fields))
+
 
 def from_json_error(data: bytes, exc: ValueError) -> JsonSyntaxError:
     """pydantic-core's error on ``data`` with its place as a line and a column in characters."""
@@ -281,6 +297,23 @@ class _Fast:
     def form(self, case_fields: tuple[str, ...]) -> Form:
         return self._decoders(case_fields, ())[3]
 
+    def lines(self, handle: BinaryIO, case_fields: tuple[str, ...]) -> Iterator[Any]:
+        """The cases of a JSON Lines stream (see ``stream``): a block checked for UTF-8
+        once, its lines decoded in one ``map`` by one decoder; a block msgspec refuses
+        anywhere is decoded a line at a time, the exact decoder deciding."""
+        decode_struct = self._decoders(case_fields, ())[2].decode
+        refused = (self.msgspec.DecodeError, RecursionError)
+
+        def batch(lines: list[bytes], block: bytes) -> list[Any] | None:
+            if not _utf8(block):
+                return None
+            try:
+                return list(map(decode_struct, lines))
+            except refused:
+                return None
+
+        return stream(handle, batch, self.case_decoder(case_fields))
+
 
 def _utf8(data: bytes) -> bool:
     """Whether the bytes are UTF-8 text (checked a chunk at a time, in native code)."""
@@ -294,6 +327,102 @@ def _utf8(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+class LineError(ValueError):
+    """A JSON Lines line that is not a case: ``error`` (invalid JSON, or not an object)
+    at 1-based line ``number``, the ``case``-th case of the file, whose first byte that
+    is not blank is at column ``col``."""
+
+    def __init__(self, error: JsonSyntaxError | ShapeError, number: int, case: int,
+                 col: int) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.number = number
+        self.case = case
+        self.col = col
+
+
+def _blocks(handle: BinaryIO) -> Iterator[bytes]:
+    """The stream as blocks of whole lines, about ``BLOCK`` bytes each (a longer line
+    whole), without a leading UTF-8 byte-order mark."""
+    parts: list[bytes] = []
+    first = True
+    while chunk := handle.read(BLOCK):
+        if first:
+            chunk, first = chunk.removeprefix(codecs.BOM_UTF8), False
+        end = chunk.rfind(b"\n") + 1
+        if end == 0:
+            parts.append(chunk)
+            continue
+        parts.append(chunk[:end])
+        yield b"".join(parts)
+        parts = [chunk[end:]]
+    tail = b"".join(parts)
+    if tail:
+        yield tail
+
+
+def stream(handle: BinaryIO, batch: Callable[[list[bytes], bytes], list[Any] | None],
+           one: Callable[[bytes], Any]) -> Iterator[Any]:
+    """The cases of a JSON Lines stream, one per line that is not blank.
+
+    Python's work is per block of lines, not per line: ``batch`` decodes a block's lines
+    (split on ``\\n``) in native code, or returns ``None`` when any line is refused
+    (invalid, blank, not UTF-8); that block is then decoded a line at a time by ``one``
+    (the exact decoder: same values, and the error of the first refused line, as a
+    ``LineError`` naming its line, after the cases before it).
+
+    The lines are split here, not by msgspec's ``decode_lines``: that reads values
+    separated by any whitespace, so two objects on one line, or one object spread over
+    two, would be read where a line-at-a-time reader refuses them.
+    """
+    return chain.from_iterable(_batches(handle, batch, one))
+
+
+def _batches(handle: BinaryIO, batch: Callable[[list[bytes], bytes], list[Any] | None],
+             one: Callable[[bytes], Any]) -> Iterator[Iterable[Any]]:
+    number = cases = 0  # lines and cases before the block
+    for block in _blocks(handle):
+        lines = block.split(b"\n")
+        if not lines[-1]:
+            lines.pop()
+        found = batch(lines, block)
+        if found is not None:
+            yield found
+            cases += len(found)
+        else:  # lazily: a case before the refused line is classified (and refused) first
+            yield _one_by_one(block, number, cases, one)
+            cases += sum(1 for line in lines if start_of(line) < len(line))
+        number += len(lines)
+
+
+def _one_by_one(block: bytes, number: int, cases: int, one: Callable[[bytes], Any]
+                ) -> Iterator[Any]:
+    """A block's cases decoded a line at a time (the lines as a file hands them over,
+    with their ends), blank lines skipped; a refused line is a ``LineError``."""
+    for at, line in enumerate(io.BytesIO(block), start=number + 1):
+        if start_of(line) == len(line):
+            continue
+        cases += 1
+        try:
+            yield one(line)
+        except (JsonSyntaxError, ShapeError) as exc:
+            raise LineError(exc, at, cases, start_of(line) + 1) from None
+
+
+def case_line(handle: BinaryIO, position: int) -> tuple[int, int]:
+    """(line, column of its first byte that is not blank) of the ``position``-th case of
+    a JSON Lines stream: for an error about a case, found again only then."""
+    number = seen = 0
+    for block in _blocks(handle):
+        for line in io.BytesIO(block):
+            number += 1
+            if start_of(line) < len(line):
+                seen += 1
+                if seen == position:
+                    return number, start_of(line) + 1
+    raise ValueError(f"no case #{position}")  # pragma: no cover - the sink counted it
 
 
 Decoder = _Default | _Fast

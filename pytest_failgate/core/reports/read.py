@@ -18,7 +18,7 @@ from ..base.safeopen import read_limit
 from ..taxonomy import Taxonomy, kind_of
 from ..taxonomy.expr.regex import group_matcher
 from .choice import TaxonomyChoice
-from .jsondecode import JsonSyntaxError, ShapeError, decoder, start_of
+from .jsondecode import JsonSyntaxError, LineError, ShapeError, case_line, decoder, start_of
 from .jsonfile import describe, loads
 from .locate import place
 from .model import OWN_FORMAT, Report, ReportFile, SkippedFile
@@ -31,7 +31,7 @@ from .spec import ReadSpec
 __all__ = ["RECORDED_KEYS", "Detected", "ReadSpec", "classify", "detect", "load_report"]
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable
 
 
 # Top-level aggregates kept from a report for cross-checks; everything else is skipped.
@@ -214,40 +214,26 @@ def _read_json(detected: Detected, spec: ReadSpec, source: ReportSource) -> Repo
 
 
 def _read_jsonl(detected: Detected, spec: ReadSpec, source: ReportSource) -> Report:
-    """Failgate's own JSON Lines: one case a line, streamed from the open file."""
+    """Failgate's own JSON Lines, streamed from the open file and decoded a block of lines
+    at a time (``jsondecode.stream``); an error names its line, found again for a case's."""
     report, taxonomy = detected.file, detected.taxonomy
     sink = CaseSink(report, taxonomy, spec)
     found = decoder()
-    decode = found.case_decoder(sink.fields)
-    numbers, lines_read = [0], [b""]  # the line being read, and its bytes
-
-    def cases(lines: Iterable[bytes]) -> Iterator[Any]:
-        number = 0
-        for line in lines:
-            number += 1
-            if line[:1] != b"{":  # a byte-order mark, blanks, or not an object
-                if number == 1:
-                    line = _without_bom(line)
-                if start_of(line) == len(line):
-                    continue
-            numbers[0], lines_read[0] = number, line
-            yield decode(line)
-
-    def place() -> tuple[int, int]:
-        return numbers[0], start_of(lines_read[0]) + 1
-
     form = found.form(sink.fields)
     with source.handle() as handle:
         try:
-            sink.add_all(cases(handle), form.struct, form.missing, form.to_mapping)
-        except JsonSyntaxError as exc:
-            raise FailgateError(f"invalid JSON: {exc.message}", report.path, place()[0],
-                                exc.col) from None
-        except ShapeError as exc:
-            raise FailgateError(f"case #{sink.n_cases + 1} {exc.message}", report.path,
-                                *place()) from None
+            sink.add_all(found.lines(handle, sink.fields), form.struct, form.missing,
+                         form.to_mapping)
+        except LineError as exc:
+            if isinstance(exc.error, JsonSyntaxError):
+                raise FailgateError(f"invalid JSON: {exc.error.message}", report.path,
+                                    exc.number, exc.error.col) from None
+            raise FailgateError(f"case #{exc.case} {exc.error.message}", report.path,
+                                exc.number, exc.col) from None
         except CaseProblem as exc:
-            raise FailgateError(str(exc), report.path, *place()) from None
+            handle.seek(0)
+            raise FailgateError(str(exc), report.path,
+                                *case_line(handle, exc.position)) from None
     return sink.finish()
 
 

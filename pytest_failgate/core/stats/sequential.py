@@ -217,3 +217,41 @@ class CountSequence:
             else:
                 outside = middle
         return inside
+
+
+class StratifiedCount:
+    """A count over cases drawn in a random order **within each stratum**: one confidence
+    sequence per stratum (at ``alpha / S``, so all ``S`` hold at once with probability at
+    least ``1 - alpha``), the count's interval the sum of theirs.
+
+    A plan that permutes the cases within each stratum (``failgate plan --strata``) is not a
+    uniformly random order of the whole run, so one sequence over all of it would not be
+    valid; per stratum it is, whatever the order the strata are interleaved in. With one
+    stratum it is exactly ``CountSequence``.
+    """
+
+    def __init__(self, sizes: list[int], alpha: float, a: float = 1.0, b: float = 1.0) -> None:
+        if not sizes:
+            raise ValueError("a stratified count needs at least one stratum")
+        share = alpha / len(sizes)
+        self.parts = [CountSequence(size, share, a, b) for size in sizes]
+
+    @property
+    def n(self) -> int:
+        return sum(part.n for part in self.parts)
+
+    @property
+    def s(self) -> int:
+        return sum(part.s for part in self.parts)
+
+    @property
+    def low(self) -> int:
+        return sum(part.low for part in self.parts)
+
+    @property
+    def high(self) -> int:
+        return sum(part.high for part in self.parts)
+
+    def add(self, marked: bool, *, narrow: bool = True, stratum: int = 0) -> None:
+        """One more case of ``stratum``'s order (see ``CountSequence.add``)."""
+        self.parts[stratum].add(marked, narrow=narrow)

@@ -78,7 +78,7 @@ def test_duckdb_brings_back_the_python_readers_first_failing_ids(tmp_path: Path)
 @pytest.mark.parametrize("candidates", [sqlquery.CANDIDATES, 0])
 def test_a_repeated_case_id_is_refused_by_duckdb_as_by_python(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, candidates: int) -> None:
-    """With ``candidates`` 0 the ids themselves are grouped (past too many repeated hashes)."""
+    """With ``candidates`` 0 the repeated hashes are a subquery (past too many for a list)."""
     monkeypatch.setattr(sqlquery, "CANDIDATES", candidates)
     cases = rag_cases(3000)
     cases[2500] = {**cases[2500], "id": cases[700]["id"]}
@@ -90,6 +90,27 @@ def test_a_repeated_case_id_is_refused_by_duckdb_as_by_python(
             load_duckdb(ReportFile(path, "r"), RAG, ReadSpec())
         assert f"duplicate case id '{cases[700]['id']}' (2 cases)" in str(refused.value)
         assert refused.value.path == path
+
+
+@pytest.mark.parametrize("ordered", [True, False], ids=["sorted", "grouped"])
+@pytest.mark.parametrize("candidates", [sqlquery.CANDIDATES, 0])
+def test_the_duplicate_check_compares_as_text_the_ids_behind_a_repeated_hash(
+        monkeypatch: pytest.MonkeyPatch, ordered: bool, candidates: int) -> None:
+    """A hash that repeats is not a duplicate: with ``length`` as the hash, every id of
+    the same length shares one, and only the text comparison behind it tells the one
+    real duplicate (the smallest, with its count) from hundreds of distinct ids."""
+    monkeypatch.setattr(sqlquery, "CANDIDATES", candidates)
+    con = duckdb.connect()
+
+    def run(sql: str) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in con.execute(sql).fetchall()]
+
+    distinct = "SELECT 'id-' || lpad(i::VARCHAR, 4, '0') AS _id FROM range(500) t(i)"
+    assert sqlquery.duplicate_id(run, distinct, "length", ordered) is None
+    twice = (f"{distinct} UNION ALL SELECT 'id-0321' UNION ALL SELECT 'id-0123' "
+             "UNION ALL SELECT 'id-0123' UNION ALL SELECT NULL UNION ALL SELECT NULL")
+    assert sqlquery.duplicate_id(run, twice, "length", ordered) == ("id-0123", 3)
+    assert sqlquery.duplicate_id(run, twice, "hash", ordered) == ("id-0123", 3)
 
 
 def test_duckdb_keeps_no_spill_folder_in_the_working_folder(

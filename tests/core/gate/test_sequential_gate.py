@@ -167,8 +167,8 @@ def test_a_category_allowed_one_in_a_hundred_filling_the_first_cases_fails_at_on
     settled = next(v for v in verdicts if v is not None)
     assert (settled.verdict, settled.deciding) == ("fail", ("c1",))
     assert settled.items[1].count <= 5 < settled.items[1].low
-    assert settled.line() == (f"settled after {settled.n} of 1000 cases: fail (the full run's "
-                              "verdict with probability at least 95%)")
+    assert settled.line() == (f"verdict fail: settled after {settled.n} of 1000 planned cases: "
+                              "the verdict is the full run's with probability at least 95%")
 
 
 def test_a_count_over_its_ceiling_fails_whatever_the_statistics() -> None:

@@ -407,6 +407,90 @@ def test_a_jenkins_with_env_step_is_read(repo: Path,
     assert raised in out
 
 
+# Routes a held-out attack found past the guard: each points the gate at loose.yaml.
+ROUTES: dict[str, dict[str, str]] = {
+    "an arguments file in addopts": {
+        "pytest.ini": INI + "addopts = @gate.args\n",
+        "gate.args": "--failgate-ceilings=loose.yaml\n"},
+    "a conftest setting the option": {
+        "conftest.py": "def pytest_configure(config):\n"
+                       "    config.option.failgate_ceilings = 'loose.yaml'\n"},
+    "a composite action's env": {
+        ".github/actions/gate/action.yml": "runs:\n  using: composite\n  steps:\n"
+        "    - run: pytest\n      shell: bash\n"
+        "      env:\n        PYTEST_ADDOPTS: --failgate-ceilings=loose.yaml\n"},
+    "a workflow's command line": {
+        ".github/workflows/gate.yml": "on: push\njobs:\n  gate:\n    steps:\n"
+        "      - run: python -m pytest -q --failgate-ceilings=loose.yaml tests\n"},
+    "failgate check's own option in a workflow": {
+        ".github/workflows/gate.yml": "on: push\njobs:\n  gate:\n    steps:\n"
+        "      - run: failgate check baseline --ceilings loose.yaml\n"},
+    "a GitLab include": {
+        ".gitlab-ci.yml": "include:\n  - local: ci/test.yml\n",
+        "ci/test.yml": "gate:\n  variables:\n    PYTEST_ADDOPTS: -o failgate_ceilings=loose.yaml\n"
+                       "  script: [pytest]\n"},
+    "a GitLab script line": {
+        ".gitlab-ci.yml": "gate:\n  script:\n    - pytest --failgate-ceilings=loose.yaml\n"},
+    "a GitLab merge key": {
+        ".gitlab-ci.yml": ".vars: &vars\n  PYTEST_ADDOPTS: -o failgate_ceilings=loose.yaml\n"
+                          "gate:\n  variables:\n    <<: *vars\n  script: [pytest]\n"},
+    "an Azure template": {
+        "azure-pipelines.yml": "variables:\n  - template: vars.yml\nsteps:\n  - script: pytest\n",
+        "vars.yml": "variables:\n  PYTEST_ADDOPTS: -o failgate_ceilings=loose.yaml\n"},
+    "an Azure logging command": {
+        "azure-pipelines.yml": "steps:\n  - script: echo \"##vso[task.setvariable "
+        "variable=PYTEST_ADDOPTS]-o failgate_ceilings=loose.yaml\"\n  - script: pytest\n"},
+    "a Jenkins variable": {
+        "Jenkinsfile": "def opts = '-o failgate_ceilings=loose.yaml'\nnode {\n"
+                       "  withEnv([\"PYTEST_ADDOPTS=${opts}\"]) { sh 'pytest' }\n}\n"},
+    "a nox session": {
+        "noxfile.py": "import nox\n@nox.session\ndef gate(session):\n    session.run("
+                      "'pytest', env={'PYTEST_ADDOPTS': '-o failgate_ceilings=loose.yaml'})\n"},
+    "a tox setenv": {
+        "tox.ini": "[testenv]\nsetenv =\n    PYTEST_ADDOPTS = -o failgate_ceilings=loose.yaml\n"
+                   "commands = pytest\n"},
+    "a Makefile export": {
+        "Makefile": "export PYTEST_ADDOPTS := -o failgate_ceilings=loose.yaml\ngate:\n\tpytest\n"},
+}
+
+
+@pytest.mark.parametrize("route", list(ROUTES))
+def test_every_way_ci_files_point_the_gate_at_looser_ceilings_is_caught(
+        repo: Path, capsys: pytest.CaptureFixture[str], route: str) -> None:
+    raised = _loose(repo)
+    for name, text in ROUTES[route].items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert raised in out or "conftest.py" in out or "gate.args" in out, out
+
+
+def test_ci_files_that_run_the_gate_as_configured_pass(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The controls: a command line selecting tests (the gate's items always run), a
+    GitLab merge key that sets nothing of pytest's, and ``failgate check`` with the
+    configured ceilings are no loosening, and no error."""
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "workflows" / "gate.yml").write_text(
+        "on: push\njobs:\n  gate:\n    steps:\n      - run: python -m pytest -m 'not slow' "
+        "-x tests\n      - run: failgate check baseline --ceilings ceilings.yaml\n")
+    (repo / ".gitlab-ci.yml").write_text(
+        ".base: &base\n  image: python:3.12\ngate:\n  <<: *base\n  script: [pytest -q]\n")
+    code, out = _guard(capsys)
+    assert code == 0, out
+
+
+def test_removing_the_pytest_guard_setting_is_caught(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "pytest.ini").write_text(INI + "failgate_guard = main\n")
+    commit(repo, "guarded")
+    (repo / "pytest.ini").write_text(INI)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "failgate_guard: main -> not set" in out
+
+
 def test_the_command_reads_override_ini_in_addopts_as_pytest_does(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """One configuration: ``failgate check`` gates with the ceilings pytest would use."""

@@ -1,0 +1,233 @@
+"""What CI files tell pytest: the ``PYTEST_ADDOPTS`` they set and failgate's options they pass.
+
+A CI file can change what the gate reads in CI without touching the ini file: by setting
+``PYTEST_ADDOPTS`` (read after ``addopts``), or by passing options on the command line that
+runs the gate (``pytest --failgate-ceilings=loose.yaml``, ``failgate check --ceilings
+loose.yaml``). ``ci_addopts`` gives, for each CI file, those words in file order; the guard
+reads them after the ini file's ``addopts`` (``workflows.contexts``).
+
+The files read (``CI_FILES``, ``CI_FOLDERS``): GitHub workflows and composite actions,
+GitLab CI (its ``.gitlab/`` files and the local files it ``include:``\\ s), CircleCI, Azure
+Pipelines (and the templates it names), Travis CI, Bitbucket Pipelines, Jenkins pipelines,
+tox, nox and a top-level Makefile. In a YAML file, ``PYTEST_ADDOPTS`` is a key of any mapping
+(``env:``, ``variables:``, ``environment:``; GitLab's ``{value: ...}``; Azure's ``- name:``
+items) or an assignment in any string (a ``run:`` or ``script:`` line, a Travis ``env:``
+entry, ``echo ... >> $GITHUB_ENV``, Azure's ``##vso[task.setvariable ...]``). In other
+files, an assignment: a shell or Groovy one (``environment { PYTEST_ADDOPTS = '...' }``,
+``withEnv(['PYTEST_ADDOPTS=...'])``), an ini or Makefile line (``PYTEST_ADDOPTS = ...``
+to the end of the line), a Python mapping entry (``{"PYTEST_ADDOPTS": "..."}``). A Groovy
+``${name}`` in a value is replaced by the file's own ``def name = '...'``. A YAML file the
+strict loader refuses (a merge key ``<<``) is read as text, line by line, not refused.
+Values built at run time elsewhere (a CI variable set in the CI system's settings) are not
+in the repository: the gate's own run catches what they do (``failgate_guard`` in pytest).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from typing import TYPE_CHECKING, Any
+
+from ..base.errors import FailgateError
+from ..base.yamlsource import load_yaml
+
+if TYPE_CHECKING:
+    from .gitref import Tree
+
+ENV = "PYTEST_ADDOPTS"
+CI_FILES = (".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml",
+            ".travis.yml", "bitbucket-pipelines.yml", "Jenkinsfile", "tox.ini",
+            "noxfile.py", "Makefile")
+CI_FOLDERS = (".github/workflows", ".github/actions", ".gitlab", ".azure-pipelines")
+_YAML = (".yml", ".yaml")
+_MAX_NODES = 100_000
+_MAX_FILES = 64  # included files followed, per CI file
+# An assignment in a shell line or Groovy, leftmost first: `'PYTEST_ADDOPTS=value'` (as
+# withEnv writes it), `PYTEST_ADDOPTS=value` / `PYTEST_ADDOPTS = "value"` (a quoted value
+# or one word), or Azure's logging command. Linear: no nested quantifiers.
+_ASSIGNED = re.compile(r"([\"'])PYTEST_ADDOPTS=([^\"'\n]*)\1"
+                       r"|PYTEST_ADDOPTS[ \t]*=[ \t]*(\"[^\"\n]*\"|'[^'\n]*'|[^\s;&|'\"]+)"
+                       r"|task\.setvariable variable=PYTEST_ADDOPTS[^\]\n]*\]([^\n\"']*)")
+# `PYTEST_ADDOPTS = value` to the end of a line (ini setenv, Makefile, YAML as text)
+_LINE = re.compile(r"^[ \t]*(?:export[ \t]+)?PYTEST_ADDOPTS[ \t]*(?:[:?+]?=|:)[ \t]*(.+)$",
+                   re.MULTILINE)
+# a Python mapping entry: "PYTEST_ADDOPTS": "value"
+_PYTHON = re.compile(r"[\"']PYTEST_ADDOPTS[\"'][ \t]*[:\]][ \t]*=?[ \t]*([\"'])([^\"'\n]*)\1")
+_GROOVY_DEF = re.compile(r"(?:def|String)[ \t]+(\w+)[ \t]*=[ \t]*([\"'])([^\"'\n]*)\2")
+# a command that runs the gate: pytest (or python -m pytest), or failgate's own
+_COMMAND = re.compile(r"(?:^|[\s;&|(`'\"])(pytest|failgate)(?=\s)")
+# options of `failgate check|init|ratchet` that are pytest's --failgate-<name>
+_CLI_OPTIONS = ("ceilings", "noise", "baseline", "plugins", "strict", "exclude-unstable",
+                "max-report-bytes", "engine", "taxonomy")
+# pytest options that change the configuration read (PYTEST_ADDOPTS-like)
+_CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir", "--confcutdir", "-p")
+
+
+def ci_files(tree: Tree) -> list[str]:
+    """The CI files of the repository (``CI_FILES``, and the YAML files of ``CI_FOLDERS``)."""
+    found = [relative for folder in CI_FOLDERS for relative in tree.under(folder)
+             if relative.endswith(_YAML)]
+    found += [relative for relative in CI_FILES if tree.read(relative) is not None]
+    return sorted(set(found))
+
+
+def ci_addopts(tree: Tree) -> dict[str, list[str]]:
+    """The words each CI file gives pytest after ``addopts`` (in file order), by its path."""
+    found: dict[str, list[str]] = {}
+    for relative in ci_files(tree):
+        text = tree.read(relative)
+        if text is None:
+            continue
+        values = _file_values(tree, relative, text)
+        words = [word for value in values for word in _split(value)]
+        if words:
+            found[relative] = words
+    return found
+
+
+def _file_values(tree: Tree, relative: str, text: str) -> list[str]:
+    if relative.endswith(_YAML):
+        return _yaml_values(tree, relative, text)
+    if relative.endswith("Jenkinsfile"):
+        text = _groovy_substituted(text)
+    values = _text_values(text)
+    if relative.endswith(".py"):
+        values += [match.group(2) for match in _PYTHON.finditer(text)]
+    return values
+
+
+def _text_values(text: str) -> list[str]:
+    """A file read as text: whole-line assignments, then the other assignments (of the
+    lines left) and the gate's command lines."""
+    lines = [match.group(1).strip() for match in _LINE.finditer(text)]
+    return lines + assigned(_LINE.sub("", text)) + command_options(text)
+
+
+def assigned(text: str) -> list[str]:
+    """The values ``PYTEST_ADDOPTS`` is assigned in a shell line or Groovy."""
+    values = []
+    for match in _ASSIGNED.finditer(text):
+        if match.group(1):
+            values.append(match.group(2))
+        elif match.group(3) is not None:
+            values.append(_unquote(match.group(3)))
+        else:
+            values.append(match.group(4).strip())
+    return values
+
+
+def command_options(text: str) -> list[str]:
+    """failgate's options (and the configuration-changing ones of pytest) passed on the
+    command lines in ``text`` that run pytest or ``failgate``, as pytest spells them."""
+    found: list[str] = []
+    for line in text.replace("\\\n", " ").splitlines():
+        for match in _COMMAND.finditer(line):
+            words = _split(re.split(r"[;&|]", line[match.end():], maxsplit=1)[0])
+            found += _gate_words(words, cli=match.group(1) == "failgate")
+    return found
+
+
+def _gate_words(words: list[str], *, cli: bool) -> list[str]:
+    found: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        name, equals, _ = word.partition("=")
+        if cli and name.startswith("--") and name[2:] in _CLI_OPTIONS:
+            word, name = "--failgate-" + word[2:], "--failgate-" + name[2:]
+        following = words[index] if index < len(words) else None
+        takes = following is not None and not equals and not following.startswith("-")
+        if name.startswith("--failgate") or name in _CONFIG_OPTIONS:
+            found.append(word)
+            if takes and not name.endswith(("-strict", "-unstable")):
+                found.append(words[index])
+                index += 1
+        elif name in ("-o", "--override-ini") and (equals or takes):
+            value = word.partition("=")[2] if equals else words[index]
+            index += 0 if equals else 1
+            if value.startswith("failgate"):
+                found += ["-o", value]
+        elif word.startswith(("-ofailgate", "-pno:")):
+            found.append(word)
+    return found
+
+
+def _groovy_substituted(text: str) -> str:
+    """``${name}`` and ``$name`` replaced by the file's own ``def name = '...'``."""
+    names = {match.group(1): match.group(3) for match in _GROOVY_DEF.finditer(text)}
+    for name, value in names.items():
+        text = text.replace("${" + name + "}", value).replace("${env." + name + "}", value)
+    return text
+
+
+def _yaml_values(tree: Tree, relative: str, text: str) -> list[str]:
+    """Every ``PYTEST_ADDOPTS`` value and gate option of a YAML CI file and the local files
+    it includes (GitLab ``include:``, Azure ``template:``), breadth first, in file order."""
+    values: list[str] = []
+    pending, done = [(relative, text)], {relative}
+    while pending and len(done) <= _MAX_FILES:
+        place, body = pending.pop(0)
+        try:
+            data = load_yaml(tree.top / place, body).data
+        except FailgateError:  # a merge key, a tag: read as text, never refused
+            values += _text_values(body)
+            continue
+        found, included = _walk(data)
+        values += found
+        for name in included:  # beside the including file (Azure), else from the top
+            for target in (posixpath.normpath(posixpath.join(posixpath.dirname(place), name)),
+                           posixpath.normpath(name.lstrip("/"))):
+                more = tree.read(target) if target not in done else None
+                if more is not None:
+                    done.add(target)
+                    pending.append((target, more))
+                    break
+    return values
+
+
+def _walk(data: Any) -> tuple[list[str], list[str]]:
+    values: list[str] = []
+    included: list[str] = []
+    stack: list[Any] = [data]
+    seen = 0
+    while seen < min(len(stack), _MAX_NODES):
+        node = stack[seen]
+        seen += 1
+        if isinstance(node, dict):
+            if node.get("name") == ENV and _scalar(node.get("value")):
+                values.append(str(node["value"]))
+                continue
+            for key, value in node.items():
+                if key == ENV and isinstance(value, dict) and _scalar(value.get("value")):
+                    values.append(str(value["value"]))  # GitLab's {value:, description:}
+                elif key == ENV and _scalar(value):
+                    values.append(str(value))
+                elif key in ("include", "local", "template") and isinstance(value, str):
+                    included.append(value)
+                elif key == "include" and isinstance(value, list):
+                    included += [item for item in value if isinstance(item, str)]
+                    stack.append(value)
+                else:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, str):
+            values += assigned(node) + command_options(node)
+    return values, included
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _unquote(value: str) -> str:
+    return value[1:-1] if value[:1] in ("'", '"') else value
+
+
+def _split(value: str) -> list[str]:
+    try:
+        return shlex.split(value)
+    except ValueError:
+        return value.split()
