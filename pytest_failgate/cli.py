@@ -308,6 +308,8 @@ def cmd_noise(args: argparse.Namespace) -> int:
     if unstable:
         _out(f"  unstable cases: {len(unstable)} ({', '.join(unstable[:10])}"
              + (", ...)" if len(unstable) > 10 else ")"))
+    for warning in measured.warnings:
+        _out(f"warning: {warning}")
     return EXIT_PASS
 
 

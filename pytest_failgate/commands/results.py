@@ -126,6 +126,8 @@ class NoiseResult(_Model):
     metric_bands: dict[str, Band]
     unstable_cases: list[str]
     document: dict[str, object] = Field(description="the noise_band.json document")
+    warnings: list[str] = Field(default=[], description=(
+        "what the band cannot see (its runs all ran within one day: no day-to-day drift)"))
 
 
 class HistoryPoint(_Model):
