@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .core.base.errors import FailgateError, display_path
-from .core.base.formatting import one_line
+from .core.base.formatting import inert_lines, one_line
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
 
@@ -96,15 +96,15 @@ def command_advice(config: Config) -> Advice:
 
 def _print_summary(result: GateResult) -> None:
     from .core.ceilings import writeback
-    from .output.text import ratchet_status, summary_lines
+    from .output.text import item_id, ratchet_status, summary_lines
 
     for row in result.rows:
         if row.message and row.failing:
-            _out(f"FAILED {result.ceilings_path}::{row.report}::{row.name}")
+            _out(f"FAILED {item_id(result.ceilings_path, row)}")
             _out(row.message)
             _out()
     for error in result.load_errors:
-        _out(f"ERROR {error}")
+        _out(f"ERROR {inert_lines(error)}")  # it may quote the report's content
     for line in summary_lines(result, writeback.outcomes_from_verdicts(result)):
         _out(line)
     status = ratchet_status(result)
@@ -180,23 +180,25 @@ def cmd_show(args: argparse.Namespace) -> int:
         if report.error is not None:
             _out(f"{report.name}: not loaded: {report.error}")
             continue
-        width = max(len(c.name) for c in report.categories)
+        names = {c.name: one_line(c.name) for c in report.categories}  # a report's names
+        width = max(map(len, names.values()))
         _out(report_heading(report.name, report.n_cases, report.failed,
                             report.kind == "aggregate", separator="  "))
         largest = max(c.count for c in report.categories)
         for category in report.categories:
             count = category.count
-            line = f"  {category.name:<{width}}  {count:>6}  {_bar(count, largest):<{BAR_WIDTH}}"
+            bar = _bar(count, largest)
+            line = f"  {names[category.name]:<{width}}  {count:>6}  {bar:<{BAR_WIDTH}}"
             if category.ceiling is not None:
                 line += (f"  ceiling {category.ceiling:<8} headroom "
                          f"{headroom_text(category.headroom)}")
             if category.first_cases:
-                line += "  " + ", ".join(category.first_cases) + (
+                line += "  " + ", ".join(map(one_line, category.first_cases)) + (
                     " …" if count > len(category.first_cases) else "")
             _out(line.rstrip())
     if shown.skipped:
         _out()
-        _out(f"skipped: {', '.join(shown.skipped)}")
+        _out(f"skipped: {', '.join(map(one_line, shown.skipped))}")
     return EXIT_INPUT if any(r.error is not None for r in shown.reports) else EXIT_PASS
 
 
@@ -306,6 +308,8 @@ def cmd_noise(args: argparse.Namespace) -> int:
     if unstable:
         _out(f"  unstable cases: {len(unstable)} ({', '.join(unstable[:10])}"
              + (", ...)" if len(unstable) > 10 else ")"))
+    for warning in measured.warnings:
+        _out(f"warning: {warning}")
     return EXIT_PASS
 
 

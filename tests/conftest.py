@@ -62,8 +62,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Skip ``slow`` tests (load tests, long property runs) and ``heavy`` ones (mypy, ruff,
     the docs build, whole subprocess runs) unless asked for, or in CI.
 
-    The default ``pytest -n 2`` stays about a minute; ``.ci/run`` sets ``CI=true``, so CI
-    runs everything. ``-m slow`` / ``-m heavy`` select them explicitly, and run them.
+    The default ``pytest -n 2`` stays a few minutes at most; ``.ci/run`` sets ``CI=true``,
+    so CI runs everything. ``-m slow`` / ``-m heavy`` select them explicitly, and run them.
     """
     selected = config.getoption("-m") or ""
     for marker, flags in (("slow", ("--run-slow",)), ("heavy", ("--run-slow", "--run-heavy"))):

@@ -190,12 +190,11 @@ def _fetch(config: Config) -> list[str]:
 def _print(result: GateResult) -> None:
     """The step's log: the failing items, then the terminal summary, as the command's."""
     from ..core.ceilings.writeback import outcomes_from_verdicts
-    from ..output.text import summary_lines
+    from ..output.text import item_id, summary_lines
 
     for row in result.rows:
         if row.message and row.failing:
-            print(inert(f"FAILED {result.ceilings_path}::{row.report}::{row.name}\n"
-                        f"{row.message}\n"))
+            print(inert(f"FAILED {item_id(result.ceilings_path, row)}\n{row.message}\n"))
     for line in summary_lines(result, outcomes_from_verdicts(result)):
         print(inert(line))
 
@@ -236,14 +235,15 @@ def ensure_ref(ref: str, cwd: Path) -> str | None:
 
 def _failed(run: Run) -> list[str]:
     """The failing items, named as pytest names them (``ceilings.yaml::report::check``)."""
+    from ..output.text import item_id
+
     ceilings = run.ceilings_path
     failed: list[str] = []
     if run.result is not None:
         for report in run.result.reports:
             if report.error is not None:
-                failed.append(f"{ceilings}::{report.name}::load")
-            failed += [f"{ceilings}::{report.name}::{row.name}" for row in report.rows
-                       if row.failing]
+                failed.append(f"{ceilings}::{one_line(report.name)}::load")
+            failed += [item_id(ceilings, row) for row in report.rows if row.failing]
     guard = run.guard_result
     if guard is not None and guard.verdict != "pass":
         failed.append(f"{ceilings}::guard")

@@ -131,6 +131,8 @@ class NoiseResult(Record):
     metric_bands: dict[str, Band]
     unstable_cases: list[str]
     document: dict[str, object] = described(text="the noise_band.json document")
+    warnings: list[str] = described(default_factory=list, text=(
+        "what the band cannot see (its runs all ran within one day: no day-to-day drift)"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

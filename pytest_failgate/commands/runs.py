@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..core.base.result import GuardResultModel
     from ..core.compare.noise import NoiseDocument
     from ..core.guard.loosening import GuardResult
+    from ..core.reports.model import Report
     from .config import Config
 
 
@@ -60,23 +61,32 @@ def diff(config: Config | Failgate, base: Path, candidate: Path) -> DiffResult:
 def noise(config: Config | Failgate, runs: Sequence[Path], out: Path) -> NoiseResult:
     """Each category's and metric's noise band from repeated runs of one configuration,
     written to ``out`` in the regression gate's ``noise_band.json`` format, with the runs it
-    was measured from (``measured_from``, relative to ``out``) so it can be re-measured."""
+    was measured from (``measured_from``, relative to ``out``, each with when it ran) so it
+    can be re-measured; a warning when they all ran within one day."""
     from ..core.compare.noise import noise_band_document
     from ..core.compare.provenance import MEASURED_FROM, runs_written
+    from ..core.compare.ran import run_time, spread_warning, written
 
-    measured = _measure(config, runs)
-    document = {**noise_band_document(measured), MEASURED_FROM: runs_written(out, runs)}
+    loaded = _load_runs(config, runs)
+    measured = _noise_of(loaded)
+    times = [run_time(reports) for _, reports in loaded]
+    entries: list[object] = [
+        {"run": path, "ran": written(time[0]), "time_from": time[1]} if time else path
+        for path, time in zip(runs_written(out, runs), times, strict=True)]
+    document = {**noise_band_document(measured), MEASURED_FROM: entries}
     try:
         out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                        encoding="utf-8")
     except OSError as exc:
         raise FailgateError(f"cannot write: {exc.strerror}", out) from None
+    warning = spread_warning([time[0] for time in times if time is not None])
     return NoiseResult(
         out=display_path(out), n_runs=len(runs), document=document,
         bands={name: Band(min=b.min, max=b.max, std=b.std) for name, b in measured.bands.items()},
         metric_bands={name: Band(min=float(m.min), max=float(m.max), std=m.std)
                       for name, m in measured.metric_bands.items()},
-        unstable_cases=list(measured.unstable_cases))
+        unstable_cases=list(measured.unstable_cases),
+        warnings=[warning] if warning else [])
 
 
 def remeasure(config: Config | Failgate, band: Path, runs: Sequence[Path] = ()
@@ -91,16 +101,21 @@ def remeasure(config: Config | Failgate, band: Path, runs: Sequence[Path] = ()
     for run in runs:
         if not run.exists():
             raise FailgateError("a run the band was measured from is not there", run)
-    return runs, differences(recorded, _measure(config, runs))
+    return runs, differences(recorded, _noise_of(_load_runs(config, runs)))
 
 
-def _measure(config: Config | Failgate, runs: Sequence[Path]) -> NoiseDocument:
-    from ..core.compare.repeats import noise_from_runs
-
+def _load_runs(config: Config | Failgate, runs: Sequence[Path]
+               ) -> list[tuple[str, list[Report]]]:
     if len(runs) < 2:
         raise FailgateError("a noise band needs at least two runs of one configuration")
     app = Failgate.of(config)
-    return noise_from_runs([(run.name, app.load_all((run,))) for run in runs])
+    return [(run.name, app.load_all((run,))) for run in runs]
+
+
+def _noise_of(runs: Sequence[tuple[str, Sequence[Report]]]) -> NoiseDocument:
+    from ..core.compare.repeats import noise_from_runs
+
+    return noise_from_runs(runs)
 
 
 def history(config: Config | Failgate, folder: Path) -> HistoryResult:

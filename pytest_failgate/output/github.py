@@ -11,6 +11,8 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from ..core.base.formatting import inert_lines, one_line
+
 if TYPE_CHECKING:
     from ..core.base.result import GateResult
 
@@ -38,22 +40,23 @@ def _property(text: str) -> str:
 
 def annotation(message: str, *, file: str | None = None, line: int | None = None,
                title: str | None = None, level: str = "error") -> str:
-    """One workflow command (``::error file=F,line=N,title=T::message``), escaped."""
+    """One workflow command (``::error file=F,line=N,title=T::message``), escaped: the
+    report content in it inert (``one_line``), then the command's own encoding."""
     properties = []
     if file is not None:
-        properties.append(f"file={_property(file)}")
+        properties.append(f"file={_property(one_line(file))}")
         if line is not None:
             properties.append(f"line={line}")
     if title is not None:
-        properties.append(f"title={_property(title)}")
+        properties.append(f"title={_property(one_line(title))}")
     head = f"::{level} " + ",".join(properties) if properties else f"::{level}"
-    return f"{head}::{_data(message)}"
+    return f"{head}::{_data(inert_lines(message))}"
 
 
 def error_annotations(result: GateResult) -> list[str]:
     """``::error`` workflow commands, one per failing check."""
     return [annotation(row.message, file=result.ceilings_path, line=row.line,
-                       title=f"failgate {row.report}::{row.name}")
+                       title=f"failgate {row.report}::{row.label}")
             for row in result.rows if row.failing]
 
 

@@ -31,7 +31,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.base.formatting import case_counts, plural
+from ..core.base.formatting import CONTROL, case_counts, inert_lines, one_line, plural
 from .text import catches_text, headroom_text
 
 if TYPE_CHECKING:
@@ -128,7 +128,10 @@ def render_html(result: GateResult, history_svg: str | None = None,
 
 
 def _clean(text: str) -> str:
-    return _NOT_HTML.sub("\ufffd", text)
+    """Text a page can carry and show as it reads: each line inert (a control or a bidi
+    override as its visible escape: an entity would still reorder the text), then what
+    HTML cannot hold at all replaced."""
+    return _NOT_HTML.sub("\ufffd", inert_lines(text))
 
 
 def _inline(text: str) -> str:
@@ -143,21 +146,24 @@ def _esc(text: object) -> str:
 
 
 def _wrappable(text: str) -> str:
-    """Escaped, with a line-break opportunity after each ``_``, ``/`` and ``.``.
+    """One line of report content (a check's label, a case id, a field's name) escaped,
+    with a line-break opportunity after each ``_``, ``/`` and ``.``.
 
     Identifiers like ``abstention_missing_blockchain`` then wrap at their words in a
     narrow column (or on paper) instead of overflowing or breaking mid-word; ``<wbr>``
     adds no text, so copying the value gives it back unchanged.
     """
-    return _WRAP_AFTER.sub(r"\1<wbr>", _esc(text))
+    return _WRAP_AFTER.sub(r"\1<wbr>", _esc(one_line(text)))
 
 
 def _json(value: Any) -> str:
-    """A field value as one line of JSON (non-JSON values as their string)."""
+    """A field value as one line of JSON (non-JSON values as their string); a control or
+    bidi character inside a string as JSON's own escape (``\\u202e``), visible."""
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        text = json.dumps(value, ensure_ascii=False, default=str)
     except ValueError:  # a structure that refers to itself
-        return json.dumps(repr(value), ensure_ascii=False)
+        text = json.dumps(repr(value), ensure_ascii=False)
+    return CONTROL.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def _value(value: Any) -> str:
@@ -205,7 +211,7 @@ def _baseline_badge(verdict: str, text: str) -> str:
 
 
 def _ids(case_ids: Iterable[str]) -> str:
-    return '<ul class="ids">' + "".join(f"<li><code>{_esc(i)}</code></li>"
+    return '<ul class="ids">' + "".join(f"<li><code>{_esc(one_line(i))}</code></li>"
                                         for i in case_ids) + "</ul>"
 
 

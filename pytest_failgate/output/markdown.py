@@ -71,7 +71,8 @@ def _row_line(row: Row, with_baseline: bool, noisy: bool = False) -> str:
         cells.append(catches_text(row))
     if with_baseline:
         cells.append(row.baseline_text)
-    names = [code_span(row.report, cell=True), code_span(row.name, cell=True)]
+    # the label: a slice's row names its slice (``slice=x::no_docs``), as every output does
+    names = [code_span(row.report, cell=True), code_span(row.label, cell=True)]
     return "| " + " | ".join([*names, *(_cell(c) for c in cells)]) + " |"
 
 
@@ -163,7 +164,7 @@ def _first_cases(result: GateResult) -> list[str]:
         if not row.failing or not ids:
             continue
         what = "new cases" if row.baseline is not None else "first cases"
-        lines += [f"<details><summary>{_html_code(row.report)} · {_html_code(row.name)}: "
+        lines += [f"<details><summary>{_html_code(row.report)} · {_html_code(row.label)}: "
                   f"{what} ({len(ids)})</summary>", "",
                   ", ".join(code_span(i) for i in ids), "", "</details>", ""]
     return lines

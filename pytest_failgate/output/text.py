@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.base.formatting import plural, report_heading
+from ..core.base.formatting import inert_lines, one_line, plural, report_heading
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -29,6 +29,12 @@ def catches_text(row: Row) -> str:
     if row.detectable is None:
         return ""
     return f"+{row.detectable}" + (" blind" if row.blind else "")
+
+
+def item_id(ceilings_path: str, row: Row) -> str:
+    """``ceilings.yaml::report::slice=x::category``: a check named as pytest names its item,
+    on one line (a report's name and a slice's value are their authors')."""
+    return f"{ceilings_path}::{one_line(row.report)}::{one_line(row.label)}"
 
 
 def ratchet_status(result: GateResult) -> str | None:
@@ -85,11 +91,11 @@ def summary_lines(result: GateResult, outcomes: Mapping[tuple[str, str, str], st
         lines.extend(result.guard.lines)
     if result.warnings:
         lines.append("")
-        lines.extend(f"warning: {warning}" for warning in result.warnings)
+        lines.extend(f"warning: {inert_lines(warning)}" for warning in result.warnings)
     if result.skipped:
         lines.append("")
         lines.append(f"skipped {plural(len(result.skipped), 'file')}: "
-                     + "; ".join(result.skipped[:10])
+                     + "; ".join(map(one_line, result.skipped[:10]))
                      + (f"; +{len(result.skipped) - 10} more" if len(result.skipped) > 10 else ""))
     for analysis in result.analysis or ():
         lines.append("")
@@ -105,7 +111,7 @@ def _percent(low: float, high: float) -> str:
 def analysis_lines(analysis: ReportAnalysis) -> list[str]:
     """``failgate analyze`` (and ``--failgate-analyze``): one report's diagnosis."""
     total = "?" if analysis.n_cases is None else str(analysis.n_cases)
-    lines = [f"analysis of {analysis.report}  {total} cases, {analysis.failed} failed "
+    lines = [f"analysis of {one_line(analysis.report)}  {total} cases, {analysis.failed} failed "
              f"(taxonomy {analysis.taxonomy})"]
     if not analysis.failed:
         lines.append("  nothing failed: no stage, slice or category to look at")
@@ -116,10 +122,10 @@ def analysis_lines(analysis: ReportAnalysis) -> list[str]:
         lines.append(f"  bottleneck: {analysis.bottleneck}")
     if analysis.slices:
         lines.append("  weakest slices (failure rate, exact 95% interval):")
-        width = max(len(f"{s.field}={s.value}") for s in analysis.slices)
-        for weak in analysis.slices:
-            label = f"{weak.field}={weak.value}"
-            top = f"  mostly {weak.top_category}" if weak.top_category else ""
+        labels = [one_line(f"{s.field}={s.value}") for s in analysis.slices]
+        width = max(map(len, labels))
+        for weak, label in zip(analysis.slices, labels, strict=True):
+            top = f"  mostly {one_line(weak.top_category)}" if weak.top_category else ""
             lines.append(f"    {label:<{width}}  {weak.failed:>4} of {weak.n_cases:<4} "
                          f"{weak.rate:>4.0%} {_percent(*weak.interval)}{top}")
     if analysis.metrics:
@@ -134,9 +140,9 @@ def analysis_lines(analysis: ReportAnalysis) -> list[str]:
     if analysis.priorities:
         lines.append("  look at first:")
         for item in analysis.priorities:
-            where = f", most in {item.where}" if item.where else ""
+            where = f", most in {one_line(item.where)}" if item.where else ""
             stage = f" [{item.stage}]" if item.stage else ""
-            lines.append(f"    {item.rank}. {item.category}{stage}: {item.count} "
+            lines.append(f"    {item.rank}. {one_line(item.category)}{stage}: {item.count} "
                          f"({item.share:.0%} of failures{where})")
             if item.hint:
                 lines.append(f"       {item.hint}")
@@ -150,7 +156,7 @@ def analysis_lines(analysis: ReportAnalysis) -> list[str]:
 def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], str],
                   noisy: bool = False) -> list[str]:
     if report.error is not None:
-        return [f"{report.name}: not loaded", f"  {report.error}"]
+        return [f"{one_line(report.name)}: not loaded", f"  {inert_lines(report.error)}"]
     inconclusive = ([f"  INCONCLUSIVE: {report.inconclusive}; its items are not judged"]
                     if report.inconclusive is not None else [])
     head = report_heading(report.name, report.n_cases, report.failed,
@@ -174,7 +180,7 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
         count = "" if row.count is None else str(row.count)
         if row.kind == "metric" and row.value is not None:
             count = f"{row.value:.4g}"
-        table.append((row.label, count, row.ceiling, headroom_text(row.headroom), status,
+        table.append((one_line(row.label), count, row.ceiling, headroom_text(row.headroom), status,
                       catches_text(row), row.baseline_text))
     shown = [i for i in range(7) if i < 5 or (i == 5 and noisy) or (i == 6 and compared)]
     table = [tuple(cells[i] for i in shown) for cells in table]
@@ -183,20 +189,20 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
     lines = [head, *inconclusive]
     if report.config_changes:
         lines.append("  what changed vs the baseline: "
-                     + "; ".join(change.text for change in report.config_changes))
+                     + "; ".join(one_line(change.text) for change in report.config_changes))
     if report.instrument_changes:
         lines.append("  measured differently from the baseline: "
-                     + "; ".join(report.instrument_changes))
+                     + "; ".join(map(one_line, report.instrument_changes)))
     for cells in table if len(table) > 1 else ():  # no row (a report that counts nothing)
         lines.append("  " + "  ".join(
             cell.rjust(width) if shown[i] in (1, 3, 5) else cell.ljust(width)
             for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
         ).rstrip())
     if report.caveats:
-        lines.append("  caveats: " + ", ".join(f"{name} {n}" for name, n in
+        lines.append("  caveats: " + ", ".join(f"{one_line(name)} {n}" for name, n in
                                                report.caveats.items()))
-    lines.extend(f"  warning: {w}" for w in report.warnings)
+    lines.extend(f"  warning: {inert_lines(w)}" for w in report.warnings)
     for row in report.rows:
-        lines.extend(f"  warning: {w.splitlines()[0]}" for w in row.warnings)
-    lines.extend(f"  {line}" for line in report.explain)
+        lines.extend(f"  warning: {one_line(w.splitlines()[0])}" for w in row.warnings)
+    lines.extend(f"  {inert_lines(line)}" for line in report.explain)
     return lines

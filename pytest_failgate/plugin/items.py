@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..core.base.errors import FailgateError
-from ..core.base.formatting import one_line
+from ..core.base.formatting import inert_lines, one_line
 from .keys import SESSION, ActiveGate
 from .outcomes import GUARD_KEY, LOAD_KEY, ROW_KEYS
 
@@ -44,12 +44,17 @@ def _session(node: pytest.Collector) -> ActiveGate:
     return node.config.stash[SESSION]
 
 
-def _short(excinfo: ExceptionInfo[BaseException], fallback: Any) -> str | TerminalRepr:
+def _short(excinfo: ExceptionInfo[BaseException]) -> str | None:
+    """The one-line message of a failure that is the user's input, else None.
+
+    Asked before pytest's traceback is built: building it parses the source of every frame
+    (most of the CPU a failing gate run spent), for a representation the message replaces.
+    """
     if isinstance(excinfo.value, FailgateError | GateFailure | _ReportsError):
         from ..output.github import inert
 
         return inert(str(excinfo.value))  # its report's content is never a CI command
-    return fallback  # type: ignore[no-any-return]
+    return None
 
 
 class _QuietCollector(pytest.Collector):
@@ -58,7 +63,8 @@ class _QuietCollector(pytest.Collector):
     def repr_failure(  # type: ignore[override]  # as pytest's own Collector does
         self, excinfo: ExceptionInfo[BaseException]
     ) -> str | TerminalRepr:
-        return _short(excinfo, super().repr_failure(excinfo))
+        short = _short(excinfo)
+        return super().repr_failure(excinfo) if short is None else short
 
 
 class _QuietItem(pytest.Item):
@@ -67,7 +73,8 @@ class _QuietItem(pytest.Item):
     def repr_failure(
         self, excinfo: ExceptionInfo[BaseException], style: TracebackStyle | None = None
     ) -> str | TerminalRepr:
-        return _short(excinfo, super().repr_failure(excinfo, style=style))
+        short = _short(excinfo)
+        return super().repr_failure(excinfo, style=style) if short is None else short
 
 
 class GateFile(pytest.File, _QuietCollector):
@@ -157,7 +164,7 @@ class LoadItem(_QuietItem):
             (LOAD_KEY, parent.report.name if isinstance(parent, ReportNode) else ""))
 
     def runtest(self) -> None:
-        raise _ReportsError(self.error)
+        raise _ReportsError(inert_lines(self.error))  # it may quote the report's content
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"{self.parent.name if self.parent else ''}: not loaded"

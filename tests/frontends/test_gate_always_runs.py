@@ -46,7 +46,14 @@ PROJECTS = {
 }
 
 
-@pytest.mark.parametrize("name", PROJECTS)
+# Each pytest-xdist run starts two workers (seconds of CPU): the default run keeps one, the
+# gate failing under xdist; CI runs every xdist variant (CI=true).
+XDIST_IN_CI = {"xdist, test file given"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.slow) if name in XDIST_IN_CI else name
+    for name in PROJECTS])
 def test_an_exceeded_ceiling_fails_in_every_configured_project(
     pytester: pytest.Pytester, configured: Path, name: str
 ) -> None:
@@ -75,7 +82,8 @@ def test_an_ini_ceilings_path_and_ini_reports_gate_under_testpaths(
     result.stdout.fnmatch_lines(["FAILED gate/limits.yaml::eval_summary::retrieval_miss *"])
 
 
-@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no xdist", "xdist"])
+@pytest.mark.parametrize("xdist", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)],
+                         ids=["no xdist", "xdist"])
 @pytest.mark.parametrize(("addopts", "dropped"), [
     ('-m "not failgate"', GATE_ITEMS),
     ("--deselect ceilings.yaml::eval_summary::retrieval_miss", 1),
@@ -332,7 +340,8 @@ def test_pytest_shows_the_undecidable_report_as_a_failing_load_item(
 # ------------------------------------------------ --lf after only the project's test failed
 
 
-@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no xdist", "xdist"])
+@pytest.mark.parametrize("xdist", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)],
+                         ids=["no xdist", "xdist"])
 def test_last_failed_after_a_failing_project_test_shows_that_the_gate_was_left_out(
     pytester: pytest.Pytester, project: Path, xdist: list[str]
 ) -> None:
@@ -355,7 +364,8 @@ def test_last_failed_after_a_failing_project_test_shows_that_the_gate_was_left_o
 
 
 @pytest.mark.parametrize("args", [["--setup-plan"], ["--setup-only"], ["--fixtures"],
-                                  ["--co", "-q"], ["--setup-plan", "-n", "2"]])
+                                  ["--co", "-q"], pytest.param(["--setup-plan", "-n", "2"],
+                                                               marks=pytest.mark.slow)])
 def test_a_run_of_no_test_asked_for_on_the_command_line_says_the_gate_did_not_run(
     pytester: pytest.Pytester, regression: Path, args: list[str]
 ) -> None:

@@ -143,7 +143,8 @@ def pytest_failgate_readers(config):
     assert (regression / "gate-runs.txt").read_text(encoding="utf-8") == "controller\n"
 
 
-@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no xdist", "xdist"])
+@pytest.mark.parametrize("xdist", [  # a whole xdist run: CI runs it (CI=true)
+    [], pytest.param(["-n", "2"], marks=pytest.mark.slow)], ids=["no xdist", "xdist"])
 def test_a_gate_that_cannot_run_exits_2_with_and_without_xdist(
     pytester: pytest.Pytester, project: Path, xdist: list[str]
 ) -> None:

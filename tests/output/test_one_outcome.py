@@ -139,7 +139,7 @@ def test_a_regression_beside_an_inconclusive_report_is_a_fail_not_inconclusive(
     assert json.loads(Path("gate.json").read_text(encoding="utf-8"))["verdict"] == "fail"
     headline = Path("gate.md").read_text(encoding="utf-8").splitlines()[0]
     assert "not a regression" not in headline
-    assert headline == ("### failgate: ❌ 2 of 22 checks failed; 1 report cannot be judged")
+    assert headline == ("### failgate: ❌ 2 of 23 checks failed; 1 report cannot be judged")
 
 
 def test_an_inconclusive_run_is_not_called_failed_in_html(

@@ -53,18 +53,30 @@ def report_heading(name: str, n_cases: int | None, failed: int | None,
     return f"{one_line(name)}{separator}{case_counts(n_cases, failed, aggregate)}"
 
 
-# Characters that end or rewrite a line on a terminal or in a CI log: C0 and C1 controls,
-# DEL, and Unicode's line and paragraph separators.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Characters that end or rewrite a line on a terminal or in a CI log (C0 and C1 controls,
+# DEL, Unicode's line and paragraph separators), and the bidirectional controls that
+# reorder what a reader sees (U+202E shows ``abc\u202edcba.exe`` as ``abcexe.abcd``):
+# embeddings and overrides, isolates, and the marks (LRM, RLM, ALM).
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029"
+                      "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def one_line(text: str) -> str:
-    """Report content (a case id, a report's name, an error it recorded) as one line of
-    text: each control character as its escape (``\\n``, ``\\x1b``), so data never starts
-    a line of its own in a terminal, a CI log or a Markdown table. A backslash is doubled
-    only where it would otherwise read as such an escape."""
-    if not _CONTROL.search(text):
+    """Report content (a case id, a slice's value, a report's name, an error it recorded)
+    as one inert line of text: each control character as its visible escape (``\\n``,
+    ``\\x1b``, ``\\u202e``), so data never starts a line of its own, moves the cursor,
+    clears the screen, opens a terminal hyperlink or reorders the text around it, in a
+    terminal, a CI log, a Markdown table or an HTML page. Every renderer shows report
+    content through this function. A backslash is doubled only where it would otherwise
+    read as such an escape."""
+    if not CONTROL.search(text):
         return text
-    return _CONTROL.sub(lambda found: _NAMED.get(found.group(), repr(found.group())[1:-1]),
+    return CONTROL.sub(lambda found: _NAMED.get(found.group(), repr(found.group())[1:-1]),
                         text.replace("\\", "\\\\"))
+
+
+def inert_lines(text: str) -> str:
+    """Text failgate composed of several lines (an item's message, an error) with report
+    content inside: each line made inert as ``one_line`` makes it, the line breaks kept."""
+    return "\n".join(map(one_line, text.split("\n")))

@@ -15,6 +15,11 @@ regression gate's ``noise_band.json``, read and written as that gate writes it::
 (rates), kept as the exact decimals the file writes. Keys this module does not
 know are kept, never an error, so a newer writer's file still reads.
 
+A run of several reports pools them in ``metric_band`` (as the regression gate's format has
+one report a run); ``failgate noise`` also writes each report's own count bands under
+``reports`` (``{"<report>": {"run_ids": [...], "metric_band": {"mode:<category>": ...}}}``),
+so each report's count moves and is allowed as that report's noise says, not the pool's.
+
 ``failgate noise`` adds two integers to each ``mode:`` entry, which the regression
 gate's own reader ignores: ``moved``, the cases that were in the category in some of
 the runs and not in others, and ``discordant``, the (case, pair of runs) in which a
@@ -38,7 +43,9 @@ if TYPE_CHECKING:
 
 MODE_PREFIX = "mode:"
 _REQUIRED = ("min", "max", "n")
-_KNOWN_TOP = ("n_runs", "config", "run_ids", "metric_band", "case_stability", "unstable_cases")
+_KNOWN_TOP = ("n_runs", "config", "run_ids", "metric_band", "case_stability", "unstable_cases",
+              "reports")
+REPORTS = "reports"
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,14 @@ class MetricBand:
 
 
 @dataclass(frozen=True)
+class ReportNoise:
+    """One report's own count bands in a band of runs of several reports."""
+
+    bands: dict[str, NoiseBand] = field(default_factory=dict)
+    run_ids: tuple[str, ...] = ()  # the report's own run ids (its header's), by run
+
+
+@dataclass(frozen=True)
 class NoiseDocument:
     """A whole ``noise_band.json``: count bands, metric bands, unstable cases, the rest."""
 
@@ -93,6 +108,7 @@ class NoiseDocument:
     config: dict[str, Any] | None = None
     run_ids: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they are
+    reports: dict[str, ReportNoise] = field(default_factory=dict)  # per report, when several
 
 
 def _check_std(std: object) -> None:
@@ -170,6 +186,18 @@ def case_stability(outcomes: Sequence[Mapping[str, str]]) -> dict[str, int]:
             for case, outcome in sorted(first.items())}
 
 
+def _count_table(bands: Mapping[str, NoiseBand]) -> dict[str, Any]:
+    table: dict[str, Any] = {}
+    for category, band in sorted(bands.items()):
+        entry = {"mean": band.mean} if band.mean is not None else {}
+        entry.update({"std": band.std, "min": band.min, "max": band.max, "n": band.n})
+        for name in ("moved", "discordant"):
+            if getattr(band, name) is not None:
+                entry[name] = getattr(band, name)
+        table[f"{MODE_PREFIX}{category}"] = entry
+    return table
+
+
 def noise_band_document(bands: Mapping[str, NoiseBand] | NoiseDocument) -> dict[str, Any]:
     """The ``noise_band.json`` document, keys in the gate's order, unknown keys kept."""
     noise = bands if isinstance(bands, NoiseDocument) else NoiseDocument(dict(bands))
@@ -177,13 +205,7 @@ def noise_band_document(bands: Mapping[str, NoiseBand] | NoiseDocument) -> dict[
     for name, metric in sorted(noise.metric_bands.items()):
         table[name] = {"mean": metric.mean, "std": metric.std, "min": float(metric.min),
                        "max": float(metric.max), "n": metric.n}
-    for category, band in sorted(noise.bands.items()):
-        entry = {"mean": band.mean} if band.mean is not None else {}
-        entry.update({"std": band.std, "min": band.min, "max": band.max, "n": band.n})
-        for name in ("moved", "discordant"):
-            if getattr(band, name) is not None:
-                entry[name] = getattr(band, name)
-        table[f"{MODE_PREFIX}{category}"] = entry
+    table.update(_count_table(noise.bands))
     if not isinstance(bands, NoiseDocument):
         return {"metric_band": table}
     document: dict[str, Any] = {}
@@ -196,6 +218,10 @@ def noise_band_document(bands: Mapping[str, NoiseBand] | NoiseDocument) -> dict[
     document["metric_band"] = table
     document["case_stability"] = dict(noise.case_stability)
     document["unstable_cases"] = list(noise.unstable_cases)
+    if noise.reports:
+        document[REPORTS] = {name: {"run_ids": list(report.run_ids),
+                                    "metric_band": _count_table(report.bands)}
+                             for name, report in sorted(noise.reports.items())}
     return {**document, **noise.extra}
 
 
@@ -242,6 +268,46 @@ def _number(where: str, key: str, value: Any) -> float:
     return float(value)
 
 
+def _count_band(where: str, entry: dict[str, Any], std: float, mean: float | None,
+                n: int) -> NoiseBand:
+    moves = {name: _whole(where, name, entry[name])
+             for name in ("moved", "discordant") if name in entry}
+    return NoiseBand(std=std, min=_whole(where, "min", entry["min"]),
+                     max=_whole(where, "max", entry["max"]), n=n, mean=mean, **moves)
+
+
+def _read_reports(document: Mapping[str, Any]) -> dict[str, ReportNoise]:
+    """Each report's own count bands (``reports``), read as the pooled ones are."""
+    found = document.get(REPORTS, {})
+    if not isinstance(found, dict):
+        raise ValueError(f"noise band: '{REPORTS}' must map report names to their bands")
+    reports = {}
+    for name, report in found.items():
+        where = f"noise band: {REPORTS}[{name!r}]"
+        if not isinstance(report, dict) or not isinstance(report.get("metric_band"), dict):
+            raise ValueError(f"{where} must be an object with a 'metric_band' object")
+        run_ids = report.get("run_ids", [])
+        if not isinstance(run_ids, list) or not all(isinstance(r, str) for r in run_ids):
+            raise ValueError(f"{where}: 'run_ids' must be a list of run ids")
+        bands = {}
+        for key, entry in report["metric_band"].items():
+            place = f"{where}[{key!r}]"
+            if not isinstance(key, str) or not key.startswith(MODE_PREFIX) or key == MODE_PREFIX:
+                raise ValueError(f"{place}: a report's bands are counts ('mode:<category>')")
+            entry = _entry(place, entry)
+            try:
+                std = float(entry.get("std", 0.0))
+                mean = float(entry["mean"]) if "mean" in entry else None
+                bands[key[len(MODE_PREFIX):]] = _count_band(
+                    place, entry, std, mean, check_int("n", entry["n"], minimum=2))
+            except (TypeError, ValueError) as error:
+                message = str(error)
+                raise ValueError(message if message.startswith(place)
+                                 else f"{place}: {message}") from None
+        reports[str(name)] = ReportNoise(bands, tuple(run_ids))
+    return reports
+
+
 def read_noise_band(document: Any) -> NoiseDocument:
     """A ``noise_band.json`` document; ``ValueError`` naming the bad key.
 
@@ -270,12 +336,7 @@ def read_noise_band(document: Any) -> NoiseDocument:
         try:
             n = check_int("n", entry["n"], minimum=2)
             if key.startswith(MODE_PREFIX):
-                moves = {name: _whole(where, name, entry[name])
-                         for name in ("moved", "discordant") if name in entry}
-                band = NoiseBand(std=std, min=_whole(where, "min", entry["min"]),
-                                 max=_whole(where, "max", entry["max"]), n=n, mean=mean,
-                                 **moves)
-                bands[key[len(MODE_PREFIX):]] = band
+                bands[key[len(MODE_PREFIX):]] = _count_band(where, entry, std, mean, n)
                 continue
             low = Fraction(repr(_number(where, "min", entry["min"])))
             high = Fraction(repr(_number(where, "max", entry["max"])))
@@ -309,4 +370,5 @@ def read_noise_band(document: Any) -> NoiseDocument:
         config=config if isinstance(config, dict) else None,
         run_ids=tuple(str(r) for r in run_ids) if isinstance(run_ids, list) else (),
         extra={k: v for k, v in document.items() if k not in _KNOWN_TOP},
+        reports=_read_reports(document),
     )

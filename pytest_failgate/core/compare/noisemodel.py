@@ -4,7 +4,10 @@ Two sources, each a documented input and neither needed on a deterministic pipel
 
 - **a noise band** from repeated runs of one configuration (``failgate noise``, the
   regression gate's ``noise_band.json``): its ``mode:`` entries say how many cases
-  moved in or out of each category (``discordant``), pooled over the run's reports;
+  moved in or out of each category (``discordant``); a band of runs of several reports
+  has each report's own (``reports``), and each report's count moves as its own do (the
+  pool's movement would give one report of three the others' noise too); a band without
+  them (one report a run, or an older file) is one model shared by every report;
   a file another tool wrote without them gives ``2 std**2`` (the variance of a count
   is half the expected movement between two runs), a rougher estimate, said so;
 - **repeats inside the run** (Inspect epochs, karenina replicates, HELM trials): a
@@ -24,7 +27,7 @@ and their model says so.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -54,6 +57,14 @@ class NoiseModel:
     per_report: Mapping[str, Mapping[str, Movement]] = field(default_factory=dict)
     means: Mapping[str, Fraction] = field(default_factory=dict)  # each count's band mean
     run_ids: tuple[str, ...] = ()  # the runs the band was measured from
+    reports: Mapping[str, NoiseModel] = field(default_factory=dict)  # each report's own band
+
+    def of(self, report: str) -> NoiseModel | None:
+        """The model a report's counts move by: its own band where the band has one per
+        report (None: the band does not measure this report), else this one."""
+        if self.reports:
+            return self.reports.get(report)
+        return self
 
     def mean(self, name: str, taxonomy: Taxonomy, n_cases: int | None) -> Fraction | None:
         """A count's mean over the band's runs (None: the band does not record it).
@@ -105,13 +116,20 @@ def band_movement(band: NoiseBand, label: str) -> Movement:
     return Movement(expected, what, dispersion_bound(std * std, expected, band.n), band.n)
 
 
+def _band_model(bands: Mapping[str, NoiseBand], label: str, run_ids: tuple[str, ...]
+                ) -> NoiseModel:
+    return NoiseModel(label, {name: band_movement(band, label) for name, band in bands.items()},
+                      means={name: Fraction(repr(band.mean)) for name, band in bands.items()
+                             if band.mean is not None},
+                      run_ids=run_ids)
+
+
 def from_document(noise: NoiseDocument, label: str) -> NoiseModel:
     """The model of a noise band file (``label``: its name, for the messages)."""
-    return NoiseModel(label, {name: band_movement(band, label)
-                              for name, band in noise.bands.items()},
-                      means={name: Fraction(repr(band.mean)) for name, band in noise.bands.items()
-                             if band.mean is not None},
-                      run_ids=noise.run_ids)
+    pooled = _band_model(noise.bands, label, noise.run_ids)
+    return replace(pooled, reports={
+        name: _band_model(report.bands, f"{label} ({name})", report.run_ids)
+        for name, report in noise.reports.items()})
 
 
 def repeat_movements(report: Report, taxonomy: Taxonomy) -> dict[str, Movement]:

@@ -22,20 +22,24 @@ if TYPE_CHECKING:
     from .noise import NoiseDocument
 
 MEASURED_FROM = "measured_from"
-# what re-measuring reproduces: the bands, the cases' stability, how many runs, their ids
-_COMPARED = ("n_runs", "run_ids", "metric_band", "case_stability", "unstable_cases")
+# what re-measuring reproduces: the bands (each report's too), the cases' stability, how many
+# runs, their ids
+_COMPARED = ("n_runs", "run_ids", "metric_band", "case_stability", "unstable_cases",
+             "reports")
 SHOWN = 5
 
 
 def recorded_runs(band: Path, document: NoiseDocument) -> list[Path]:
     """The runs a band says it was measured from, as paths (relative to the band's folder)."""
-    runs = document.extra.get(MEASURED_FROM)
-    if not isinstance(runs, list) or not runs or not all(isinstance(r, str) and r
-                                                          for r in runs):
+    found = document.extra.get(MEASURED_FROM)
+    # each run a path, or {"run": path, "ran": time, "time_from": where the time is from}
+    runs = [r.get("run") if isinstance(r, dict) else r
+            for r in (found if isinstance(found, list) else [])]
+    if not runs or not all(isinstance(r, str) and r for r in runs):
         raise FailgateError(f"the band does not say which runs it was measured from (no "
                             f"'{MEASURED_FROM}' list); give the runs: failgate noise --check "
                             f"{band.name} RUN RUN...", band)
-    return [band.parent / run for run in runs]
+    return [band.parent / run for run in runs if isinstance(run, str)]
 
 
 def runs_written(out: Path, runs: Sequence[Path]) -> list[str]:
@@ -61,6 +65,8 @@ def differences(recorded: NoiseDocument, measured: NoiseDocument) -> list[str]:
             continue
         if key == "metric_band":
             lines += _band_lines(before or {}, after or {})
+        elif key == "reports":
+            lines += _report_lines(before or {}, after or {})
         elif key == "case_stability":
             changed = sorted(k for k in {*(before or {}), *(after or {})}
                              if (before or {}).get(k) != (after or {}).get(k))
@@ -75,6 +81,23 @@ def differences(recorded: NoiseDocument, measured: NoiseDocument) -> list[str]:
 def _compared(document: NoiseDocument) -> dict[str, Any]:
     return {key: value for key, value in noise_band_document(document).items()
             if key in _COMPARED}
+
+
+def _report_lines(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Each report's own bands (``reports``) that the runs do not reproduce."""
+    lines = []
+    for name in sorted({*before, *after}):
+        was, now = before.get(name), after.get(name)
+        if was is None or now is None:
+            lines.append(f"reports[{name}]: the file " + ("lacks it" if was is None
+                                                          else "has it, the runs do not"))
+        elif was != now:
+            if was.get("run_ids") != now.get("run_ids"):
+                lines.append(f"reports[{name}]: run_ids: the file says {was.get('run_ids')!r}, "
+                             f"the runs give {now.get('run_ids')!r}")
+            lines += [f"reports[{name}] {line}" for line in _band_lines(
+                was.get("metric_band") or {}, now.get("metric_band") or {})]
+    return lines
 
 
 def _band_lines(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from . import PASSED_MODE
 from .noise import (
     NoiseDocument,
+    ReportNoise,
     case_stability,
     measure_metrics,
     measure_noise,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..reports.model import Report
+    from .noise import NoiseBand
 
 _NOT_METRICS = {"num_predictions", "answerable_total", "retrieval_miss_count", "n_cases"}
 
@@ -67,16 +69,13 @@ def _run_id(reports: Sequence[Report], fallback: str) -> str:
     return run_id if isinstance(run_id, str) and run_id else fallback
 
 
-def noise_from_runs(runs: Sequence[tuple[str, Sequence[Report]]]) -> NoiseDocument:
-    """The noise band of repeated runs, each ``(label, its reports)``; two runs at least.
-
-    Each report counts under the taxonomy that classified it; a run mixing formats adds
-    up each category its reports' taxonomies name (in the order they first name them).
-    """
-    names = dict.fromkeys(name for _, reports in runs for report in reports
+def _count_bands(runs: Sequence[Sequence[Report]]) -> dict[str, NoiseBand]:
+    """Each category's count band over runs (each run's reports pooled), with how many
+    cases moved in or out of it."""
+    names = dict.fromkeys(name for reports in runs for report in reports
                           for name in report.taxonomy.category_names)
     counts: list[dict[str, int]] = []
-    for _, reports in runs:
+    for reports in runs:
         totals = {name: 0 for name in (*names, PASSED_MODE)}
         for report in reports:
             if report.failed is None:  # counts no category (an Inspect log without samples)
@@ -85,10 +84,37 @@ def noise_from_runs(runs: Sequence[tuple[str, Sequence[Report]]]) -> NoiseDocume
                 totals[name] += count
             totals[PASSED_MODE] += (report.n_cases or 0) - report.failed
         counts.append(totals)
+    moves = movement_counts([_outcomes(reports) for reports in runs], [*names, PASSED_MODE])
+    return {name: replace(band, moved=moves[name][0], discordant=moves[name][1])
+            if name in moves else band for name, band in measure_noise(counts).items()}
+
+
+def _per_report(runs: Sequence[tuple[str, Sequence[Report]]]) -> dict[str, ReportNoise]:
+    """Each report's own bands, where a run has several: a report's count moves by its own
+    cases' noise, not the pool's (one report of three is not given the others' movement).
+    A report needs two runs to have a band; one in fewer has none (not measured)."""
+    if all(len(reports) < 2 for _, reports in runs):
+        return {}
+    names = dict.fromkeys(report.name for _, reports in runs for report in reports)
+    found = {}
+    for name in names:
+        mine = [(label, [r for r in reports if r.name == name]) for label, reports in runs]
+        mine = [(label, reports) for label, reports in mine if reports]
+        if len(mine) >= 2:
+            found[name] = ReportNoise(_count_bands([reports for _, reports in mine]),
+                                      tuple(_run_id(reports, label) for label, reports in mine))
+    return found
+
+
+def noise_from_runs(runs: Sequence[tuple[str, Sequence[Report]]]) -> NoiseDocument:
+    """The noise band of repeated runs, each ``(label, its reports)``; two runs at least.
+
+    Each report counts under the taxonomy that classified it; a run mixing formats adds
+    up each category its reports' taxonomies name (in the order they first name them).
+    Runs of several reports also get each report's own bands (``reports``).
+    """
+    bands = _count_bands([reports for _, reports in runs])
     outcomes = [_outcomes(reports) for _, reports in runs]
-    moves = movement_counts(outcomes, [*names, PASSED_MODE])
-    bands = {name: replace(band, moved=moves[name][0], discordant=moves[name][1])
-             if name in moves else band for name, band in measure_noise(counts).items()}
     metric_bands = measure_metrics([_metrics(reports) for _, reports in runs])
     stability = case_stability(outcomes)
     configs = [report.config for _, reports in runs for report in reports]
@@ -98,4 +124,5 @@ def noise_from_runs(runs: Sequence[tuple[str, Sequence[Report]]]) -> NoiseDocume
         bands=bands, metric_bands=metric_bands, case_stability=stability,
         unstable_cases=tuple(case for case, moved in stability.items() if moved),
         n_runs=len(runs), config=config,
-        run_ids=tuple(_run_id(reports, label) for label, reports in runs))
+        run_ids=tuple(_run_id(reports, label) for label, reports in runs),
+        reports=_per_report(runs))

@@ -55,7 +55,7 @@ def ceiling_text(check: Check) -> str:
 def _scope_line(check: Check) -> str:
     line = heading(check.report)
     if check.slice is not None:
-        line += f"; slice {check.slice}: {plural(check.n_cases or 0, 'case')}"
+        line += f"; slice {one_line(check.slice)}: {plural(check.n_cases or 0, 'case')}"
     if check.population is not None:
         line += f"; counted among the {check.n_cases} cases where `{check.population}`"
     return line
@@ -121,7 +121,7 @@ def check_message(
     plan: Sequence[Lowering],
 ) -> str:
     """The text of a failing item (empty when the check passes)."""
-    label = f"{check.slice}::{check.name}" if check.slice else check.name
+    label = one_line(f"{check.slice}::{check.name}" if check.slice else check.name)
     if check.verdict == "error":
         return (f"{label}: cannot be checked: {check.problem}\n"
                 f"  report   {_scope_line(check)}")

@@ -147,12 +147,13 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
     found = []
     for report_gate in gated:
         report = report_gate.report
-        if report is None:
+        own = None if report is None else model.of(report.name)
+        if report is None or own is None:
             continue
         for index, check in enumerate(report_gate.checks):
             if check.slice is not None or check.population is not None:
                 continue  # no source measures a slice's or a population's noise
-            movement = model.movement(report.name, check.name, taxonomy_of[report.name])
+            movement = own.movement(report.name, check.name, taxonomy_of[report.name])
             if movement is not None:
                 found.append((report_gate, index, movement))
     if not found:
@@ -169,13 +170,16 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
     stale = []
     for report_gate, index, movement in found:
         check = report_gate.checks[index]
-        needed = count_allowance(model, check, movement, run.level,
+        own = model.of(check.report.name)
+        assert own is not None  # found above
+        needed = count_allowance(own, check, movement, run.level,
                                  taxonomy_of[check.report.name])
         center = None
-        if len(loaded) == 1:  # a band pools a run's reports: its mean is one report's alone
-            center = observed_center(model, check, taxonomy_of[check.report.name], needed)
+        if own is not model or len(loaded) == 1:  # a pooled band's mean is no one report's
+            center = observed_center(own, check, taxonomy_of[check.report.name], needed)
             if center is None:
-                stale.append(check.name)
+                stale.append(check.name if len(loaded) == 1
+                             else f"{check.report.name}::{check.name}")
         report_gate.checks[index] = replace(check, movement=movement, needed=needed,
                                             center=center)
     notes = _short_allowances([c for g in gated for c in g.checks], run)

@@ -25,14 +25,13 @@ from typing import TYPE_CHECKING
 from ..base.errors import FailgateError
 from ..base.formatting import format_number
 from ..compare import DEFAULT_ALPHA
-from ..compare.noise import NoiseDocument, read_noise_band
+from ..compare.noise import NoiseBand, NoiseDocument, read_noise_band
 from ..compare.noisemodel import REPEATS, from_document
 from ..compare.verdicts import band_cases
 from ..reports.jsonfile import loads
 from .enforced import Change, content_digest
 
 if TYPE_CHECKING:
-
     from ..base.inifile import IniFile
     from .enforced import Version
     from .gitref import Tree
@@ -168,16 +167,32 @@ def noise_changes(old: Noise, new: Noise, reason: str | None, line: int | None
     return changes
 
 
-def allowances(noise: Noise) -> dict[str, int]:
+def allowances(noise: Noise) -> dict[tuple[str | None, str], int]:
     """Each count the band measures, with the allowance the gate gives it: its movement's
     (``Movement.needed``, widened by the count's dispersion) at the file's budget shared
-    equally by the band's counts (``gate.noisy``)."""
+    equally by the band's counts (``gate.noisy``). Keyed by (report, count): a band with
+    each report's own bands gives each report's (the gate reads those), else (None, count),
+    one allowance every report gets."""
     document = noise.document
     if document is None or not document.bands:
         return {}
+    model = from_document(document, noise.label)
+    if model.reports:
+        measured = sum(len(m.shared) for m in model.reports.values())
+        level = noise.budget / max(1, measured)
+        return {(report, name): movement.needed(level)
+                for report, own in model.reports.items()
+                for name, movement in own.shared.items()}
     level = noise.budget / len(document.bands)
-    return {name: movement.needed(level)
-            for name, movement in from_document(document, noise.label).shared.items()}
+    return {(None, name): movement.needed(level) for name, movement in model.shared.items()}
+
+
+def _given(found: dict[tuple[str | None, str], int], report: str | None, name: str
+           ) -> int | None:
+    """The allowance one report's count gets: its own, else the one every report gets."""
+    if report is not None and (report, name) in found:
+        return found[(report, name)]
+    return found.get((None, name))
 
 
 def _count_changes(old: Noise, new: Noise, where: str, reason: str | None,
@@ -185,21 +200,32 @@ def _count_changes(old: Noise, new: Noise, where: str, reason: str | None,
     assert old.document is not None
     assert new.document is not None
     before, after = allowances(old), allowances(new)
+    reports: list[str | None] = [*sorted(
+        {report for report, _ in (*before, *after) if report is not None})] or [None]
+    names = sorted({name for _, name in (*before, *after)})
+    still = {name for _, name in after}  # a count some report's band still measures
+    measured = {report for report, _ in after}
     changes = []
+    for report in reports:
+        prefix = "" if report is None else f"{report}::"
+        for name in names:
+            was, now = _given(before, report, name), _given(after, report, name)
+            label = f"noise {where} {prefix}mode:{name}"
+            gone = name not in still or (report is not None and None not in measured
+                                         and report not in measured)
+            if was is not None and now is None and gone:
+                changes.append(Change(label, f"measured (allowance {was})",
+                                      "removed: the ratchet never lowers its ceiling", line,
+                                      reason))
+            elif was is not None and now is not None and now > was:
+                changes.append(Change(label + " allowance", was, now, line, reason))
     for name in sorted(old.document.bands):
-        label = f"noise {where} mode:{name}"
         if name not in new.document.bands:
-            changes.append(Change(label, f"measured (allowance {before[name]})",
-                                  "removed: the ratchet never lowers its ceiling", line,
-                                  reason))
             continue
-        if after[name] > before[name]:
-            changes.append(Change(label + " allowance", before[name], after[name], line,
-                                  reason))
         was, now = band_cases(old.document.bands[name]), band_cases(new.document.bands[name])
         if now > was:
-            changes.append(Change(label + " band", f"{was} cases", f"{now} cases", line,
-                                  reason))
+            changes.append(Change(f"noise {where} mode:{name} band", f"{was} cases",
+                                  f"{now} cases", line, reason))
     for name in sorted(set(new.document.bands) - set(old.document.bands)):
         was, now = band_cases(None), band_cases(new.document.bands[name])
         if now > was:
@@ -224,24 +250,43 @@ def rate_changes(old: Noise, new: Noise, where: str, reason: str | None, line: i
     outside = None if old.outside is None or new.outside is None else (
         old.outside | new.outside)
     changes = []
-    for name in sorted(set(old.document.bands) | set(new.document.bands)):
-        if outside is not None and name not in outside:
-            continue
-        was = _errors(old.document, name)
-        now = _errors(new.document, name)
-        if now[0] > was[0] or now[1] < was[1]:
-            changes.append(Change(f"noise {where} mode:{name} error rate",
-                                  _show_errors(was), _show_errors(now), line, reason))
+    for prefix, now_side, was_side in _band_pairs(old.document, new.document):
+        for name in sorted(set(was_side[0]) | set(now_side[0])):
+            if outside is not None and name not in outside:
+                continue
+            was = _errors(was_side, name)
+            now = _errors(now_side, name)
+            if now[0] > was[0] or now[1] < was[1]:
+                changes.append(Change(f"noise {where} {prefix}mode:{name} error rate",
+                                      _show_errors(was), _show_errors(now), line, reason))
     return changes
 
 
-def _errors(document: NoiseDocument, name: str) -> tuple[Fraction, int]:
+_Side = tuple[dict[str, NoiseBand], tuple[str, ...]]  # a report's bands, the runs they are over
+
+
+def _band_pairs(old: NoiseDocument, new: NoiseDocument) -> list[tuple[str, _Side, _Side]]:
+    """The bands a report's counts are read from now, each with those read before: each
+    report's own (``reports``) where the band has them, else the pooled ones (for every
+    report the old band had its own bands for, too)."""
+    pooled: tuple[_Side, _Side] = ((new.bands, new.run_ids), (old.bands, old.run_ids))
+    if new.reports:
+        return [(f"{report}::", (mine.bands, mine.run_ids),
+                 (old.reports[report].bands, old.reports[report].run_ids)
+                 if report in old.reports else pooled[1])
+                for report, mine in sorted(new.reports.items())]
+    return [("", *pooled), *((f"{report}::", pooled[0], (mine.bands, mine.run_ids))
+                             for report, mine in sorted(old.reports.items()))]
+
+
+def _errors(side: _Side, name: str) -> tuple[Fraction, int]:
     """A band's errors per run of ``name`` and the runs they are over, as
     ``count_allowance`` reads them (none over no runs: no mean, or no runs named)."""
-    band = document.bands.get(name)
-    if band is None or band.mean is None or not document.run_ids:
+    bands, run_ids = side
+    band = bands.get(name)
+    if band is None or band.mean is None or not run_ids:
         return Fraction(0), 0
-    return Fraction(repr(band.mean)), len(document.run_ids)
+    return Fraction(repr(band.mean)), len(run_ids)
 
 
 def _show_errors(errors: tuple[Fraction, int]) -> str:

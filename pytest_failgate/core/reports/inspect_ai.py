@@ -142,6 +142,8 @@ def read_inspect(header: Mapping[str, Any], samples: Any) -> ReaderOutput:
     if isinstance(header.get("status"), str):
         recorded["status"] = header["status"]
     spec = header["eval"]
+    if isinstance(spec.get("created"), str):
+        recorded["ran"] = (spec["created"], "eval.created")  # when it ran
     config = {key: spec[key] for key in CONFIG_KEYS if key in spec}
     return ReaderOutput(cases=cases, recorded=recorded, name=report_name(header), config=config,
                         run_order=(created(header),), repeat_unit=repeat_of,

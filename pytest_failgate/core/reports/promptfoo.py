@@ -36,6 +36,11 @@ Each row becomes one case with the fields the built-in ``promptfoo`` taxonomy
 ``failed_assertion``, ``failed_assertions``
     The type of the first failed assertion (in ``gradingResult.componentResults``
     order, nested sets searched depth-first), and the types of all of them.
+``assertion_error``
+    The row failed only because its failed assertions could not run: a python assertion
+    without an interpreter ("Python 3 not found") or whose script raised, a javascript
+    assertion that threw, a grader that could not be called (``INFRA_PREFIXES``, the
+    words promptfoo writes in the assertion's reason).
 ``description``
     The test's description (null without one): the case's label.
 ``test``, ``repeat``
@@ -97,6 +102,11 @@ def read_promptfoo(data: Any) -> ReaderOutput | None:
         return None
     cases = list(_cases(rows, loc))
     recorded: dict[str, Any] = {"num_predictions": len(cases)}
+    summary = data.get("results") if isinstance(data, Mapping) else None
+    for where, key in ((summary, "timestamp"), (data, "createdAt"), (data, "timestamp")):
+        if isinstance(where, Mapping) and isinstance(where.get(key), str | int | float):
+            recorded["ran"] = (where[key], key)  # when it ran (the first the output names)
+            break
     contradictions: list[str] | None = None
     if stats is not None:
         recorded["stats"] = stats
@@ -212,6 +222,7 @@ def _cases(rows: list[Any], loc: Loc) -> Iterator[dict[str, Any]]:
             "graded": row.get("gradingResult") is not None,
             "failed_assertion": failed[0] if failed else None,
             "failed_assertions": failed,
+            "assertion_error": not row["success"] and could_not_run(row.get("gradingResult")),
             "provider": provider,
             "prompt": prompt_number,
             "test": test,
@@ -316,6 +327,35 @@ def _failed_assertions(grading: Any) -> list[str]:
     if not found and grading.get("pass") is False and "assertion" in grading:
         found.append(_assertion_type(grading))
     return found
+
+
+# How promptfoo words an assertion that could not run (promptfoo 0.121, seen in
+# tests/data/promptfoo/infra, made by scripts/fixtures/promptfoo_infra.sh): a python assertion
+# without an interpreter or whose script raised, a javascript assertion that threw, a check
+# whose grader or endpoint could not be called (promptfoo's providers' errors).
+INFRA_PREFIXES = ("Python code execution failed: ", "Custom function threw error: ",
+                  "API call error: ", "API error: ")
+
+
+def _failed_leaves(grading: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The failed assertions' results, depth-first in promptfoo's order."""
+    found: list[Mapping[str, Any]] = []
+    for component in grading.get("componentResults") or ():
+        if isinstance(component, Mapping) and component.get("pass") is False:
+            found += _failed_leaves(component) or [component]
+    return found
+
+
+def could_not_run(grading: Any) -> bool:
+    """Every failed assertion of the row failed because it could not run (see
+    ``INFRA_PREFIXES``): the output was never judged. One assertion that ran and failed
+    makes it the system's failure."""
+    if not isinstance(grading, Mapping):
+        return False
+    leaves = _failed_leaves(grading) or ([grading] if grading.get("pass") is False else [])
+    return bool(leaves) and all(
+        isinstance(leaf.get("reason"), str) and leaf["reason"].startswith(INFRA_PREFIXES)
+        for leaf in leaves)
 
 
 def _assertion_type(result: Mapping[str, Any]) -> str:

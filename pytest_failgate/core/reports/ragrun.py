@@ -163,6 +163,10 @@ class RagRunReader(Reader):
         config = run_config(log) if log.is_file() else None
         cases = _cases(path)
         recorded = _recorded(folder)
+        header = _first_line(log) if log.is_file() else None
+        if isinstance(header, dict) and _is_header(header) and isinstance(
+                header.get("timestamp"), str):
+            recorded["ran"] = (header["timestamp"], "run.jsonl timestamp")  # when it ran
         return ReaderOutput(cases=cases, recorded=recorded, config=config,
                             contradictions=_cross_check(cases, recorded),
                             instrument=run_instrument(log) if log.is_file() else None)

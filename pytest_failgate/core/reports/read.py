@@ -271,7 +271,7 @@ def _check_recorded(
         for name in counts:
             if name not in names:
                 raise FailgateError(
-                    f"failure_category_counts has '{name}', which is not a category of "
+                    f"failure_category_counts has {name!r}, which is not a category of "
                     f"taxonomy {taxonomy.name}" + did_you_mean(name, names),
                     report.path, *where("failure_category_counts"),
                 )

@@ -106,7 +106,7 @@ def test_in_pytest_one_inconclusive_item_fails_and_the_categories_are_not_judged
     shutil.copy(PROMPTFOO / "workflows" / "outage_jsonl" / "results.jsonl",
                 pytester.path / "evals")
     result = pytester.runpytest("--failgate=evals", "-rfs")
-    result.assert_outcomes(failed=1, skipped=13)  # 12 categories and total: not judged
+    result.assert_outcomes(failed=1, skipped=14)  # 13 categories and total: not judged
     result.stdout.fnmatch_lines([
         "*results: inconclusive, outside the system under test: not a pass, not a regression",
         "*cause    8 of 8 cases failed outside the system under test (provider_error 8)*",
@@ -123,7 +123,7 @@ def test_a_gate_item_not_judged_is_reported_at_its_line_in_the_ceilings_file(
     (pytester.path / "evals").mkdir()
     shutil.copy(PROMPTFOO / "workflows" / "jsonl" / "results.jsonl", pytester.path / "evals")
     init = pytester.runpytest("--failgate=evals", "--failgate-init", "-rs")
-    init.stdout.fnmatch_lines(["SKIPPED [[]8[]] ceilings.yaml: --failgate-init records 0 as *"])
+    init.stdout.fnmatch_lines(["SKIPPED [[]9[]] ceilings.yaml: --failgate-init records 0 as *"])
     shutil.copy(PROMPTFOO / "workflows" / "outage_jsonl" / "results.jsonl",
                 pytester.path / "evals")
     lines = (pytester.path / "ceilings.yaml").read_text(encoding="utf-8").splitlines()

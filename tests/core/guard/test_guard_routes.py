@@ -353,8 +353,10 @@ PLUGIN_HIDDEN_HOOK = PLUGIN_NEVER_FAILS.replace(
     '\n\nglobals()["pytest_failgate_" + "taxonomies"] = _never  # no hook name in the text\n')
 
 
+@pytest.mark.parametrize("xdist", [  # as CI runs it; a whole xdist run: CI runs it (CI=true)
+    [], pytest.param(["-n", "2"], marks=pytest.mark.slow)], ids=["no xdist", "xdist"])
 def test_pytest_guard_names_a_conftest_whose_hook_its_text_does_not_name(
-        pytester: pytest.Pytester) -> None:
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
     """The text scan cannot see ``globals()[...] = ...``; the session that loaded it can."""
     import pytest_failgate
 
@@ -371,7 +373,7 @@ def test_pytest_guard_names_a_conftest_whose_hook_its_text_does_not_name(
     (project / "never.yaml").write_text(
         rag.replace(rag[start:rag.index("\n", start + 1)], '\nfailed: "false"'))
     (project / "conftest.py").write_text(PLUGIN_HIDDEN_HOOK)
-    result = pytester.runpytest("--failgate-guard=main", "-n", "2")  # as CI runs it
+    result = pytester.runpytest("--failgate-guard=main", *xdist)
     result.stdout.fnmatch_lines(["*plugin conftest.py: source * -> source *(no reason written)*"])
     assert result.ret == 1
 

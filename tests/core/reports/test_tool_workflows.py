@@ -344,7 +344,8 @@ EARLIER = ("*.deepeval/.latest_test_run.json: this session runs DeepEval's test 
            "this file is an earlier run's (written 10 min before this session started)*")
 
 
-@pytest.mark.parametrize("workers", [None, "2"])
+@pytest.mark.parametrize("workers", [  # a whole xdist run: CI runs it (CI=true)
+    None, pytest.param("2", marks=pytest.mark.slow)])
 def test_pytest_running_deepevals_tests_refuses_the_earlier_runs_files(
         pytester: pytest.Pytester, deepeval_project: Path, workers: str | None) -> None:
     args = ["test_policy.py", "--failgate=.deepeval", "-p", "no:cacheprovider"]
