@@ -37,6 +37,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ..stats.checks import check_int
+from . import PASSED_MODE as PASSED_MODE  # defined in compare/__init__, read here too
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
