@@ -176,3 +176,16 @@ def mcp_calls(cwd: Path, calls: list[tuple[str, dict[str, Any]]], args: Sequence
                 return tools, results
 
     return anyio.run(run)
+
+
+def gate_in_pytest(pytester: Any, project: Path) -> Any:
+    """pytest gating ``project``'s reports with its ceilings in a child process (a failed
+    run, as the hostile-report projects are built to give)."""
+    import pytest
+
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest_subprocess(f"--failgate={project / 'reports'}",
+                                           f"--failgate-ceilings={project / 'ceilings.yaml'}",
+                                           "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    return result

@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import gate_in_pytest, run_cli
 from markdown_it import MarkdownIt
 
 from pytest_failgate.core.base.formatting import one_line
@@ -96,11 +96,7 @@ def test_the_check_summary_shows_controls_as_escapes(
 def test_the_pytest_summary_shows_controls_as_escapes(
     pytester: pytest.Pytester, project: Path
 ) -> None:
-    pytester.makeini("[pytest]\n")
-    result = pytester.runpytest_subprocess(f"--failgate={project / 'reports'}",
-                                           f"--failgate-ceilings={project / 'ceilings.yaml'}",
-                                           "-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result = gate_in_pytest(pytester, project)
     shown = "\n".join(result.outlines + result.errlines)
     assert_no_raw_control(shown)
     assert_each_slice_on_one_line(shown)

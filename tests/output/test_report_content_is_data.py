@@ -15,7 +15,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from helpers import case, category_case, run_cli, write_ceilings, write_summary
+from helpers import (
+    case,
+    category_case,
+    gate_in_pytest,
+    run_cli,
+    write_ceilings,
+    write_summary,
+)
 from markdown_it import MarkdownIt
 
 from pytest_failgate.ci.__main__ import main as ci_main
@@ -86,11 +93,7 @@ def test_the_ci_step_prints_no_workflow_command_from_report_content(
 def test_the_pytest_summary_prints_no_workflow_command_from_report_content(
     pytester: pytest.Pytester, project: Path
 ) -> None:
-    pytester.makeini("[pytest]\n")
-    result = pytester.runpytest_subprocess(f"--failgate={project / 'reports'}",
-                                           f"--failgate-ceilings={project / 'ceilings.yaml'}",
-                                           "-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result = gate_in_pytest(pytester, project)
     shown = "\n".join(result.outlines + result.errlines)
     assert forged_commands(shown) == []
     assert "::warning::evil\\n::add-mask::x" in shown  # the report that did not load

@@ -46,13 +46,19 @@ def test_the_taxonomy_example_loads(tmp_path: Path) -> None:
     assert [metric.name for metric in taxonomy.metrics] == ["resolved"]
 
 
-def test_the_conftest_example_contributes_a_taxonomy_and_a_reader(
-    pytester: pytest.Pytester,
-) -> None:
+def _status_plugin_project(pytester: pytest.Pytester) -> None:
+    """The plugin example of docs/taxonomies.md as the conftest, and a report its reader
+    reads (one case of each status)."""
     pytester.makeconftest(
         _block("taxonomies.md", "## Plugins: taxonomies and readers in Python", "python"))
     (pytester.path / "reports").mkdir()
     (pytester.path / "reports" / "run.txt").write_text("a,ok\nb,timeout\nc,crash\n")
+
+
+def test_the_conftest_example_contributes_a_taxonomy_and_a_reader(
+    pytester: pytest.Pytester,
+) -> None:
+    _status_plugin_project(pytester)
     (pytester.path / "ceilings.yaml").write_text(
         "version: 1\ntaxonomy: status\nceilings:\n  timeout: 1\n  other: 0\n")
     result = pytester.runpytest("--failgate=reports", "ceilings.yaml")
@@ -64,10 +70,7 @@ def test_the_conftest_example_starts_a_project_with_its_taxonomy_by_name(
     pytester: pytest.Pytester,
 ) -> None:
     """No ceilings file yet: the plugin's taxonomy, by name, starts one from pytest."""
-    pytester.makeconftest(
-        _block("taxonomies.md", "## Plugins: taxonomies and readers in Python", "python"))
-    (pytester.path / "reports").mkdir()
-    (pytester.path / "reports" / "run.txt").write_text("a,ok\nb,timeout\nc,crash\n")
+    _status_plugin_project(pytester)
     result = pytester.runpytest("--failgate=reports", "--failgate-taxonomy=status",
                                 "--failgate-init")
     assert result.ret == 0, result.stdout.str()

@@ -64,23 +64,25 @@ _CLI_OPTIONS = ("ceilings", "noise", "baseline", "plugins", "strict", "exclude-u
 _CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir", "--confcutdir", "-p")
 
 
-def ci_files(tree: Tree) -> list[str]:
-    """The CI files of the repository (``CI_FILES``, and the YAML files of ``CI_FOLDERS``)."""
-    found = [relative for folder in CI_FOLDERS for relative in tree.under(folder)
-             if relative.endswith(_YAML)]
-    found += [relative for relative in CI_FILES if tree.read(relative) is not None]
-    return sorted(set(found))
+def ci_files(tree: Tree) -> dict[str, str]:
+    """The CI files of the repository (``CI_FILES``, and the YAML files of ``CI_FOLDERS``)
+    with their text, each read once (at a ref, each read is a git call)."""
+    places = [relative for folder in CI_FOLDERS for relative in tree.under(folder)
+              if relative.endswith(_YAML)]
+    found = {}
+    for relative in sorted({*places, *CI_FILES}):
+        text = tree.read(relative)
+        if text is not None:
+            found[relative] = text
+    return found
 
 
 def ci_addopts(tree: Tree) -> dict[str, list[str]]:
     """The words each CI file gives pytest after ``addopts`` (in file order), by its path."""
     found: dict[str, list[str]] = {}
-    for relative in ci_files(tree):
-        text = tree.read(relative)
-        if text is None:
-            continue
-        values = _file_values(tree, relative, text)
-        words = [word for value in values for word in _split(value)]
+    for relative, text in ci_files(tree).items():
+        words = [word for value in _file_values(tree, relative, text)
+                 for word in _split(value)]
         if words:
             found[relative] = words
     return found
