@@ -35,8 +35,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="also run the tests marked heavy: mypy, ruff, the docs build and "
                           "the runs of whole subprocesses (CI runs them: CI=true)")
     parser.addoption("--run-browser", action="store_true", default=False,
-                     help="fail the HTML report's browser tests when chromium is missing, "
-                          "instead of skipping them (CI=true does too)")
+                     help="fail the HTML report's browser tests (marked heavy: run them with "
+                          "--run-heavy) when chromium is missing, instead of skipping them "
+                          "(CI=true does too)")
 
 
 def in_ci() -> bool:
@@ -62,8 +63,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Skip ``slow`` tests (load tests, long property runs) and ``heavy`` ones (mypy, ruff,
     the docs build, whole subprocess runs) unless asked for, or in CI.
 
-    The default ``pytest -n 2`` stays a few minutes at most; ``.ci/run`` sets ``CI=true``,
-    so CI runs everything. ``-m slow`` / ``-m heavy`` select them explicitly, and run them.
+    The default ``pytest -n 2`` stays about a minute on two idle cores; ``.ci/run`` sets
+    ``CI=true``, so CI runs everything. ``-m slow`` / ``-m heavy`` select them explicitly,
+    and run them.
     """
     selected = config.getoption("-m") or ""
     for marker, flags in (("slow", ("--run-slow",)), ("heavy", ("--run-slow", "--run-heavy"))):

@@ -97,6 +97,7 @@ def gate(work: Path, tmp_path: Path, name: str = "runner", env: dict[str, str] |
                       extra_env={**BASE_ENV, **(env or {})}, temp=tmp_path / name)
 
 
+@pytest.mark.heavy
 def test_a_passing_pull_request_fetches_its_base_guards_and_reports(
         origin: Path, tmp_path: Path) -> None:
     work = checkout(origin, tmp_path)
@@ -115,6 +116,7 @@ def test_a_passing_pull_request_fetches_its_base_guards_and_reports(
     assert done.summary == Path(done.outputs["markdown"]).read_text(encoding="utf-8") + "\n"
 
 
+@pytest.mark.heavy
 def test_a_regression_and_a_loosening_fail_with_annotations_on_their_lines(
         origin: Path, tmp_path: Path) -> None:
     work = checkout(origin, tmp_path, regress_and_loosen)
@@ -145,6 +147,7 @@ def test_a_regression_and_a_loosening_fail_with_annotations_on_their_lines(
     assert "❌ guard: 1 of 1 loosening in ceilings.yaml since origin/main" in done.summary
 
 
+@pytest.mark.heavy
 def test_the_guard_compares_with_the_runs_own_reports(
         origin: Path, tmp_path: Path) -> None:
     """docs/ci.md: a report renamed while a ``reports:`` override names it is a loosening
@@ -162,6 +165,7 @@ def test_the_guard_compares_with_the_runs_own_reports(
         in done.summary
 
 
+@pytest.mark.heavy
 def test_an_input_error_is_the_error_verdict_with_its_message(
         origin: Path, tmp_path: Path) -> None:
     work = checkout(origin, tmp_path)
@@ -174,6 +178,7 @@ def test_an_input_error_is_the_error_verdict_with_its_message(
                for a in done.annotations)
 
 
+@pytest.mark.heavy
 def test_outside_a_pull_request_the_guard_says_why_it_did_not_run(
         origin: Path, tmp_path: Path) -> None:
     def slack(work: Path) -> None:  # a ceiling above its count: strict mode fails it
@@ -240,6 +245,7 @@ def plant_failgate(work: Path) -> None:
     (work / "pytest_failgate" / "ci" / "__main__.py").write_text(FAKE_CI, encoding="utf-8")
 
 
+@pytest.mark.heavy
 def test_a_pytest_failgate_folder_in_the_checkout_is_never_imported_by_the_action(
         origin: Path, tmp_path: Path) -> None:
     work = checkout(origin, tmp_path, plant_failgate)
@@ -256,6 +262,7 @@ def _copy_of_failgate(work: Path) -> None:
                     ignore=shutil.ignore_patterns("__pycache__"))
 
 
+@pytest.mark.heavy
 def test_python_m_from_a_checkout_holding_a_failgate_copy_refuses_it(tmp_path: Path) -> None:
     work = tmp_path / "work"
     shutil.copytree(EXAMPLES / "reports", work / "reports")
@@ -420,6 +427,7 @@ def github() -> Iterator[FakeGitHub]:
         yield served
 
 
+@pytest.mark.heavy
 def test_the_comment_is_created_once_then_updated_in_place(
         origin: Path, tmp_path: Path, github: FakeGitHub) -> None:
     api = {"GITHUB_API_URL": github.url}

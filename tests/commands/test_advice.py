@@ -72,6 +72,7 @@ def test_advice_from_a_subfolder_of_the_project_names_the_paths_as_typed_there(
     assert "  unknown: 35" in (root / "c2.yaml").read_text()
 
 
+@pytest.mark.slow
 def test_pytest_advises_its_flags_with_the_ceilings_file_given(
     pytester: pytest.Pytester
 ) -> None:

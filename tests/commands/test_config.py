@@ -56,6 +56,7 @@ if PYTEST_9:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_the_cli_finds_and_reads_the_configuration_pytest_uses(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, layout: str

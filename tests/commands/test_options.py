@@ -56,6 +56,7 @@ def test_every_pytest_option_and_ini_key_comes_from_the_table(
         assert (option.flag in text) is option.pytest, option.name
 
 
+@pytest.mark.slow
 def test_an_ini_key_and_its_option_configure_the_gate_the_same_way(
     pytester: pytest.Pytester, project: Path
 ) -> None:

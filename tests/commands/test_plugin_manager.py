@@ -84,6 +84,7 @@ def test_a_module_named_twice_is_loaded_once(
         "from_entry_point Config", "from_ini Config"]
 
 
+@pytest.mark.slow
 def test_two_plugins_defining_one_taxonomy_is_an_error_naming_both_in_every_front_end(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

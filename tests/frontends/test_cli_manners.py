@@ -164,6 +164,7 @@ def test_licence_and_readme_files_beside_reports_are_not_listed_as_skipped(
     assert [s.path.name for s in skipped] == ["notes.csv"]  # not a report by its name: said
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(("reports", "code"), [("reports", 0), ("regression", 1)])
 def test_a_reader_that_left_does_not_change_the_verdicts_exit_code(
         reports: str, code: int) -> None:

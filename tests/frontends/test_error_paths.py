@@ -162,6 +162,7 @@ def test_a_group_match_agrees_with_re_on_greedy_and_lazy_groups() -> None:
 # --------------------------------------------------------------------------- sql --table
 
 
+@pytest.mark.slow
 def test_sql_table_is_quoted_not_pasted(workdir: Path, capsys: pytest.CaptureFixture[str]
                                         ) -> None:
     sample = workdir / "s.jsonl"

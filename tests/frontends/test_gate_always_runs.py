@@ -46,13 +46,13 @@ PROJECTS = {
 }
 
 
-# Each pytest-xdist run starts two workers (seconds of CPU): the default run keeps one, the
-# gate failing under xdist; CI runs every xdist variant (CI=true).
-XDIST_IN_CI = {"xdist, test file given"}
+# Each pytest-xdist run starts two workers (seconds of CPU): CI runs the xdist variants
+# (CI=true); the default run keeps the in-process ones.
+XDIST_IN_CI = {"xdist", "xdist, test file given"}
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.slow) if name in XDIST_IN_CI else name
+    pytest.param(name, marks=pytest.mark.heavy) if name in XDIST_IN_CI else name
     for name in PROJECTS])
 def test_an_exceeded_ceiling_fails_in_every_configured_project(
     pytester: pytest.Pytester, configured: Path, name: str
@@ -137,6 +137,7 @@ def test_a_partial_command_line_selection_says_how_much_of_the_gate_ran(
                                  "command line; 3 ran"])
 
 
+@pytest.mark.slow
 def test_a_run_that_stops_before_any_gate_item_ran_fails(
     pytester: pytest.Pytester, configured: Path
 ) -> None:
@@ -179,6 +180,7 @@ def test_collect_only_lists_the_gate_and_does_not_fail(
                                  "tests/test_own.py::test_own"], consecutive=False)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("disable", ["-p no:failgate", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"])
 def test_required_plugins_stops_a_run_that_would_load_no_gate(
     pytester: pytest.Pytester, configured: Path, monkeypatch: pytest.MonkeyPatch, disable: str
@@ -222,6 +224,7 @@ def test_without_the_gate_on_nothing_is_checked(
     assert "= failgate =" not in result.stdout.str()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("required", ["", "required_plugins = pytest-failgate>=0.1\n"])
 def test_init_advises_required_plugins_unless_the_configuration_has_it(
     pytester: pytest.Pytester, configured: Path, required: str
@@ -340,6 +343,7 @@ def test_pytest_shows_the_undecidable_report_as_a_failing_load_item(
 # ------------------------------------------------ --lf after only the project's test failed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)],
                          ids=["no xdist", "xdist"])
 def test_last_failed_after_a_failing_project_test_shows_that_the_gate_was_left_out(
@@ -363,6 +367,7 @@ def test_last_failed_after_a_failing_project_test_shows_that_the_gate_was_left_o
     assert result.ret == pytest.ExitCode.OK  # the person chose to rerun their own test
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["--setup-plan"], ["--setup-only"], ["--fixtures"],
                                   ["--co", "-q"], pytest.param(["--setup-plan", "-n", "2"],
                                                                marks=pytest.mark.slow)])
@@ -376,6 +381,7 @@ def test_a_run_of_no_test_asked_for_on_the_command_line_says_the_gate_did_not_ru
     result.stdout.no_fnmatch_line("*no gate item ran*")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("addopts", ["--co", "--setup-plan", "--setup-only"])
 def test_a_configuration_that_runs_no_test_fails_the_session(
     pytester: pytest.Pytester, regression: Path, addopts: str

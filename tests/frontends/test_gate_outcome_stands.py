@@ -77,6 +77,7 @@ def pytest_runtest_logreport(report):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "xdist"), [
     *(pytest.param(name, [], id=name) for name in REWRITERS),
     pytest.param("makereport wrapper", ["-n", "2"], marks=pytest.mark.slow, id="xdist"),

@@ -7,6 +7,7 @@ working control call in the same session (a confined server still does its job).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -16,7 +17,12 @@ from typing import Any
 import pytest
 from helpers import mcp_calls
 
-pytest.importorskip("mcp")
+# Each test starts a server process (and each of its calls a process): CI runs them
+# (CI=true); the default run keeps test_mcp.py's one server. The SDK is looked up, not
+# imported, so collecting this module costs nothing where the tests do not run.
+pytestmark = [pytest.mark.heavy,
+              pytest.mark.skipif(importlib.util.find_spec("mcp") is None,
+                                 reason="the MCP SDK is not installed (the mcp extra)")]
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rag-gate"
 SECRET = "sk-live-7f3a9c1e5b"

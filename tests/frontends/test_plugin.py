@@ -76,6 +76,7 @@ def test_node_ids_are_readable_and_stable(pytester: pytest.Pytester, project: Pa
     assert "ceilings.yaml::real100/baseline.aggregate::total" in ids
 
 
+@pytest.mark.slow
 def test_k_and_marker_selection(pytester: pytest.Pytester, project: Path) -> None:
     pytester.makepyfile(test_other="def test_unrelated(): pass")
     pytester.runpytest("--failgate=reports", "-k", "retrieval_miss").assert_outcomes(passed=3)
@@ -90,6 +91,7 @@ def test_a_node_id_can_be_run_directly(pytester: pytest.Pytester, regression: Pa
     result.assert_outcomes(failed=1)
 
 
+@pytest.mark.slow
 def test_last_failed_reruns_only_the_failing_gate_items(
     pytester: pytest.Pytester, regression: Path
 ) -> None:
@@ -143,6 +145,7 @@ def pytest_failgate_readers(config):
     assert (regression / "gate-runs.txt").read_text(encoding="utf-8") == "controller\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [  # a whole xdist run: CI runs it (CI=true)
     [], pytest.param(["-n", "2"], marks=pytest.mark.slow)], ids=["no xdist", "xdist"])
 def test_a_gate_that_cannot_run_exits_2_with_and_without_xdist(
@@ -154,6 +157,7 @@ def test_a_gate_that_cannot_run_exits_2_with_and_without_xdist(
     result.stdout.fnmatch_lines(["*ceilings.yaml:2:29: invalid YAML*"])
 
 
+@pytest.mark.slow
 def test_ratchet_lowers_ceilings_and_then_strict_passes(
     pytester: pytest.Pytester, project: Path
 ) -> None:
@@ -323,6 +327,7 @@ def test_missing_fields_are_reported_in_the_summary(pytester: pytest.Pytester) -
 # -- bad input: one clear message, a failed run, no traceback ------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("setup", "expected"),
     [

@@ -57,6 +57,7 @@ def test_a_broken_suite_stops_early_as_a_fail(pytester: pytest.Pytester) -> None
     result.stdout.fnmatch_lines(["*Interrupted: failgate: verdict fail: settled after*"])
 
 
+@pytest.mark.slow
 def test_an_unchanged_suite_runs_further_and_passes_with_failing_tests_allowed(
         pytester: pytest.Pytester) -> None:
     _suite(pytester, {"retrieval_miss": 4, "unknown": 2}, planned=200)
@@ -83,6 +84,7 @@ def test_the_seed_fixes_the_order_and_the_header_says_it(pytester: pytest.Pytest
     first.stdout.fnmatch_lines(["failgate: sequential, * seed 5 (--failgate-sequential=5 *"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("over", [False, True], ids=["at-ceiling", "one-over"])
 @pytest.mark.parametrize("seed", [0, *(pytest.param(s, marks=pytest.mark.slow)
                                        for s in (1, 2, 3))])
@@ -99,6 +101,7 @@ def test_the_verdict_is_the_full_runs_on_the_settled_side(pytester: pytest.Pytes
     assert result.ret == (pytest.ExitCode.TESTS_FAILED if over else pytest.ExitCode.OK)
 
 
+@pytest.mark.slow
 def test_a_failed_test_without_a_marker_is_classified_by_the_taxonomy_over_its_properties(
         pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", ceilings="version: 1\ntaxonomy: rag\nceilings:\n"

@@ -55,6 +55,7 @@ def _settled(out: str) -> tuple[str, int, int, bool]:
     return found.group(1), int(found.group(2)), int(found.group(3)), bool(found.group(4))
 
 
+@pytest.mark.slow
 def test_replay_agrees_with_check_on_random_orders_of_hard_populations(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Populations at their ceilings or one over, in random orders: a replay settles on

@@ -93,6 +93,7 @@ def test_the_check_summary_shows_controls_as_escapes(
     assert "abc\\u202edcba.exe" in out
 
 
+@pytest.mark.heavy
 def test_the_pytest_summary_shows_controls_as_escapes(
     pytester: pytest.Pytester, project: Path
 ) -> None:
@@ -187,6 +188,7 @@ def test_github_annotations_show_controls_as_escapes(
     assert "title=failgate run%3A%3Ano_docs::" in annotations[0]
 
 
+@pytest.mark.heavy
 def test_a_category_a_report_recorded_is_shown_with_its_controls_escaped(
     tmp_path: Path, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

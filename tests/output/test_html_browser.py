@@ -34,6 +34,9 @@ from pytest_failgate.core.gate.runner import GateConfig, run_gate
 from pytest_failgate.output.chart import HistoryPoint, render_history_svg
 from pytest_failgate.output.html import render_html
 
+# A headless Chromium per test: CI runs them (CI=true, or --run-heavy).
+pytestmark = pytest.mark.heavy
+
 ROOT = EXAMPLES.parent
 # Seconds per browser launch: a bound on a hang, not a measure (nothing asserts speed).
 # A launch is 1-2 CPU seconds, but 7-9 s of wall clock on a loaded 2-core machine (load 18),

@@ -93,6 +93,7 @@ MARKDOWN_MARK = {"pass": "✅", "fail": "❌", "error": "⚠️", "inconclusive"
 HTML_MARK = {"pass": "✓", "fail": "✗", "error": "✗", "inconclusive": "?"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_every_front_end_and_output_says_the_runs_one_verdict(
         scenario: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

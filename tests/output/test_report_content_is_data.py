@@ -90,6 +90,7 @@ def test_the_ci_step_prints_no_workflow_command_from_report_content(
     assert "  failed: ceilings.yaml::eval_summary::retrieval_miss" in out
 
 
+@pytest.mark.heavy
 def test_the_pytest_summary_prints_no_workflow_command_from_report_content(
     pytester: pytest.Pytester, project: Path
 ) -> None:

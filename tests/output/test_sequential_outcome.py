@@ -65,6 +65,7 @@ def _html_headline(page: str) -> tuple[str, str]:
     return found.group(1), found.group(2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_every_output_of_a_sequential_run_says_its_verdict_and_n_of_n_planned(
         scenario: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -66,6 +66,7 @@ def test_the_conftest_example_contributes_a_taxonomy_and_a_reader(
     result.stdout.fnmatch_lines(["FAILED ceilings.yaml::run::other - other: 1 case*"])
 
 
+@pytest.mark.slow
 def test_the_conftest_example_starts_a_project_with_its_taxonomy_by_name(
     pytester: pytest.Pytester,
 ) -> None:

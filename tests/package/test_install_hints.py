@@ -118,6 +118,7 @@ def _string_constants(path: Path) -> list[tuple[int, str]]:
             if isinstance(node, ast.Constant) and isinstance(node.value, str)]
 
 
+@pytest.mark.slow
 def test_only_the_helper_words_an_install_command() -> None:
     """A hint written by hand would name the index whatever the source; grep the package."""
     written = [f"{path.relative_to(ROOT)}:{line}" for path in sorted(PACKAGE.rglob("*.py"))
@@ -126,6 +127,7 @@ def test_only_the_helper_words_an_install_command() -> None:
     assert written == []
 
 
+@pytest.mark.slow
 def test_every_extra_a_message_names_exists() -> None:
     named = set()
     for path in sorted(PACKAGE.rglob("*.py")):

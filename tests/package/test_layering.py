@@ -7,6 +7,7 @@ like any other; imports under ``if TYPE_CHECKING:`` do not (they never run).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,12 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(module: str, path: Path, *, type_only: bool = False) -> set[str]:
-    """Every module ``module`` imports at run time (or, with ``type_only``, any time)."""
+@functools.cache
+def _imports(module: str, path: Path, *, type_only: bool = False) -> frozenset[str]:
+    """Every module ``module`` imports at run time (or, with ``type_only``, any time).
+
+    Read once per module and mode, when a test first asks (not at collection): the tests
+    below ask for the same modules again."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
 
@@ -57,11 +62,14 @@ def _imports(module: str, path: Path, *, type_only: bool = False) -> set[str]:
             visit(child)
 
     visit(ast.parse(path.read_text(encoding="utf-8")))
-    return found
+    return frozenset(found)
 
 
-GRAPH = {module: {name for name in _imports(module, path) if name in MODULES} - {module}
-         for module, path in MODULES.items()}
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    """The run-time import graph of the package's modules."""
+    return {module: {name for name in _imports(module, path) if name in MODULES} - {module}
+            for module, path in MODULES.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -100,9 +108,9 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_the_graph_is_read_from_every_module() -> None:
-    assert f"{NAME}.core.gate.runner" in GRAPH[f"{NAME}.commands.app"]
+    assert f"{NAME}.core.gate.runner" in _graph()[f"{NAME}.commands.app"]
     # a lazy import inside a function is an edge too
-    assert f"{NAME}.plugin.session" in GRAPH[f"{NAME}.plugin"]
+    assert f"{NAME}.plugin.session" in _graph()[f"{NAME}.plugin"]
 
 
 # The core's packages, lowest first: each imports only the ones before it (type-only
@@ -134,7 +142,7 @@ def test_a_core_module_imports_only_lower_layers_and_its_own(module: str) -> Non
 def test_the_layer_check_sees_an_upward_import() -> None:
     assert _layer(f"{NAME}.core.base.errors") == 0
     assert _layer(f"{NAME}.core.gate.runner") == len(LAYERS) - 1
-    assert f"{NAME}.core.ceilings.check" in GRAPH[f"{NAME}.core.gate.runner"]
+    assert f"{NAME}.core.ceilings.check" in _graph()[f"{NAME}.core.gate.runner"]
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
@@ -142,7 +150,7 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_no_import_cycles_among_the_package_modules() -> None:
-    assert _cycles(GRAPH) == []
+    assert _cycles(_graph()) == []
 
 
 def test_no_type_only_import_cycles() -> None:

@@ -62,6 +62,7 @@ def _names_pyspark(node: ast.AST) -> bool:
     return any(isinstance(c, ast.Constant) and c.value == "pyspark" for c in ast.walk(node))
 
 
+@pytest.mark.slow
 def test_every_test_that_needs_pyspark_is_marked_spark_so_ci_runs_it() -> None:
     """CI installs the spark extra only for ``-m spark``; an unmarked test that needs
     pyspark would be skipped in every run, CI's too, and its engine never checked."""

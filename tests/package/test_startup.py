@@ -59,6 +59,7 @@ def test_plugins_taxonomies_sit_over_the_built_in_ones_without_compiling_them() 
     assert list(shelf._loaded) == ["rag"]
 
 
+@pytest.mark.heavy
 def test_a_plain_check_imports_no_guard_analysis_or_engine() -> None:
     """``failgate check`` with a ceilings file and nothing else asked: the loosening guard
     (git), the analysis and the SQL engines stay unloaded."""
@@ -100,6 +101,7 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.heavy
 def test_check_decides_without_importing_pydantic_and_json_still_writes(project: Path) -> None:
     done = subprocess.run([sys.executable, "-c", PROBE, "check", "eval_summary.json"],
                           cwd=project, capture_output=True, text=True, check=False)
@@ -116,6 +118,7 @@ def test_check_decides_without_importing_pydantic_and_json_still_writes(project:
     assert json.loads((project / "gate.json").read_text())["verdict"] == "fail"
 
 
+@pytest.mark.heavy
 def test_pytest_failgate_decides_without_importing_pydantic(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -141,6 +144,7 @@ def run_cli_quiet(cwd: Path, *args: str) -> int:
                           check=False).returncode
 
 
+@pytest.mark.heavy
 def test_the_console_scripts_quick_exit_keeps_its_output_and_exit_code(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

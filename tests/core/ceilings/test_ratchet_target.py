@@ -155,6 +155,7 @@ def _ratchet_when_released(barrier: Any, path: str, result: Any, queue: Any) -> 
     queue.put(lines[0])
 
 
+@pytest.mark.heavy
 def test_two_ratchets_at_once_never_both_claim_a_lowering(tmp_path: Path) -> None:
     """Each process gated its own report against the same file and lowers another
     category; started together, exactly one lowers and the other finds the file changed.
@@ -221,6 +222,7 @@ def test_the_ratchet_that_finds_the_file_changed_exits_2_and_says_the_lowering_w
     assert "ratchet: lowered 1 ceiling in ceilings.yaml:" in out
 
 
+@pytest.mark.slow
 def test_the_pytest_ratchet_that_finds_the_file_changed_fails_the_session(
         pytester: pytest.Pytester) -> None:
     """Under ``--failgate-ratchet`` a conftest edits the ceilings file while the gate items

@@ -144,6 +144,7 @@ def test_plain_decimals_read_as_written(tmp_path: Path, written: str, value: obj
     assert type(doc.data["a"]) is type(expected)
 
 
+@pytest.mark.slow
 def test_a_billion_laughs_fails_fast_with_a_clear_error(tmp_path: Path) -> None:
     levels = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
     levels += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 10)]
@@ -161,6 +162,7 @@ def test_a_billion_laughs_fails_fast_with_a_clear_error(tmp_path: Path) -> None:
         load_ceilings(ceilings, builtin_taxonomies())
 
 
+@pytest.mark.slow
 def test_self_referencing_and_deeply_nested_yaml_are_clear_errors(tmp_path: Path) -> None:
     path = tmp_path / "t.yaml"
     for text in ("a: &a [*a]\n", "[" * 3000 + "]" * 3000 + "\n"):

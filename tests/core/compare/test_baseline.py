@@ -93,6 +93,7 @@ def _oracle(new: int, fixed: int, band: int, significant: bool) -> str:
     return "fail" if significant and beyond else "warn" if significant or beyond else "pass"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [221, 2000])
 def test_an_injected_regression_fails_exactly_its_category(tmp_path: Path, n: int) -> None:
     band = NoiseBand(std=1.0, min=10, max=13, n=5)  # 3 cases of noise

@@ -149,6 +149,7 @@ def test_deepeval_records_its_metrics_thresholds_and_judges(
     assert "Keyword Recall >= 0.5" in change
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("candidate", "base", "key", "before", "after"), [
     ("promptfoo/judge_gpt-4.1", "promptfoo/judge_gpt-4o", "grader", "gpt-4o-2024-08-06",
      "gpt-4.1-2025-04-14"),

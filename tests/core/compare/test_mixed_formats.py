@@ -63,6 +63,7 @@ def test_check_against_a_baseline_pairs_each_report_under_its_own_taxonomy(
     assert _rows(mcpserver.check(paths=["cand"], baseline=["base"])) == rows
 
 
+@pytest.mark.slow
 def test_pytest_pairs_a_mixed_run_with_its_baseline(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

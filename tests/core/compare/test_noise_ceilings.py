@@ -289,6 +289,7 @@ def test_a_noisy_ceiling_whose_parts_do_not_add_up_is_an_error_on_its_line(
     assert error.value.line == 4
 
 
+@pytest.mark.slow
 def test_an_unchanged_noisy_system_rarely_fails_and_a_real_regression_is_caught(
         tmp_path: Path) -> None:
     """The CI loop at 400 cases, flip 0.06, a band from 3 repeats: with the noise
@@ -301,6 +302,7 @@ def test_an_unchanged_noisy_system_rarely_fails_and_a_real_regression_is_caught(
     assert all(size >= 16 for t in trials for size in t.sizes.values())
 
 
+@pytest.mark.slow
 def test_without_noise_the_same_loop_fails_nearly_every_unchanged_pull_request(
         tmp_path: Path) -> None:
     """What the exact loop does on a noisy system (the reason for the noise source)."""
@@ -335,6 +337,7 @@ def test_the_command_gives_the_noise_to_init_check_and_ratchet(
     assert "no count fell past its allowance" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_pytest_records_noise_aware_ceilings(pytester: pytest.Pytester) -> None:
     rng = random.Random(3)
     system = System.draw(200, 0.06, rng)

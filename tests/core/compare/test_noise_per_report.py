@@ -87,6 +87,7 @@ def test_one_report_of_three_gets_its_own_allowance_as_its_runs_alone_measure_it
             mean + Fraction(1, 2))
 
 
+@pytest.mark.slow
 def test_a_report_the_band_does_not_measure_is_named_and_kept_exact(
         mixed: dict[str, list[int]], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init", "runs/s4", "--noise", "band.json", "--ceilings", "c.yaml"]) == 0
@@ -102,6 +103,7 @@ def test_a_report_the_band_does_not_measure_is_named_and_kept_exact(
     assert rows[("a/attribution", "total")].needed is not None
 
 
+@pytest.mark.slow
 def test_failgate_noise_check_measures_each_report_s_bands_again(
         mixed: dict[str, list[int]], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["noise", "--check", "band.json", "--ceilings", "c.yaml"]) == 0

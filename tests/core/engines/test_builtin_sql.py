@@ -68,6 +68,7 @@ def test_the_table_names_every_built_in_taxonomy() -> None:
     assert set(SOURCES) == set(TAXONOMIES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("taxonomy", [t for t in SOURCES if t != "karenina"])
 def test_each_built_in_taxonomy_counts_in_duckdb_as_in_python(
         taxonomy: str, tmp_path: Path) -> None:
@@ -100,6 +101,7 @@ def test_karenina_runs_in_sql_once_its_caveats_column_has_a_type_and_says_why_be
         "retries_used": 1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("assertion", "category"), [
     ("is-json", "format"), ("not-contains-sql", "format"), ("is-valid-function-call", "format"),
     ("not-is-valid-openai-tools-call", "format"), ("is-valid-openai-function-call", "format"),
@@ -115,6 +117,7 @@ def test_promptfoo_format_rule_without_regular_expressions_in_both_engines(
         assert {k for k, v in report.counts.items() if v} == {category}, engine
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("metric", "category"), [
     ("Politeness [GEval]", "custom_criteria"), ("Flow [Conversational GEval]", "custom_criteria"),
     ("Tone [Arena GEval]", "custom_criteria"), ("Tree [DAG]", "custom_criteria"),
@@ -214,6 +217,7 @@ def test_sql_rows_name_the_category_and_slice_with_the_count(
     assert all(f"-- {name}: cases where " in query for name in problems)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", ["spark", "bigquery", "snowflake", "trino", "postgres"])
 def test_sql_in_every_dialect_names_its_columns_and_parses_back(
         dialect: str, sample: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -171,6 +171,7 @@ RAG_CASE = st.fixed_dictionaries({}, optional={
 })
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[SCOPED])
 @given(st.lists(RAG_CASE, min_size=1, max_size=40))
 def test_rag_counts_per_category_and_slice_match_python_on_jsonl(
@@ -266,6 +267,7 @@ def _differential(tmp: Path, raw: list[dict[str, Any]], failed: str, rules: list
     return "agreed"
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[SCOPED])
 @given(st.lists(CASE, min_size=1, max_size=25), _expression(), st.lists(_expression(),
                                                                          min_size=1, max_size=3))
@@ -283,6 +285,7 @@ def test_generated_rules_count_alike_in_python_and_duckdb_long_run(
     _differential(tmp_path, raw, failed, rules, slices=("s", "t", "n"))
 
 
+@pytest.mark.slow
 def test_the_language_sample_compiles_to_sql_and_counts_alike(tmp_path: Path) -> None:
     """The differential tests are not vacuous: nearly every construct has a SQL form, and
     each one, counted as a caveat over the same cases, matches Python."""
@@ -356,6 +359,7 @@ def _one(tmp: Path, rule: str, rows_sql: str) -> tuple[str, Any]:
     return engine
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rule", "rows", "expected"), [
     ("f == f", "SELECT 'a' AS id, 'nan'::DOUBLE AS f", 0),  # NaN is not equal to itself
     ("f > 1", "SELECT 'a' AS id, 'nan'::DOUBLE AS f", 0),  # nor ordered
@@ -411,6 +415,7 @@ def test_lower_of_non_ascii_text_stops_the_query_naming_the_rule(tmp_path: Path)
     assert "lower() on non-ASCII text" in str(caught.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rule", "reason"), [
     ("l == l", "'==' between"),
     ("matches(s, '\\\\d+')", "regular expression"),

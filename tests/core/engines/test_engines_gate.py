@@ -47,6 +47,7 @@ def _counts(result: GateResult) -> dict[str, int | None]:
     return {row.name: row.count for report in result.reports for row in report.rows}
 
 
+@pytest.mark.slow
 def test_parquet_a_glob_and_jsonl_in_duckdb_count_as_python_does(
         reports: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ceilings = write_ceilings(reports / "ceilings.yaml", {**COUNTS, "total": 6})
@@ -76,6 +77,7 @@ def test_a_parquet_count_over_its_ceiling_fails_with_the_first_case_ids(
     assert "retrieval_miss-0" in out
 
 
+@pytest.mark.slow
 def test_the_ratchet_lowers_a_ceiling_from_parquet_counts(
         reports: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(reports)  # the project whose ceilings file the ratchet writes
@@ -124,6 +126,7 @@ def test_a_rule_without_sql_form_fails_the_report_naming_the_rule(
     assert "no exact SQL form" in captured.out + captured.err
 
 
+@pytest.mark.slow
 def test_sql_prints_one_query_per_dialect(reports: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     sample = str(reports / "cases.parquet")
@@ -157,6 +160,7 @@ def test_sql_without_a_sample_needs_declared_types(capsys: pytest.CaptureFixture
     assert "--sample" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_an_unknown_engine_in_the_ini_is_one_clear_error(
         pytester: pytest.Pytester, reports: Path) -> None:
     pytester.makeini("[pytest]\nfailgate_engine = duckbd\n")
@@ -166,6 +170,7 @@ def test_an_unknown_engine_in_the_ini_is_one_clear_error(
     assert result.ret != 0
 
 
+@pytest.mark.slow
 def test_a_baseline_is_paired_in_duckdb_with_python_s_discordant_counts(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """McNemar's new/fixed per category come from a join on case id in the engine."""

@@ -75,6 +75,7 @@ def test_duckdb_brings_back_the_python_readers_first_failing_ids(tmp_path: Path)
         assert got == {name: ids[:FIRST_IDS] for name, ids in expected.items()}, path.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("candidates", [sqlquery.CANDIDATES, 0])
 def test_a_repeated_case_id_is_refused_by_duckdb_as_by_python(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, candidates: int) -> None:

@@ -51,6 +51,7 @@ def _parquet_of(rows: str, target: Path) -> Path:
 # --------------------------------------------------------------------------- exact files
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["p[1].parquet", "q*.parquet", "q?.parquet", "r[!x].parquet"])
 def test_a_file_named_like_a_glob_is_read_alone_in_duckdb(tmp_path: Path, name: str) -> None:
     """``p[1].parquet`` was read as the pattern ``p[1]`` (so ``p1.parquet``'s cases were
@@ -187,6 +188,7 @@ def test_a_line_that_is_not_an_object_is_refused_as_python_refuses_it(
     assert f"case #2 is {word}, not an object" in engine[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("number", [2**63, 2**64 + 1, -(2**63) - 1, 10**30])
 def test_an_integer_outside_64_bits_in_a_read_field_is_refused(tmp_path: Path,
                                                                number: int) -> None:

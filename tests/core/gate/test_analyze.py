@@ -71,6 +71,7 @@ def test_exact_intervals_match_clopper_pearson(successes: int, n: int) -> None:
         exact_interval(n + 1, n)
 
 
+@pytest.mark.slow
 def test_the_analysis_in_the_pytest_summary(pytester: pytest.Pytester) -> None:
     shutil.copytree(DATA / "baseline", pytester.path / "run")
     pytester.makefile(".yaml", ceilings="version: 1\ntaxonomy: rag-gate\nceilings:\n"

@@ -25,6 +25,7 @@ def _failed_items(pytester: pytest.Pytester) -> set[str]:
     return {tc.get("name", "") for tc in tree.iter("testcase") if tc.find("failure") is not None}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("n_cases", "shape", "workers"),
     [

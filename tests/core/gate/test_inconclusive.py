@@ -97,6 +97,7 @@ def test_init_never_records_an_outage(tmp_path: Path, monkeypatch: pytest.Monkey
     assert not (tmp_path / "ceilings.yaml").exists()
 
 
+@pytest.mark.slow
 def test_in_pytest_one_inconclusive_item_fails_and_the_categories_are_not_judged(
         pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\n")
@@ -115,6 +116,7 @@ def test_in_pytest_one_inconclusive_item_fails_and_the_categories_are_not_judged
     result.stdout.fnmatch_lines(["SKIPPED*text_match: not judged: results is inconclusive*"])
 
 
+@pytest.mark.slow
 def test_a_gate_item_not_judged_is_reported_at_its_line_in_the_ceilings_file(
         pytester: pytest.Pytester) -> None:
     """The skip summary points at the ceiling a skipped item stands for, as it does for a

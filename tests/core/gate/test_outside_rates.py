@@ -55,6 +55,7 @@ def _tail(n: int, rate: Fraction, above: int) -> Fraction:
                 for k in range(above + 1, n + 1)), Fraction(0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("drift", [0.0, 0.5])
 def test_a_steady_error_rate_gets_a_tolerance_from_its_rate_and_ordinary_runs_are_conclusive(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],

@@ -36,6 +36,7 @@ def _early_passes(m: int, planned: int, ceiling: int, over: int, orders: int,
     return passed / orders
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("m", "planned", "ceiling"), FAMILIES)
 def test_a_regression_of_the_margin_passes_in_at_most_beta_of_the_orders(
         m: int, planned: int, ceiling: int) -> None:
@@ -49,6 +50,7 @@ def test_a_regression_of_the_margin_passes_in_at_most_beta_of_10000_orders(
     assert _early_passes(m, planned, ceiling, MARGIN, 10_000, seed=29) <= BETA
 
 
+@pytest.mark.slow
 def test_negative_control_a_regression_smaller_than_the_margin_often_passes() -> None:
     """The trade, and proof the test above can fail: one case past the ceiling (a
     regression the futility stop does not guard against) passes in far more than beta

@@ -109,6 +109,7 @@ def _check_family(m: int, planned: int, ceiling: int, orders: int) -> None:
         assert wrong <= DELTA * orders, (m, full, wrong)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("m", "planned", "ceiling"), FAMILIES)
 def test_early_verdicts_agree_with_the_full_run_at_and_just_over_the_ceiling(
         m: int, planned: int, ceiling: int) -> None:
@@ -122,6 +123,7 @@ def test_ten_thousand_orders_disagree_with_the_full_run_in_at_most_delta(
     _check_family(m, planned, ceiling, orders=10_000)
 
 
+@pytest.mark.slow
 def test_peeking_at_a_fixed_n_interval_disagrees_more_often_than_delta() -> None:
     """The negative control: the same test fails a gate that stops on a Wilson interval,
     so it can fail."""

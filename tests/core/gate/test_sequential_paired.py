@@ -61,6 +61,7 @@ def _naive_fails(rise: int, orders: int, seed: int = 28) -> float:
     return failed / orders
 
 
+@pytest.mark.slow
 def test_a_run_without_a_rise_fails_in_at_most_delta_of_the_orders() -> None:
     assert _paired_fails(0, 300) <= DELTA
 

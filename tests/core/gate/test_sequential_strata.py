@@ -37,6 +37,7 @@ def _disagreements(over: bool, orders: int, stratified: bool, seed: int = 28) ->
     return differed / orders
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("over", [False, True], ids=["at-ceiling", "one-over"])
 def test_a_stratified_plan_settles_on_the_full_runs_verdict_but_with_probability_delta(
         over: bool) -> None:

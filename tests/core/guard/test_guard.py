@@ -96,6 +96,7 @@ def _edit(entries: Entries, rng: random.Random) -> Entries:
     return edited
 
 
+@pytest.mark.slow
 def test_every_generated_edit_is_judged_like_the_oracle(tmp_path: Path) -> None:
     rng = random.Random(5)
     loose = tight = 0

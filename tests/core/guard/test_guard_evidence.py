@@ -12,6 +12,8 @@ loosens with a reason written in this change) passes.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 import subprocess
@@ -20,6 +22,8 @@ from typing import Any
 
 import pytest
 from helpers import run_cli
+
+from pytest_failgate.cli import main
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 RAG_GATE = DATA / "rag-gate"
@@ -45,11 +49,15 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(RAG_GATE / "repeats" / "r2", project / "repeats" / "r2")
     shutil.copytree(RAG_GATE / "repeats" / "r3", project / "repeats" / "r3")
     (project / "pytest.ini").write_text(INI)
-    for argv in (["noise", "baseline", "repeats/r2", "repeats/r3", "--out", "noise_band.json"],
-                 ["init", "baseline", "--noise", "noise_band.json"]):
-        done = subprocess.run(["failgate", *argv], cwd=project, capture_output=True, text=True,
-                              check=False)
-        assert done.returncode == 0, done.stdout + done.stderr
+    # the commands in-process (the measurement, not how it is started, is what matters)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(project)
+        for argv in (["noise", "baseline", "repeats/r2", "repeats/r3", "--out",
+                      "noise_band.json"], ["init", "baseline", "--noise", "noise_band.json"]):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                code = main(argv)
+            assert code == 0, out.getvalue()
     return project
 
 
@@ -226,6 +234,7 @@ def test_regressed_cases_added_to_the_unstable_list_are_caught(
         "rq003)" in out
 
 
+@pytest.mark.slow
 def test_unstable_cases_removed_or_not_excluded_pass(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The controls: a case no longer excused; and more unstable cases where the gate
@@ -267,6 +276,7 @@ def test_an_override_ini_in_addopts_naming_looser_ceilings_is_caught(
     assert raised in out
 
 
+@pytest.mark.slow
 def test_failgate_options_in_addopts_are_read_as_the_settings_they_beat(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``--failgate-ceilings`` and ``--failgate-noise`` in addopts beat the ini keys under
@@ -341,6 +351,7 @@ def test_pytest_addopts_naming_another_configuration_file_is_caught(
     assert "gate.yml PYTEST_ADDOPTS (with pytest.ini) addopts: none -> -c ci.ini" in out
 
 
+@pytest.mark.slow
 def test_pytest_addopts_in_a_run_line_and_a_stricter_one_pass_or_fail_as_they_should(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A ``PYTEST_ADDOPTS=...`` prefix in a step's ``run:`` is read too; the control, one
@@ -377,6 +388,7 @@ OTHER_CI: dict[str, str] = {
 JENKINS_WITH_ENV = "node {{\n  withEnv(['PYTEST_ADDOPTS={opts}']) {{\n    sh 'pytest'\n  }}\n}}\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", list(OTHER_CI))
 def test_pytest_addopts_set_by_another_ci_system_is_read_as_pytest_reads_it(
         repo: Path, capsys: pytest.CaptureFixture[str], where: str) -> None:
@@ -454,6 +466,7 @@ ROUTES: dict[str, dict[str, str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", list(ROUTES))
 def test_every_way_ci_files_point_the_gate_at_looser_ceilings_is_caught(
         repo: Path, capsys: pytest.CaptureFixture[str], route: str) -> None:
@@ -519,6 +532,7 @@ def test_a_renamed_report_is_caught_when_the_guard_is_given_the_reports(
     assert "was not told the run's reports" not in out
 
 
+@pytest.mark.slow
 def test_a_renamed_report_is_caught_from_the_repository_when_not_told_the_reports(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``failgate guard --base main`` as the README says, reports not named in the ini."""
@@ -576,6 +590,7 @@ def test_a_band_that_names_no_runs_is_a_clear_error(
     assert "Traceback" not in err
 
 
+@pytest.mark.heavy
 def test_pytest_gates_with_the_overridden_ceilings_and_its_guard_item_names_them(
         measured: Path, pytester: pytest.Pytester) -> None:
     """Under pytest ``-o failgate_ceilings=loose.yaml`` in addopts is the file the gate
@@ -660,6 +675,7 @@ def _with_provider_errors(repo: Path, mean: float | None, runs: int = 3) -> None
     (repo / "noise_band.json").write_text(json.dumps(document, indent=2))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mean", "runs", "shown"), [
     (4.0, 3, "1 per run over 3 runs -> 4 per run over 3 runs"),  # more errors per run
     (1.0, 2, "1 per run over 3 runs -> 1 per run over 2 runs"),  # fewer runs: a wider bound

@@ -157,6 +157,7 @@ SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.function_sco
                                                         HealthCheck.too_slow]}
 
 
+@pytest.mark.slow
 @settings(max_examples=60, **SETTINGS)  # type: ignore[arg-type]
 @given(base=configs, changes=edits)
 def test_random_edits_tighten_loosen_or_keep_and_the_guard_agrees(

@@ -147,6 +147,7 @@ def test_an_installed_plugin_replacing_a_builtin_taxonomy_is_named(
 # --------------------------------------------------------------------------- configuration
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("addopts", ['-m "not failgate"',
                                      "--deselect ceilings.yaml::eval_summary::unknown",
                                      "-p no:failgate", "-k 'not unknown'",
@@ -159,6 +160,7 @@ def test_addopts_that_deselect_gate_items_are_caught(
     assert "pytest.ini addopts: none -> " in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("addopts", ["", "-ra -v --failgate-strict", "-ra -n 2"])
 def test_addopts_that_select_nothing_away_pass(
         repo: Path, capsys: pytest.CaptureFixture[str], addopts: str) -> None:
@@ -280,6 +282,7 @@ def test_an_old_reason_respaced_does_not_excuse_a_new_loosening(
     assert code == 0, out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("disguised", [
     "the verifier was\u200b retrained",  # a zero-width space (Unicode format, Cf)
     "the verifier was re\u00adtrained",  # a soft hyphen (Cf)
@@ -353,6 +356,7 @@ PLUGIN_HIDDEN_HOOK = PLUGIN_NEVER_FAILS.replace(
     '\n\nglobals()["pytest_failgate_" + "taxonomies"] = _never  # no hook name in the text\n')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [  # as CI runs it; a whole xdist run: CI runs it (CI=true)
     [], pytest.param(["-n", "2"], marks=pytest.mark.slow)], ids=["no xdist", "xdist"])
 def test_pytest_guard_names_a_conftest_whose_hook_its_text_does_not_name(

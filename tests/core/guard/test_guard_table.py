@@ -286,6 +286,7 @@ LOOSENINGS = [
         steps(ini("pyproject.toml", '[tool.pytest.ini_options]\nfailgate_ceilings = '
                                     '"loose.yaml"\n'), loose_file(LOOSE_WITH_REASON))),
 ]
+@pytest.mark.slow
 @pytest.mark.parametrize("row", LOOSENINGS, ids=[row.element for row in LOOSENINGS])
 def test_every_loosening_is_caught_and_a_reason_lets_it_through(repo: Path, row: Row) -> None:
     row.loosen(repo)

@@ -165,6 +165,7 @@ def deadline(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.slow
 def test_the_watchdog_stops_a_loop_and_a_block(tmp_path: Path) -> None:
     """The control: both kinds of hang are caught, so a passing test is not a vacuous one."""
     def spin() -> None:

@@ -112,6 +112,7 @@ def bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _bomb(tmp_path_factory.mktemp("bomb") / "2026-01-01T00-00-00_capitals_x.eval")
 
 
+@pytest.mark.slow
 def test_a_gigabyte_member_is_refused_before_it_is_decompressed(bomb: Path) -> None:
     assert bomb.stat().st_size < 200_000
     with pytest.raises(FailgateError, match=r"member summaries\.json would decompress to "
@@ -121,11 +122,13 @@ def test_a_gigabyte_member_is_refused_before_it_is_decompressed(bomb: Path) -> N
     assert raised.value.path == bomb
 
 
+@pytest.mark.slow
 def test_without_a_limit_the_default_cap_refuses_it(bomb: Path) -> None:
     with pytest.raises(FailgateError, match="past the limit of 1,073,741,824 "):
         _load(bomb)
 
 
+@pytest.mark.heavy
 def test_the_bomb_leaves_the_process_small_in_every_command(bomb: Path, tmp_path: Path) -> None:
     """Peak memory of the whole ``failgate`` process, for each command that reads reports:
     well under the gigabyte the member holds (it was 3.9 GB)."""

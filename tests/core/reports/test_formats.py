@@ -84,6 +84,7 @@ def test_init_then_check_gives_the_counts_the_format_records(
     assert all("no cases" in r["error"] for r in result["reports"] if r["error"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", sorted(RECORDED), indirect=True)
 def test_pytest_init_then_gate_gives_the_same_counts(
     folder: Path, pytester: pytest.Pytester

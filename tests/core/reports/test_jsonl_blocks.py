@@ -53,6 +53,7 @@ def _load(path: Path) -> Report:
     return loaded
 
 
+@pytest.mark.slow
 def test_blocks_of_lines_give_the_counts_of_the_whole_file(reading: str,
                                                            tmp_path: Path) -> None:
     lines = _lines()
@@ -81,6 +82,7 @@ def _with_blanks(lines: list[bytes]) -> tuple[bytes, list[int]]:
     return b"".join(out), numbers
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("at", "raw", "message"), [
     (2_345, b'{"id": "x", tru}', "invalid JSON"),
     (1_999, b'{"id": "x", "answer": "\xc3("}', "not UTF-8"),
@@ -100,6 +102,7 @@ def test_an_invalid_line_deep_in_the_file_is_named_by_its_line(
     assert caught.value.line == numbers[at]
 
 
+@pytest.mark.slow
 def test_a_line_not_an_object_is_named_with_its_case_number_and_column(
         reading: str, tmp_path: Path) -> None:
     lines = _lines()
@@ -113,6 +116,7 @@ def test_a_line_not_an_object_is_named_with_its_case_number_and_column(
     assert (caught.value.line, caught.value.col) == (numbers[1_234], 5)
 
 
+@pytest.mark.slow
 def test_a_duplicate_id_is_named_by_the_line_of_its_second_case(reading: str,
                                                                  tmp_path: Path) -> None:
     lines = _lines()
@@ -127,6 +131,7 @@ def test_a_duplicate_id_is_named_by_the_line_of_its_second_case(reading: str,
     assert (caught.value.line, caught.value.col) == (numbers[2_222], 3)
 
 
+@pytest.mark.slow
 def test_a_bad_case_before_an_invalid_line_of_its_block_is_the_error(
         reading: str, tmp_path: Path) -> None:
     """Within one block the earlier problem wins, as when reading a line at a time: a
@@ -143,6 +148,7 @@ def test_a_bad_case_before_an_invalid_line_of_its_block_is_the_error(
     assert caught.value.line == numbers[1_500]
 
 
+@pytest.mark.slow
 def test_a_line_longer_than_a_block_is_read_whole(reading: str, tmp_path: Path) -> None:
     lines = _lines()
     long = json.loads(lines[7])

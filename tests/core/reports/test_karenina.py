@@ -579,6 +579,7 @@ def test_a_header_only_karenina_csv_is_zero_cases_not_a_pass(tmp_path: Path) -> 
 # ------------------------------------------------------------------------- the plugin
 
 
+@pytest.mark.slow
 def test_pytest_gates_karenina_json_and_csv_by_group(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\n")
     reports = pytester.path / "reports"

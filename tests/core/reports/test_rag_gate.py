@@ -121,6 +121,7 @@ def test_the_reranker_and_overlap_tweaks_do_not_fail(
     assert change in [c["text"] for c in result["reports"][0]["config_changes"]]
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("default")  # a WARN verdict is a pytest warning, not an error
 def test_the_meta_evaluation_through_pytest(pytester: pytest.Pytester) -> None:
     shutil.copytree(DATA, pytester.path / "runs")

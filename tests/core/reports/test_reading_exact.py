@@ -139,6 +139,7 @@ SETTINGS = settings(max_examples=20, deadline=None,
                                            HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decoder", READERS)
 @SETTINGS
 @given(data=a_report())
@@ -207,6 +208,7 @@ def check_break(data: bytes, where: float, edit: bytes, tmp_path: Path, decoder:
         assert categories(report) == want
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decoder", READERS)
 @SETTINGS
 @given(data=a_report(), where=st.floats(0, 1), edit=st.sampled_from(BREAKS))

@@ -186,6 +186,7 @@ def a_spec(taxonomy: Taxonomy) -> ReadSpec:
 MEASURED = a_spec(RAG)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(cases=cases_of(RAG_FIELDS, ()))
 def test_the_loop_reads_rag_cases_as_add_does(cases: list[dict[str, Any]],
@@ -193,6 +194,7 @@ def test_the_loop_reads_rag_cases_as_add_does(cases: list[dict[str, Any]],
     same_everywhere(RAG, PLAIN, cases, monkeypatch)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(cases=cases_of(RAG_FIELDS, ("accuracy",)))
 def test_the_loop_measures_populations_slices_and_metrics_as_add_does(
@@ -200,6 +202,7 @@ def test_the_loop_measures_populations_slices_and_metrics_as_add_does(
     same_everywhere(RAG, MEASURED, cases, monkeypatch)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(cases=cases_of(FEATURE_FIELDS, ()))
 def test_the_loop_takes_every_part_of_the_rule_language_as_add_does(
@@ -243,6 +246,7 @@ def test_each_rag_category_and_error_is_the_loops_as_it_is_adds(
             assert found[1].startswith(message), found
 
 
+@pytest.mark.slow
 def test_a_report_of_every_built_in_format_reads_the_same_through_the_loop(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The real files in tests/data, each read with its format's own taxonomy."""

@@ -82,6 +82,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 INCONCLUSIVE = {"inspect_ai/shared": ["cvebench@anthropic/claude-opus-4-6"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_init_then_check_where_the_tool_writes_gives_its_own_counts(
         folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -150,6 +151,7 @@ def test_a_log_without_samples_is_gated_by_the_metric_floors_it_records(
         "*warning: no category counted: the log holds no samples*"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("folder", "taxonomy"), [
     ("promptfoo/generated/run1", "promptfoo"), ("inspect_ai/generated/eval", "inspect_ai"),
     ("deepeval/evaluate", "deepeval")])

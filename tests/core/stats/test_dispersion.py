@@ -83,6 +83,7 @@ def _tail(n: int, rate: Fraction, above: int) -> Fraction:
                 for k in range(above + 1, n + 1)), Fraction(0))
 
 
+@pytest.mark.slow
 def test_an_error_rate_allowance_is_the_least_count_a_run_exceeds_rarely_at_the_bound() -> None:
     level = Fraction(1, 120)
     # no error in three band runs and this one: the rate is still not known to be 0

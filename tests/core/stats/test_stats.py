@@ -67,6 +67,7 @@ def grid_ks(n: int, p: Fraction) -> list[int]:
 # ------------------------------------------------------------------ float agreement with scipy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p", [*P_VALUES, Fraction(999, 1000)], ids=str)
 @pytest.mark.parametrize("n", [1, 2, 5, 40, 100, 1000, 2500, 10_000, 33_333, 100_000])
 def test_float_matches_scipy_binomtest_grid(n: int, p: Fraction) -> None:
@@ -79,6 +80,7 @@ def test_float_matches_scipy_binomtest_grid(n: int, p: Fraction) -> None:
         assert abs(ours - theirs) <= 5e-12, (k, n, p)
 
 
+@pytest.mark.slow
 def test_float_is_the_exact_value_where_scipy_drifts() -> None:
     # scipy 1.15.3 gives 0.6019297080443687; the exact rational is 0.60192970804291...
     tail = binomial_upper_tail(29_963, 100_000, Fraction(3, 10))
@@ -204,6 +206,7 @@ def log_of(value: Fraction) -> float:
     return math.log(float(value / Fraction(2) ** e)) + e * math.log(2)
 
 
+@pytest.mark.slow
 def test_the_float_estimate_is_far_inside_its_margin() -> None:
     # Forced on sizes where the exact tail is cheap, out to tails near 1e-700: the
     # estimate's error is under a thousandth of the margin that sends a decision

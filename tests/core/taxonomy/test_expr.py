@@ -849,6 +849,7 @@ def test_rag_expressions_cover_exactly_the_enabled_rag_rules() -> None:
             assert set(_COMPILED_RULES[rule.name].reads) == set(rule.reads)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(_present_cases)
 def test_compiled_rag_expressions_agree_with_the_reference(present: dict[str, Any]) -> None:
@@ -901,6 +902,7 @@ def _extend(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 _expressions = st.recursive(_leaves, _extend, max_leaves=6)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_expressions, st.fixed_dictionaries({}, optional={"x": _json_values, "y": _json_values,
                                                           "z": _json_values}))
@@ -912,6 +914,7 @@ def test_valid_expressions_raise_nothing_but_expr_runtime_error(
         compiled.function(case)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from([*_BINARY, *_UNARY, "x", "(", ")", "[", "]", ",", "'a'", "1",
                                  "**", "lambda", ":", "_x", ".", "if", "else", "{", "}"]),

@@ -35,6 +35,7 @@ def a_pattern(draw: st.DrawFn, depth: int = 3) -> str:
     return anchors[0] + "".join(parts) + anchors[1]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(pattern=a_pattern(), text=st.text(st.sampled_from("abc1 \né"), max_size=12))
 def test_matches_agrees_with_re_search(pattern: str, text: str) -> None:

@@ -58,6 +58,7 @@ def test_integer_accuracy_one_counts_as_correct() -> None:
     assert classify(RAG, case(accuracy=1)) is None
 
 
+@pytest.mark.slow
 def test_rag_matches_the_reference_classifier_on_random_cases() -> None:
     rng = random.Random(59)
     for _ in range(20_000):

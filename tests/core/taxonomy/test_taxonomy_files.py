@@ -54,6 +54,7 @@ def reference_counts(cases: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_cases", [0, 5_000, pytest.param(100_000, marks=pytest.mark.slow)])
 def test_the_rag_file_loaded_as_a_user_taxonomy_counts_as_the_reference_does(
     tmp_path: Path, n_cases: int
