@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +177,56 @@ def mcp_calls(cwd: Path, calls: list[tuple[str, dict[str, Any]]], args: Sequence
                 return tools, results
 
     return anyio.run(run)
+
+
+class McpServer:
+    """A running ``failgate mcp`` and the MCP SDK's client session with it (``mcp_server``)."""
+
+    def __init__(self, portal: Any, session: Any, tools: list[str]) -> None:
+        self._portal = portal
+        self._session = session
+        self.tools = tools
+
+    def calls(self, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+        """Each call's result, in order, over the session the server was started with."""
+        return [self._portal.call(self._session.call_tool, name, arguments)
+                for name, arguments in calls]
+
+
+@contextlib.contextmanager
+def mcp_server(cwd: Path, args: Sequence[str] = (),
+               roots: Sequence[Path] | None = None) -> Iterator[McpServer]:
+    """``mcp_calls``'s server and session, kept open for the calls of several tests: the
+    server starts once (seconds of CPU: it imports the MCP SDK) and each call still runs in
+    a process of its own, reading the files as they are when it is made."""
+    import sys
+    import tempfile
+
+    from anyio.from_thread import start_blocking_portal
+    from mcp import ClientSession, types
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from pydantic import FileUrl
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(root.resolve().as_uri()))
+                                            for root in roots or ()])
+
+    @contextlib.asynccontextmanager
+    async def session() -> AsyncIterator[Any]:
+        params = StdioServerParameters(command=sys.executable,
+                                       args=["-m", "pytest_failgate.cli", "mcp", *args],
+                                       cwd=str(cwd))
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), \
+                    ClientSession(read, write, list_roots_callback=list_roots
+                                  if roots is not None else None) as client:
+                await client.initialize()
+                yield client
+
+    with start_blocking_portal() as portal, \
+            portal.wrap_async_context_manager(session()) as client:
+        tools = [tool.name for tool in portal.call(client.list_tools).tools]
+        yield McpServer(portal, client, tools)
 
 
 def gate_in_pytest(pytester: Any, project: Path) -> Any:

@@ -320,5 +320,5 @@ def test_the_quick_start_says_how_long_its_commands_take() -> None:
     quick = readme[readme.index("## Quick start"):readme.index("\n## ", readme.index(
         "## Quick start") + 1)]
     assert "pytest -n 2" in quick
-    assert re.search(r"takes about three minutes", quick)
+    assert re.search(r"takes about a minute", quick)
     assert re.search(r"takes well under a minute", quick)
