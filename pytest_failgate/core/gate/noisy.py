@@ -172,16 +172,17 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
         check = report_gate.checks[index]
         own = model.of(check.report.name)
         assert own is not None  # found above
-        needed = count_allowance(own, check, movement, run.level,
-                                 taxonomy_of[check.report.name])
+        allowance = count_allowance(own, check, movement, run.level,
+                                    taxonomy_of[check.report.name])
         center = None
         if own is not model or len(loaded) == 1:  # a pooled band's mean is no one report's
-            center = observed_center(own, check, taxonomy_of[check.report.name], needed)
+            center = observed_center(own, check, taxonomy_of[check.report.name],
+                                     allowance)
             if center is None:
                 stale.append(check.name if len(loaded) == 1
                              else f"{check.report.name}::{check.name}")
-        report_gate.checks[index] = replace(check, movement=movement, needed=needed,
-                                            center=center)
+        report_gate.checks[index] = replace(check, movement=movement,
+                                            noise_allowance=allowance, center=center)
     notes = _short_allowances([c for g in gated for c in g.checks], run)
     if stale:
         notes.append(f"noise: this run's {', '.join(stale)} differ from the mean of "
@@ -191,7 +192,7 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
 
 
 def observed_center(model: NoiseModel, check: Check, taxonomy: Taxonomy,
-                    needed: int) -> int | None:
+                    allowance: int) -> int | None:
     """The count a new noisy ceiling is set from: all the evidence, not one run.
 
     The mean of the band's runs, with this run added when it is not one of them (by its
@@ -202,7 +203,7 @@ def observed_center(model: NoiseModel, check: Check, taxonomy: Taxonomy,
     mean = model.mean(check.name, taxonomy, check.report.n_cases)
     if mean is None:
         return check.count
-    if abs(check.count - mean) > needed:
+    if abs(check.count - mean) > allowance:
         return None
     runs = len(model.run_ids)
     run_id = check.report.recorded.get("run_id")
@@ -214,11 +215,13 @@ def observed_center(model: NoiseModel, check: Check, taxonomy: Taxonomy,
 def _short_allowances(checks: Sequence[Check], run: NoiseRun) -> list[str]:
     """Ceilings that allow less than the noise asks: they fail by chance too often."""
     short = [(c, c.entry.ceiling.allowance or 0) for c in checks
-             if c.needed is not None and c.entry is not None and c.entry.ceiling.max is not None
-             and (c.entry.ceiling.allowance or 0) < c.needed]
+             if c.noise_allowance is not None and c.entry is not None
+             and c.entry.ceiling.max is not None
+             and (c.entry.ceiling.allowance or 0) < c.noise_allowance]
     if not short:
         return []
-    shown = ", ".join(f"{c.report.name}::{c.name} {have} < {c.needed}" for c, have in short[:5])
+    shown = ", ".join(f"{c.report.name}::{c.name} {have} < {c.noise_allowance}"
+                      for c, have in short[:5])
     more = f" and {len(short) - 5} more" if len(short) > 5 else ""
     return [f"noise: {plural(len(short), 'ceiling')} allow less than {run.source.label} asks "
             f"({shown}{more}): an unchanged system fails them by chance more often than the "
