@@ -3,8 +3,8 @@
 The run makes one ``TaxonomyChoice`` (``core.gate.runner.taxonomy_choice``, in ``run_gate``
 and ``Failgate.choice``) from what it was given and hands it down; reading a file asks it
 once, when the file's format is known (``read.detect``), and hands the taxonomy it picks to
-everything after. The fallback for a report nothing names a
-taxonomy for, ``DEFAULT_TAXONOMY``, is written here and nowhere else.
+everything after. The fallback for a report nothing names a taxonomy for,
+``DEFAULT_TAXONOMY``, is written here and nowhere else.
 """
 
 from __future__ import annotations
