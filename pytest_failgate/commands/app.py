@@ -73,12 +73,15 @@ class Failgate:
         given on the command line (the ini key's must be the file's: the gate checks)."""
         return "taxonomy" not in self.config.given and self.config.ceilings.exists()
 
-    @cached_property
     def choice(self) -> TaxonomyChoice:
         """Which taxonomy classifies each report of the runs this command reads, made once
         (``taxonomy_choice``): the one given (a name or a file), else the ceilings file's
         (``taxonomy:`` and ``taxonomies:``), else each format's own. A gate makes its own
         in ``run_gate``, where a given taxonomy must be the ceilings file's."""
+        return self._choice
+
+    @cached_property
+    def _choice(self) -> TaxonomyChoice:
         from ..core.ceilings.load import load_ceilings
         from ..core.gate.runner import taxonomy_choice
         from ..core.taxonomy.files import taxonomy_by_name_or_path
@@ -105,15 +108,15 @@ class Failgate:
         """One run's reports, each with its load error if it had one."""
         from ..core.gate.runner import load_run
 
-        return load_run(paths, self.choice, spec or self.read_spec(), self.config.engine)
+        return load_run(paths, self.choice(), spec or self.read_spec(), self.config.engine)
 
     def load_all(self, paths: tuple[Path, ...], spec: ReadSpec | None = None) -> list[Report]:
         """One run whose every report must load (a baseline, a diff, a history entry)."""
         from ..core.gate.runner import load_run_or_raise
 
-        return load_run_or_raise(paths, self.choice, spec or self.read_spec(),
+        return load_run_or_raise(paths, self.choice(), spec or self.read_spec(),
                                  self.config.engine)
 
     def default_taxonomy(self) -> Taxonomy:
         """The taxonomy a listing of no report falls back on (``TaxonomyChoice.run_taxonomy``)."""
-        return self.choice.run_taxonomy
+        return self.choice().run_taxonomy

@@ -66,6 +66,6 @@ def test_a_command_reading_several_runs_makes_its_choice_once(
     first, second = app.load_all((REPORT,)), app.load_all((REPORT,))
     assert len(counted.made) == 1
     assert len(counted.given) == 2
-    assert all(given is app.choice for given in counted.given)
+    assert all(given is app.choice() for given in counted.given)
     assert [r.counts for r in first] == [r.counts for r in second]
     assert first[0].taxonomy.name == "rag"
