@@ -13,6 +13,8 @@ report's order was random and fixed before the run).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import random
 import secrets
@@ -73,54 +75,110 @@ def _parse_json(text: str, path: Path, line: int = 1) -> Any:
         raise FailgateError("invalid JSON: nested too deeply", path, line) from None
 
 
-def _case_id(case: Any, position: int, path: Path, line: int) -> str:
-    """A case's id as the gate compares it (``id``, ``case_id``, ``question_id``,
-    ``sample_id``, else ``#<position>``)."""
+def _case_id(case: Any, position: int, path: Path, line: int,
+             id_field: str | None = None) -> str:
+    """A case's id as the gate compares it: its ``id_field`` when one is named (a case
+    without it is an error), else ``id``, ``case_id``, ``question_id``, ``sample_id``,
+    else ``#<position>``."""
     if not isinstance(case, dict):
         raise FailgateError(f"case #{position} is not an object", path, line)
-    for name in DEFAULT_ID_FIELDS:
+    for name in DEFAULT_ID_FIELDS if id_field is None else (id_field,):
         value = case.get(name)
         if isinstance(value, str) or type(value) is int:
             return str(value)
+        if value is None and id_field is not None:
+            raise FailgateError(f"case #{position} has no '{id_field}' (--id)", path, line)
         if value is not None:
             raise FailgateError(
-                f"case #{position}: the case id '{name}' must be a string or an integer", path, line
+                f"case #{position}: the case id '{name}' must be a string or an integer",
+                path, line
             )
     return f"#{position}"
 
 
-def case_ids(path: Path) -> list[str]:
-    """The case ids of a dataset file or a report: JSON Lines, a JSON array of cases, or
-    an object with ``case_results``."""
-    return [case_id for case_id, _, _ in _records(path)]
+def case_ids(path: Path, id_field: str | None = None) -> list[str]:
+    """The case ids of a dataset file or a report: JSON Lines, a JSON array of cases, an
+    object with ``case_results``, or CSV (a header, then a case a row: promptfoo's tests)."""
+    return [case_id for case_id, _, _ in _records(path, id_field)]
 
 
-def _records(path: Path) -> list[tuple[str, dict[str, Any], int]]:
+def _records(path: Path, id_field: str | None = None) -> list[tuple[str, dict[str, Any], int]]:
     """Each case of a dataset file or a report: its id, the case, its line."""
     text = path.read_text(encoding="utf-8-sig")
     stripped = text.lstrip()
     records = []
-    if stripped.startswith(("[", "{")) and not _is_json_lines(text):
+    if path.suffix.lower() == ".csv":
+        records = [(_case_id(case, i, path, line, id_field), case, line)
+                   for i, (case, line) in enumerate(_csv_rows(text, path), start=1)]
+    elif stripped.startswith(("[", "{")) and not _is_json_lines(text):
         document = _parse_json(text, path)
         cases = document.get("case_results") if isinstance(document, dict) else document
         if not isinstance(cases, list):
             raise FailgateError("neither a list of cases nor an object with case_results", path)
-        records = [(_case_id(case, i, path, 1), case, 1) for i, case in enumerate(cases, start=1)]
+        records = [(_case_id(case, i, path, 1, id_field), case, 1)
+                   for i, case in enumerate(cases, start=1)]
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 case = _parse_json(line, path, number)
-                records.append((_case_id(case, len(records) + 1, path, number), case, number))
+                records.append((_case_id(case, len(records) + 1, path, number, id_field), case,
+                                number))
     if not records:
         raise FailgateError("no cases: a plan over nothing would settle nothing", path)
     return records
 
 
-def _strata_of(path: Path, field_name: str) -> tuple[list[str], dict[str, str]]:
+def _csv_rows(text: str, path: Path) -> Iterator[tuple[dict[str, Any], int]]:
+    """A CSV file's rows as cases (its header names the fields), each with its line."""
+    rows = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        rows.fieldnames  # noqa: B018 - reads the header
+        line = rows.line_num
+        for row in rows:
+            if None in row:
+                raise FailgateError("the row has more cells than the header names", path,
+                                    line + 1)
+            yield dict(row), line + 1
+            line = rows.line_num
+    except csv.Error as exc:
+        raise FailgateError(f"invalid CSV: {exc}", path, rows.line_num) from None
+
+
+def write_ordered(plan: Plan, source: Path, out: Path, id_field: str | None = None) -> None:
+    """``source``'s cases in the plan's order, in ``source``'s own format (CSV, JSON Lines,
+    a JSON array, ``case_results``): a harness that runs a file's cases in the file's order
+    (promptfoo's ``--filter-range``) then walks the plan's random order."""
+    records = {case_id: (case, line) for case_id, case, line in _records(source, id_field)}
+    text = source.read_text(encoding="utf-8-sig")
+    ordered = [records[case_id][0] for case_id in plan.ids]
+    if source.suffix.lower() == ".csv":
+        buffer = io.StringIO(newline="")
+        header = next(csv.reader(io.StringIO(text, newline="")))
+        writer = csv.DictWriter(buffer, header, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(ordered)
+        written = buffer.getvalue()
+    elif text.lstrip().startswith(("[", "{")) and not _is_json_lines(text):
+        document = _parse_json(text, source)
+        document = ({**document, "case_results": ordered} if isinstance(document, dict)
+                    else ordered)
+        written = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    else:
+        lines = text.splitlines()
+        written = "".join(lines[records[case_id][1] - 1] + "\n" for case_id in plan.ids)
+    if out.resolve() == source.resolve():
+        raise FailgateError("--ordered would overwrite the dataset it reorders", out)
+    temporary = out.with_name(out.name + ".tmp")
+    temporary.write_text(written, encoding="utf-8")
+    temporary.replace(out)
+
+
+def _strata_of(path: Path, field_name: str, id_field: str | None = None
+               ) -> tuple[list[str], dict[str, str]]:
     """The case ids and each one's stratum: its ``field_name``, as text (a string, an
     integer or a boolean; a case without it is an error naming the case)."""
     ids, strata = [], {}
-    for case_id, case, line in _records(path):
+    for case_id, case, line in _records(path, id_field):
         value = case.get(field_name)
         if not (isinstance(value, (str, bool)) or type(value) is int):
             raise FailgateError(
@@ -141,7 +199,8 @@ def _is_json_lines(text: str) -> bool:
         return False
 
 
-def make_plan(source: Path, seed: int | None = None, strata: str | None = None) -> Plan:
+def make_plan(source: Path, seed: int | None = None, strata: str | None = None,
+              id_field: str | None = None) -> Plan:
     """A uniformly random order of ``source``'s cases, drawn from ``seed`` (a fresh one
     when none is given: the order must be fixed before the run, not chosen after it).
 
@@ -150,9 +209,9 @@ def make_plan(source: Path, seed: int | None = None, strata: str | None = None) 
     ``(k + 1/2) / s`` of the run); the gate then keeps a confidence sequence per stratum,
     valid whatever the interleaving."""
     if strata is None:
-        ids, of = case_ids(source), None
+        ids, of = case_ids(source, id_field), None
     else:
-        ids, of = _strata_of(source, strata)
+        ids, of = _strata_of(source, strata, id_field)
     duplicated = len(ids) - len(set(ids))
     if duplicated:
         raise FailgateError(
@@ -236,6 +295,8 @@ class Watch:
     idle_seconds: float = 300.0
     poll_seconds: float = 0.2
     futility: Futility | None = None  # the futility stop (default off)
+    batch: int | None = None  # run the command once per batch of this many planned cases
+    batch_key: str = "id"  # the field of a batch report's case that holds its planned id
 
 
 @dataclass
@@ -299,6 +360,7 @@ class CaseGate:
             sizes = [plan.strata.count(label) for label in labels]
         # paired mode: each case's category in the baseline run, each category compared
         self._baseline: dict[str, str | None] | None = None
+        self.baseline = baseline
         paired: list[SequentialItem] = []
         if baseline is not None:
             self._baseline = _baseline_categories(baseline, taxonomy, app)
@@ -333,15 +395,16 @@ class CaseGate:
             pass
         return self.gate.settled
 
-    def changes(self, case: Any) -> Iterator[str]:
-        """One finished case, and what it changed, as lines to print."""
+    def changes(self, case: Any, planned_id: str | None = None) -> Iterator[str]:
+        """One finished case, and what it changed, as lines to print; ``planned_id``: the
+        plan's id of the case, when the report names it otherwise (``watch --batch``)."""
         from ..core.reports.sink import CaseProblem
 
         try:
             case_id, category = self.sink.add(case)
         except CaseProblem as exc:
             raise FailgateError(str(exc), self.path, self.line or None) from None
-        yield from self.finished(case_id, category)
+        yield from self.finished(case_id if planned_id is None else planned_id, category)
 
     def finish(self, case_id: str, category: str | None) -> Settled | None:
         """One finished case already classified (a test's outcome and category, in
@@ -496,6 +559,11 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
         futility=request.futility,
         baseline=_one_baseline(app),
     )
+    if request.batch is not None:
+        from .batches import watch_batches
+
+        yield from watch_batches(app, request, feed)
+        return
     running = None
     if request.command and not request.replay:
         running = subprocess.Popen(list(request.command))  # the user's harness, as given
@@ -512,13 +580,9 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     finally:
         if running is not None:
             stop(running)
-    done = Watched(feed.result(), feed.gate.settled)
-    if done.settled is None:
-        done.ended = (
-            f"the run ended after {feed.gate.n} of {planned} planned cases, "
-            "before the verdict was settled"
-        )
-    yield done
+    from .batches import ended
+
+    yield ended(feed)
 
 
 def _one_baseline(app: Failgate) -> Path | None:
