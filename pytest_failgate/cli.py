@@ -375,28 +375,19 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     from .commands.app import Failgate
     from .commands.gating import write_reports
-    from .commands.sequential import Watch, Watched, read_plan, watch
+    from .commands.sequential import Watch, Watched, futility_of, read_plan, watch
 
     try:
         delta = Fraction(args.delta)
     except (ValueError, ZeroDivisionError):
         raise FailgateError(f"--delta must be a number between 0 and 1, not {args.delta}"
                             ) from None
-    futility = None
-    if args.futility is not None:
-        from .core.gate.sequential import Futility
-
-        try:
-            beta = Fraction(args.futility)
-        except (ValueError, ZeroDivisionError):
-            raise FailgateError(f"--futility must be a number between 0 and 1, not "
-                                f"{args.futility}") from None
-        futility = Futility(beta, args.margin)
-    request = Watch(report=Path(args.report), planned=args.planned, futility=futility,
+    app = Failgate(configure(args))
+    request = Watch(report=Path(args.report), planned=args.planned,
+                    futility=futility_of(app.config, "--futility", "--margin"),
                     plan=read_plan(Path(args.plan)) if args.plan else None, delta=delta,
                     replay=args.replay, name=args.name, command=tuple(args.harness),
                     idle_seconds=args.idle_seconds, batch=args.batch, batch_key=args.batch_key)
-    app = Failgate(configure(args))
     for item in watch(app, request):
         if isinstance(item, Watched):  # the check's summary, outputs and exit code
             _out()
@@ -547,13 +538,6 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--replay", action="store_true",
                        help="read a finished report as if its cases were arriving (N: its "
                             "cases, unless --planned or --plan says)")
-    watch.add_argument("--futility", metavar="BETA",
-                       help="also stop as a pass once a regression of --margin cases past "
-                            "every open ceiling is ruled out; such a regression passes early "
-                            "with probability at most BETA (default: off)")
-    watch.add_argument("--margin", type=int, default=10, metavar="M",
-                       help="the regression, in cases past a ceiling, --futility rules out "
-                            "(default: 10)")
     watch.add_argument("--delta", default="0.05", metavar="D",
                        help="the most probability that an early verdict is not the full "
                             "run's (default: 0.05)")

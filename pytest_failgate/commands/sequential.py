@@ -40,7 +40,7 @@ from ..core.taxonomy.model import DEFAULT_ID_FIELDS
 from .app import Failgate
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
     from pathlib import Path
 
     from ..core.base.result import GateResult
@@ -223,6 +223,15 @@ def make_plan(source: Path, seed: int | None = None, strata: str | None = None,
         order = list(ids)
         rng.shuffle(order)
         return Plan(tuple(order), drawn, source.name)
+    order = stratified_order(ids, of, rng)
+    return Plan(tuple(order), drawn, source.name, tuple(of[i] for i in order), strata)
+
+
+def stratified_order(ids: Sequence[str], of: Mapping[str, str], rng: random.Random
+                     ) -> list[str]:
+    """``ids`` permuted within each stratum (``of``: id -> stratum) and the strata
+    interleaved in proportion: the ``k``-th of a stratum of ``s`` cases at ``(k + 1/2) / s``
+    of the run (ties in the strata's sorted order)."""
     groups: dict[str, list[str]] = {}
     for case_id in ids:
         groups.setdefault(of[case_id], []).append(case_id)
@@ -232,8 +241,7 @@ def make_plan(source: Path, seed: int | None = None, strata: str | None = None,
         size = len(members)
         placed += [(Fraction(2 * k + 1, 2 * size), rank, case_id)
                    for k, case_id in enumerate(members)]
-    order = [case_id for _, _, case_id in sorted(placed)]
-    return Plan(tuple(order), drawn, source.name, tuple(of[i] for i in order), strata)
+    return [case_id for _, _, case_id in sorted(placed)]
 
 
 def write_plan(plan: Plan, out: Path) -> None:
@@ -543,6 +551,25 @@ def planned_count(watch: Watch) -> int:
     )
 
 
+def futility_of(config: Config, beta_flag: str = "futility", margin_flag: str = "margin"
+                ) -> Futility | None:
+    """The futility stop a run was given (``futility``, ``margin``), or None (off); a value
+    that is not a number is one error naming the flag."""
+    if config.futility is None:
+        return None
+    try:
+        beta = Fraction(config.futility)
+    except (ValueError, ZeroDivisionError):
+        raise FailgateError(f"{beta_flag} must be a number between 0 and 1, not "
+                            f"{config.futility}") from None
+    try:
+        margin = int(config.margin or "10")
+    except ValueError:
+        raise FailgateError(f"{margin_flag} must be a whole number of cases, not "
+                            f"{config.margin}") from None
+    return Futility(beta, margin)
+
+
 def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     """Watch a report: yields lines to print as cases arrive, and last how it ended."""
     app = Failgate.of(config)
@@ -557,7 +584,7 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
         request.plan,
         request.report,
         futility=request.futility,
-        baseline=_one_baseline(app),
+        baseline=one_baseline(app),
     )
     if request.batch is not None:
         from .batches import watch_batches
@@ -585,7 +612,7 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     yield ended(feed)
 
 
-def _one_baseline(app: Failgate) -> Path | None:
+def one_baseline(app: Failgate) -> Path | None:
     """The baseline run's report for paired mode: one file, or none."""
     given = app.config.baseline
     if not given:
