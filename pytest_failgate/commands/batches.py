@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 PLACEHOLDERS = ("start", "end", "batch", "ids", "indices")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")  # linear: no nested quantifier
 _INTEGER = re.compile(r"0|[1-9][0-9]*")
+SHOWN = 160  # the most of a batch's command line printed (its ids can be many)
 
 
 @dataclass(frozen=True)
@@ -193,8 +194,9 @@ def watch_batches(app: Failgate, request: Watch, feed: CaseGate) -> Iterator[str
     rendered = [[render(word, batch) for word in words] for batch in batches]  # errors first
     format_name = None
     for batch, (report, *command) in zip(batches, rendered, strict=True):
-        yield (f"batch {batch.number} of {len(batches)}: the plan's cases {batch.span}: "
-               f"{shlex.join(command)}")
+        shown = shlex.join(command)
+        shown = shown if len(shown) <= SHOWN else shown[:SHOWN - 3] + "..."
+        yield f"batch {batch.number} of {len(batches)}: the plan's cases {batch.span}: {shown}"
         path = Path(report)
         code = run_batch(command, path)
         cases, found = batch_cases(app, path)

@@ -105,12 +105,11 @@ def case_ids(path: Path, id_field: str | None = None) -> list[str]:
 def _records(path: Path, id_field: str | None = None) -> list[tuple[str, dict[str, Any], int]]:
     """Each case of a dataset file or a report: its id, the case, its line."""
     text = path.read_text(encoding="utf-8-sig")
-    stripped = text.lstrip()
     records = []
     if path.suffix.lower() == ".csv":
         records = [(_case_id(case, i, path, line, id_field), case, line)
                    for i, (case, line) in enumerate(_csv_rows(text, path), start=1)]
-    elif stripped.startswith(("[", "{")) and not _is_json_lines(text):
+    elif _is_json_document(text, path):
         document = _parse_json(text, path)
         cases = document.get("case_results") if isinstance(document, dict) else document
         if not isinstance(cases, list):
@@ -158,7 +157,7 @@ def write_ordered(plan: Plan, source: Path, out: Path, id_field: str | None = No
         writer.writeheader()
         writer.writerows(ordered)
         written = buffer.getvalue()
-    elif text.lstrip().startswith(("[", "{")) and not _is_json_lines(text):
+    elif _is_json_document(text, source):
         document = _parse_json(text, source)
         document = ({**document, "case_results": ordered} if isinstance(document, dict)
                     else ordered)
@@ -187,6 +186,13 @@ def _strata_of(path: Path, field_name: str, id_field: str | None = None
         ids.append(case_id)
         strata[case_id] = json.dumps(value) if isinstance(value, bool) else str(value)
     return ids, strata
+
+
+def _is_json_document(text: str, path: Path) -> bool:
+    """Whether a file is one JSON document (an array of cases, ``case_results``), not JSON
+    Lines: a ``.jsonl`` file never is, even of one line."""
+    return (path.suffix.lower() != ".jsonl" and text.lstrip().startswith(("[", "{"))
+            and not _is_json_lines(text))
 
 
 def _is_json_lines(text: str) -> bool:

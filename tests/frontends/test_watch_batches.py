@@ -142,6 +142,19 @@ def test_batches_of_a_broken_run_settle_early_and_leave_later_batches_unrun(
     assert [json.loads(i) for _, i in gated] == plan[:n]
 
 
+def test_a_clean_run_runs_every_batch_the_last_one_case_long_and_passes_at_its_end(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _broken_run(project, capsys, planned=11, failing=0)
+    plan = json.loads((project / "plan.json").read_text())["cases"]
+    code, out, err = run(capsys, "watch", "results.jsonl", "--plan", "plan.json", "--batch",
+                         "5", "--", sys.executable, "harness.py", "cases.json", "{ids}",
+                         "results.jsonl")
+    assert code == 0, err
+    assert _settled(out) == ("pass", 11, 11)
+    assert "batch 3 of 3: the plan's cases 10:11" in out
+    assert _calls(project) == plan  # a one-line JSON Lines report is still JSON Lines
+
+
 def test_a_batch_whose_report_lacks_a_planned_case_is_one_error_naming_it(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cases = _broken_run(project, capsys, planned=40, failing=0)
