@@ -99,6 +99,11 @@ def render(word: str, batch: Batch) -> str:
             raise FailgateError(
                 f"{{indices}} fills in the batch's ids as document indices, and the plan's ids "
                 f"are not all whole numbers (batch {batch.number}: {quoted(batch.ids[0])}, ...)")
+        if name == "ids" and any("," in case_id for case_id in batch.ids):
+            comma = next(case_id for case_id in batch.ids if "," in case_id)
+            raise FailgateError(
+                f"{{ids}} separates the batch's ids with commas, and the plan's id "
+                f"{quoted(comma)} holds one (batch {batch.number})")
         return values[name]
 
     return _PLACEHOLDER.sub(value, word)
@@ -205,10 +210,10 @@ def watch_batches(app: Failgate, request: Watch, feed: CaseGate) -> Iterator[str
             feed = CaseGate(app, feed.gate.planned, request.delta, feed.name, plan, path,
                             format_name, request.futility, feed.baseline)
         yield f"batch {batch.number}: exit {code}, {len(cases)} cases in {report}"
+        feed.path = path  # a case the taxonomy cannot read: an error naming this report
         for planned_id, case in zip(batch.ids,
                                     in_plan_order(batch, cases, request.batch_key, path),
                                     strict=True):
-            feed.line += 1
             yield from feed.changes(case, planned_id)
             if feed.gate.settled is not None:
                 break

@@ -187,6 +187,19 @@ def test_a_bad_placeholder_is_one_error_before_any_batch_runs(
                        "--", sys.executable, "harness.py", "cases.json", *words)
     assert code == 2
     assert said in err
+    assert _calls(project) == []  # refused before the first batch
+
+
+def test_an_id_holding_a_comma_cannot_fill_ids_and_no_batch_runs(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _broken_run(project, capsys, planned=20, failing=0)
+    plan = json.loads((project / "plan.json").read_text())
+    plan["cases"][17] = "a,b"  # in the last batch: the first three would have run
+    (project / "plan.json").write_text(json.dumps(plan))
+    code, _, err = run(capsys, "watch", "results.jsonl", "--plan", "plan.json", "--batch", "5",
+                       "--", sys.executable, "harness.py", "cases.json", "{ids}", "out.jsonl")
+    assert (code, err.strip()) == (2, "failgate: error: {ids} separates the batch's ids with "
+                                      "commas, and the plan's id \"a,b\" holds one (batch 4)")
     assert _calls(project) == []
 
 
