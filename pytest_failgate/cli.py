@@ -388,7 +388,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
                     plan=read_plan(Path(args.plan)) if args.plan else None, delta=delta,
                     replay=args.replay, name=args.name, command=tuple(args.harness),
                     idle_seconds=args.idle_seconds, batch=args.batch, batch_key=args.batch_key)
-    for item in watch(app, request):
+    if request.batch is not None:
+        from .commands.batches import watch_batches
+
+        watching = watch_batches(app, request)
+    else:
+        watching = watch(app, request)
+    for item in watching:
         if isinstance(item, Watched):  # the check's summary, outputs and exit code
             _out()
             _print_summary(item.result)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .app import Failgate
-    from .sequential import CaseGate, Plan, Watch, Watched
+    from .sequential import Plan, Watch, Watched
 
 # what a batch's command and report path may say: the batch's half-open range of plan
 # positions, its number (from 1), its planned ids in the plan's order (comma-separated),
@@ -116,7 +116,7 @@ def batch_cases(app: Failgate, path: Path) -> tuple[list[Any], str | None]:
     from ..core.reports.model import ReportFile, SkippedFile
     from ..core.reports.read import detect
     from ..core.reports.source import reading
-    from .sequential import _records
+    from .sequential import case_records
 
     spec = app.read_spec()
     with read_limit(spec.max_bytes), reading(path, spec.max_bytes) as source:
@@ -125,7 +125,7 @@ def batch_cases(app: Failgate, path: Path) -> tuple[list[Any], str | None]:
             raise FailgateError(f"not a report failgate reads: {detected.reason}", path)
         if detected.output is not None:
             return list(detected.output.cases), detected.format
-    return [case for _, case, _ in _records(path)], None
+    return [case for _, case, _ in case_records(path)], None
 
 
 def in_plan_order(batch: Batch, cases: list[Any], key: str, path: Path) -> list[Any]:
@@ -182,11 +182,12 @@ def run_batch(command: Sequence[str], report: Path) -> int:
     return code
 
 
-def watch_batches(app: Failgate, request: Watch, feed: CaseGate) -> Iterator[str | Watched]:
-    """Run the plan in batches until the verdict is settled (``watch --batch``)."""
+def watch_batches(app: Failgate, request: Watch) -> Iterator[str | Watched]:
+    """Run the plan in batches until the verdict is settled (``watch --batch``): lines to
+    print, and last how it ended."""
     from pathlib import Path
 
-    from .sequential import CaseGate
+    from .sequential import ended, watched_gate
 
     plan, size = request.plan, request.batch
     if plan is None or size is None:
@@ -197,7 +198,7 @@ def watch_batches(app: Failgate, request: Watch, feed: CaseGate) -> Iterator[str
     check_placeholders(words)
     batches = plan_batches(plan, size)
     rendered = [[render(word, batch) for word in words] for batch in batches]  # errors first
-    format_name = None
+    feed = watched_gate(app, request)  # a ceilings file it cannot mirror: before any batch
     for batch, (report, *command) in zip(batches, rendered, strict=True):
         shown = shlex.join(command)
         shown = shown if len(shown) <= SHOWN else shown[:SHOWN - 3] + "..."
@@ -206,9 +207,7 @@ def watch_batches(app: Failgate, request: Watch, feed: CaseGate) -> Iterator[str
         code = run_batch(command, path)
         cases, found = batch_cases(app, path)
         if batch.number == 1 and found is not None:  # classify as check would this format
-            format_name = found
-            feed = CaseGate(app, feed.gate.planned, request.delta, feed.name, plan, path,
-                            format_name, request.futility, feed.baseline)
+            feed = watched_gate(app, request, found)
         yield f"batch {batch.number}: exit {code}, {len(cases)} cases in {report}"
         feed.path = path  # a case the taxonomy cannot read: an error naming this report
         for planned_id, case in zip(batch.ids,
@@ -223,14 +222,3 @@ def watch_batches(app: Failgate, request: Watch, feed: CaseGate) -> Iterator[str
                 yield f"settled: the {left} later batches are not run"
             break
     yield ended(feed)
-
-
-def ended(feed: CaseGate) -> Watched:
-    """How a watched run ended: its outcome, settled or not."""
-    from .sequential import Watched
-
-    done = Watched(feed.result(), feed.gate.settled)
-    if done.settled is None:
-        done.ended = (f"the run ended after {feed.gate.n} of {feed.gate.planned} planned "
-                      "cases, before the verdict was settled")
-    return done

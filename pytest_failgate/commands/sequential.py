@@ -99,10 +99,11 @@ def _case_id(case: Any, position: int, path: Path, line: int,
 def case_ids(path: Path, id_field: str | None = None) -> list[str]:
     """The case ids of a dataset file or a report: JSON Lines, a JSON array of cases, an
     object with ``case_results``, or CSV (a header, then a case a row: promptfoo's tests)."""
-    return [case_id for case_id, _, _ in _records(path, id_field)]
+    return [case_id for case_id, _, _ in case_records(path, id_field)]
 
 
-def _records(path: Path, id_field: str | None = None) -> list[tuple[str, dict[str, Any], int]]:
+def case_records(path: Path, id_field: str | None = None
+                 ) -> list[tuple[str, dict[str, Any], int]]:
     """Each case of a dataset file or a report: its id, the case, its line."""
     text = path.read_text(encoding="utf-8-sig")
     records = []
@@ -147,7 +148,7 @@ def write_ordered(plan: Plan, source: Path, out: Path, id_field: str | None = No
     """``source``'s cases in the plan's order, in ``source``'s own format (CSV, JSON Lines,
     a JSON array, ``case_results``): a harness that runs a file's cases in the file's order
     (promptfoo's ``--filter-range``) then walks the plan's random order."""
-    records = {case_id: (case, line) for case_id, case, line in _records(source, id_field)}
+    records = {case_id: (case, line) for case_id, case, line in case_records(source, id_field)}
     text = source.read_text(encoding="utf-8-sig")
     ordered = [records[case_id][0] for case_id in plan.ids]
     if source.suffix.lower() == ".csv":
@@ -177,7 +178,7 @@ def _strata_of(path: Path, field_name: str, id_field: str | None = None
     """The case ids and each one's stratum: its ``field_name``, as text (a string, an
     integer or a boolean; a case without it is an error naming the case)."""
     ids, strata = [], {}
-    for case_id, case, line in _records(path, id_field):
+    for case_id, case, line in case_records(path, id_field):
         value = case.get(field_name)
         if not (isinstance(value, (str, bool)) or type(value) is int):
             raise FailgateError(
@@ -476,7 +477,7 @@ def _baseline_categories(path: Path, taxonomy: Taxonomy, app: Failgate
 
     sink = CaseSink(ReportFile(path, path.stem), taxonomy, app.read_spec())
     found: dict[str, str | None] = {}
-    for _, case, line in _records(path):
+    for _, case, line in case_records(path):
         try:
             case_id, category = sink.add(case)
         except CaseProblem as exc:
@@ -576,27 +577,30 @@ def futility_of(config: Config, beta_flag: str = "futility", margin_flag: str = 
     return Futility(beta, margin)
 
 
+def watched_gate(app: Failgate, request: Watch, format_name: str | None = None) -> CaseGate:
+    """The gate ``watch`` feeds: the planned cases, the level, the report's name and
+    format, the futility stop and the baseline run (paired mode) it was asked for."""
+    return CaseGate(app, planned_count(request), request.delta,
+                    request.name or request.report.stem, request.plan, request.report,
+                    format_name, futility=request.futility, baseline=one_baseline(app))
+
+
+def ended(feed: CaseGate) -> Watched:
+    """How a watched run ended: its outcome, settled or not."""
+    done = Watched(feed.result(), feed.gate.settled)
+    if done.settled is None:
+        done.ended = (f"the run ended after {feed.gate.n} of {feed.gate.planned} planned "
+                      "cases, before the verdict was settled")
+    return done
+
+
 def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
-    """Watch a report: yields lines to print as cases arrive, and last how it ended."""
+    """Watch a report: yields lines to print as cases arrive, and last how it ended
+    (``--batch``: ``batches.watch_batches``)."""
     app = Failgate.of(config)
     if request.replay and not request.report.is_file():
         raise FailgateError("no such report", request.report)
-    planned = planned_count(request)
-    feed = CaseGate(
-        app,
-        planned,
-        request.delta,
-        request.name or request.report.stem,
-        request.plan,
-        request.report,
-        futility=request.futility,
-        baseline=one_baseline(app),
-    )
-    if request.batch is not None:
-        from .batches import watch_batches
-
-        yield from watch_batches(app, request, feed)
-        return
+    feed = watched_gate(app, request)
     running = None
     if request.command and not request.replay:
         running = subprocess.Popen(list(request.command))  # the user's harness, as given
@@ -613,8 +617,6 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     finally:
         if running is not None:
             stop(running)
-    from .batches import ended
-
     yield ended(feed)
 
 
