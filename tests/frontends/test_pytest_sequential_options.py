@@ -156,3 +156,14 @@ def test_against_a_baseline_with_the_same_failures_a_suite_passes_at_its_last_te
     result = pytester.runpytest("--failgate-sequential=8", "--failgate-baseline=baseline.jsonl")
     assert _settled(result)[:3] == ("pass", 60, 60)
     assert result.ret == pytest.ExitCode.OK
+
+
+def test_futility_or_strata_without_a_sequential_run_is_a_usage_error(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_evals="def test_ok():\n    pass\n")
+    result = pytester.runpytest("--failgate-strata=module")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--failgate-strata orders or stops a sequential run: give "
+                                 "--failgate-sequential=SEED too"])
+    pytester.makeini("[pytest]\nfailgate_futility = 0.05\nfailgate_strata = module\n")
+    pytester.runpytest().assert_outcomes(passed=1)  # set for the sequential runs only
