@@ -194,6 +194,8 @@ def watch_batches(app: Failgate, request: Watch) -> Iterator[str | Watched]:
         raise FailgateError("--batch runs the plan's cases in batches: it needs --plan FILE")
     if request.replay or not request.command:
         raise FailgateError("--batch runs a harness once per batch: give its command after --")
+    if app.config.baseline:  # its cases' ids are not the plan's (--batch-key): none compared
+        raise FailgateError("--batch does not compare with a baseline run: leave out --baseline")
     words = (str(request.report), *request.command)
     check_placeholders(words)
     batches = plan_batches(plan, size)

@@ -203,7 +203,7 @@ def test_an_id_holding_a_comma_cannot_fill_ids_and_no_batch_runs(
     assert _calls(project) == []
 
 
-def test_batch_needs_a_plan_and_a_command(project: Path,
+def test_batch_needs_a_plan_and_a_command_and_takes_no_baseline(project: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     _broken_run(project, capsys, planned=20, failing=0)
     code, _, err = run(capsys, "watch", "results.jsonl", "--planned", "20", "--batch", "5",
@@ -213,6 +213,12 @@ def test_batch_needs_a_plan_and_a_command(project: Path,
     code, _, err = run(capsys, "watch", "results.jsonl", "--plan", "plan.json", "--batch", "5")
     assert code == 2
     assert "give its command after --" in err
+    (project / "baseline.jsonl").write_text("")
+    code, _, err = run(capsys, "watch", "results.jsonl", "--plan", "plan.json", "--batch", "5",
+                       "--baseline", "baseline.jsonl", "--", sys.executable, "harness.py")
+    assert (code, err.strip()) == (2, "failgate: error: --batch does not compare with a "
+                                      "baseline run: leave out --baseline")
+    assert _calls(project) == []
 
 
 def test_a_batch_command_that_writes_no_report_is_one_error(
