@@ -380,6 +380,9 @@ class CaseGate:
         if baseline is not None:
             self._baseline = _baseline_categories(baseline, taxonomy, app)
             paired = [SequentialItem(c, frozenset({c}), 0) for c in taxonomy.category_names]
+        self._unpaired = 0  # cases gated that the baseline did not run
+        if plan is not None and self._baseline is not None:
+            self._unpaired_limit(sum(i not in self._baseline for i in plan.ids), planned)
         self.gate = SequentialGate(
             gate_items(taxonomy, ceilings, name, planned), planned, delta, futility, sizes,
             paired,
@@ -448,9 +451,23 @@ class CaseGate:
                 return
             before = one  # a case the baseline did not run: not compared (unchanged)
             if self._baseline is not None:
-                before = self._baseline.get(one_id, one)
+                if one_id in self._baseline:
+                    before = self._baseline[one_id]
+                else:
+                    self._unpaired += 1
+                    self._unpaired_limit(self._unpaired, self.gate.planned)
             self.gate.add(one, self._stratum.get(one_id, 0), before)
             yield from self._changes(one_id, one)
+
+    def _unpaired_limit(self, unpaired: int, planned: int) -> None:
+        """Paired mode compares the cases both runs ran: as ``check --baseline``, a run of
+        which more than half has no counterpart in the baseline is an error, not a comparison
+        of the few that match (or of none, when the ids are not the baseline's)."""
+        if 2 * unpaired > planned:
+            raise FailgateError(
+                f"{unpaired} of the {planned} planned cases are not in the baseline; a "
+                "comparison needs the same cases (pairs are matched by id)", self.baseline,
+            )
 
     def add_line(self, text: str) -> Iterator[str]:
         """One line of a JSON Lines report: what it changed, as lines to print."""

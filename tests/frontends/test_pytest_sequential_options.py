@@ -158,6 +158,21 @@ def test_against_a_baseline_with_the_same_failures_a_suite_passes_at_its_last_te
     assert result.ret == pytest.ExitCode.OK
 
 
+def test_a_baseline_keyed_by_other_ids_is_a_usage_error_before_any_test_runs(
+        pytester: pytest.Pytester) -> None:
+    """Ids that are not the tests' node ids (here, without the file) pair no test: an error,
+    not a comparison of none."""
+    _ceilings(pytester, 60)
+    pytester.makepyfile(test_evals=_tests({"retrieval_miss": 5}, passing=55))
+    (pytester.path / "baseline.jsonl").write_text("".join(
+        json.dumps(case(f"test_ok_{i}")) + "\n" for i in range(60)))
+    result = pytester.runpytest("--failgate-sequential=8", "--failgate-baseline=baseline.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*failgate: baseline.jsonl: 60 of the 60 planned cases are not "
+                                 "in the baseline; a comparison needs the same cases*"])
+    result.assert_outcomes()
+
+
 def test_futility_or_strata_without_a_sequential_run_is_a_usage_error(
         pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_evals="def test_ok():\n    pass\n")
