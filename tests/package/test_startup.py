@@ -6,6 +6,7 @@ Timing is the bench's job (bench/startup_speed.py); these pin what is loaded.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import inspect
 import json
 import os
@@ -83,6 +84,9 @@ def test_a_plain_check_imports_no_guard_analysis_or_engine() -> None:
               "pytest_failgate.core.guard.gitref", "pytest_failgate.core.gate.analyze",
               "pytest_failgate.core.engines.duckdb_engine")
     assert [m for m in unused if m in lines] == []
+    if importlib.util.find_spec("msgspec") is not None:  # the fast extra decodes alone
+        assert "msgspec" in lines
+        assert "pydantic_core" not in lines
 
 
 FAILGATE = str(Path(sys.executable).with_name("failgate"))
