@@ -18,7 +18,6 @@ file is rewritten number by number, and an alias would make one number mean two.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -47,7 +46,8 @@ class Span:
 
 
 def _span(node: yaml.Node) -> Span:
-    style = node.style if isinstance(node, yaml.ScalarNode) else None
+    # a plain scalar's style is None from PyYAML's composer, "" from libyaml's
+    style = (node.style or None) if isinstance(node, yaml.ScalarNode) else None
     return Span(
         node.start_mark.line + 1, node.start_mark.column + 1, node.start_mark.index,
         node.end_mark.index, style,
@@ -190,6 +190,67 @@ def load_yaml(path: Path, text: str | None = None, *, aliases: str | None = None
     """
     if text is None:
         text = read_text(path)
+    nodes = _c_nodes(text, aliases)
+    if nodes is None:
+        nodes = _python_nodes(path, text, aliases)
+    if not nodes:
+        raise FailgateError("the file is empty", path)
+    if len(nodes) > 1:
+        span = _span(nodes[1])
+        raise FailgateError("expected one YAML document, found several", path, span.line)
+    doc = YamlDoc(path, text, None, {}, {})
+    try:
+        doc.data = _Converter(doc).convert(nodes[0], ())
+    except RecursionError:
+        raise FailgateError("the YAML is nested too deeply to read", path) from None
+    return doc
+
+
+_CLoader: Any = getattr(yaml, "CSafeLoader", None)  # PyYAML built with libyaml
+
+
+def _c_nodes(text: str, aliases: str | None) -> list[yaml.Node] | None:
+    """The documents' node trees composed by libyaml (a tenth of the pure-Python composer's
+    time: a ceilings file and its taxonomy are read on every run), the same nodes with the
+    same marks; None where libyaml is not installed, where it refuses the text (nesting
+    past its limit of 1,000 levels included) or finds an alias that ``aliases`` refuses:
+    the pure-Python composer then reads it, and words the error, as it always did."""
+    if _CLoader is None or "\ufeff" in text:  # libyaml counts a BOM's column apart
+        return None
+    loader = _CLoader(text)
+    try:
+        nodes: list[yaml.Node] = []
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                nodes.append(node)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    finally:
+        loader.dispose()
+    if aliases is not None and _aliased(nodes):
+        return None
+    return nodes
+
+
+def _aliased(nodes: list[yaml.Node]) -> bool:
+    """Whether a node appears twice in the trees: an alias (``*name``) of an anchor."""
+    seen: set[int] = set()
+    todo: list[Any] = list(nodes)
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            return True
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            todo.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            todo.extend(node.value)
+    return False
+
+
+def _python_nodes(path: Path, text: str, aliases: str | None) -> list[yaml.Node]:
+    """The documents' node trees from PyYAML's composer; its errors name the place."""
     try:
         loader = _AliasCheckingLoader(text)
     except yaml.reader.ReaderError as exc:  # a character YAML forbids (NUL, other controls)
@@ -218,17 +279,7 @@ def load_yaml(path: Path, text: str | None = None, *, aliases: str | None = None
         raise FailgateError(f"invalid YAML: {exc}", path) from None
     finally:
         loader.dispose()
-    if not nodes:
-        raise FailgateError("the file is empty", path)
-    if len(nodes) > 1:
-        span = _span(nodes[1])
-        raise FailgateError("expected one YAML document, found several", path, span.line)
-    doc = YamlDoc(path, text, None, {}, {})
-    try:
-        doc.data = _Converter(doc).convert(nodes[0], ())
-    except RecursionError:
-        raise FailgateError("the YAML is nested too deeply to read", path) from None
-    return doc
+    return nodes
 
 
 class _Converter:
@@ -289,5 +340,17 @@ def read_text(path: Path) -> str:
 
 
 def digest(text: str) -> str:
-    """The SHA-256 of a file's text: how a run knows the file it rewrites is the one it read."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The SHA-256 of a file's text: how a run knows the file it rewrites is the one it read.
+
+    Computed by CPython's own SHA-256 where it has one: every run hashes its ceilings file,
+    and importing ``hashlib`` first loads OpenSSL (a few milliseconds of each run)."""
+    sha256: Any
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+    except ImportError:  # Python < 3.12
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+        except ImportError:  # pragma: no cover - an interpreter without them
+            from hashlib import sha256
+    found: str = sha256(text.encode("utf-8")).hexdigest()
+    return found
