@@ -105,6 +105,9 @@ MAX_DIGITS = 4300
 # Digits before the decimal point (the exponent counted): every number is compared, shown
 # or turned into a float somewhere, and a float stops near 10^308.
 MAX_MAGNITUDE = 300
+# How deep a value may nest: the files failgate reads nest a few levels; past this the
+# composer would recurse until Python's own limit, which has no place to name.
+MAX_DEPTH = 200
 
 
 def _scalar(node: yaml.ScalarNode, path: Path) -> Any:
@@ -173,6 +176,7 @@ class _AliasCheckingLoader(yaml.SafeLoader):
 
     path: Path
     refuse_aliases: str | None = None  # the reason, when aliases are refused
+    depth = 0  # nodes being composed, outermost first
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.refuse_aliases is not None and self.check_event(yaml.AliasEvent):
@@ -180,7 +184,15 @@ class _AliasCheckingLoader(yaml.SafeLoader):
             raise FailgateError(f"YAML aliases (*name) are not allowed here: "
                                 f"{self.refuse_aliases}", self.path, mark.line + 1,
                                 mark.column + 1)
-        return super().compose_node(parent, index)
+        if self.depth >= MAX_DEPTH:
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise FailgateError(f"the YAML is nested deeper than {MAX_DEPTH} levels (the "
+                                "reader's limit)", self.path, mark.line + 1, mark.column + 1)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def load_yaml(path: Path, text: str | None = None, *, aliases: str | None = None) -> YamlDoc:
@@ -212,9 +224,10 @@ _CLoader: Any = getattr(yaml, "CSafeLoader", None)  # PyYAML built with libyaml
 def _c_nodes(text: str, aliases: str | None) -> list[yaml.Node] | None:
     """The documents' node trees composed by libyaml (a tenth of the pure-Python composer's
     time: a ceilings file and its taxonomy are read on every run), the same nodes with the
-    same marks; None where libyaml is not installed, where it refuses the text (nesting
-    past its limit of 1,000 levels included) or finds an alias that ``aliases`` refuses:
-    the pure-Python composer then reads it, and words the error, as it always did."""
+    same marks; None where libyaml is not installed, where it refuses the text, or where
+    PyYAML's composer would refuse the trees (nested ``MAX_DEPTH`` deep, an alias that
+    ``aliases`` refuses): the pure-Python composer then reads it, and words the error, as
+    it always did."""
     if _CLoader is None or "\ufeff" in text:  # libyaml counts a BOM's column apart
         return None
     loader = _CLoader(text)
@@ -228,25 +241,29 @@ def _c_nodes(text: str, aliases: str | None) -> list[yaml.Node] | None:
         return None
     finally:
         loader.dispose()
-    if aliases is not None and _aliased(nodes):
-        return None
-    return nodes
+    return nodes if _composed_alike(nodes, aliases is not None) else None
 
 
-def _aliased(nodes: list[yaml.Node]) -> bool:
-    """Whether a node appears twice in the trees: an alias (``*name``) of an anchor."""
+def _composed_alike(nodes: list[yaml.Node], refuse_aliases: bool) -> bool:
+    """Whether PyYAML's composer would compose these trees without an error: no node
+    ``MAX_DEPTH`` levels deep, and no alias (a node met twice) where aliases are refused.
+    Each node is entered once, so an alias bomb costs its size on disk, not its expansion."""
     seen: set[int] = set()
-    todo: list[Any] = list(nodes)
+    todo: list[tuple[Any, int]] = [(node, 0) for node in nodes]
     while todo:
-        node = todo.pop()
+        node, depth = todo.pop()
+        if depth >= MAX_DEPTH:
+            return False
         if id(node) in seen:
-            return True
+            if refuse_aliases:
+                return False
+            continue
         seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
-            todo.extend(part for pair in node.value for part in pair)
+            todo.extend((part, depth + 1) for pair in node.value for part in pair)
         elif isinstance(node, yaml.SequenceNode):
-            todo.extend(node.value)
-    return False
+            todo.extend((item, depth + 1) for item in node.value)
+    return True
 
 
 def _python_nodes(path: Path, text: str, aliases: str | None) -> list[yaml.Node]:
@@ -296,6 +313,11 @@ class _Converter:
                 f"more than {MAX_VALUES:,} values once aliases are expanded; refusing to "
                 "read further (an alias bomb?)", self.doc.path)
         doc = self.doc
+        if len(loc) >= MAX_DEPTH:  # only an alias inside its own anchor gets here
+            span = _span(node)
+            raise FailgateError(
+                f"the YAML is nested deeper than {MAX_DEPTH} levels once aliases are expanded "
+                "(an alias inside its own anchor?)", doc.path, span.line, span.col)
         doc.values[loc] = _span(node)
         if isinstance(node, yaml.ScalarNode):
             return _scalar(node, doc.path)

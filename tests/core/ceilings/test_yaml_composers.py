@@ -54,6 +54,10 @@ AWKWARD = [
     "a: \"\\ud800\"\n",
     "a: \"tab\\there\"\nb: '  spaced  '\n",
     "a:    # comment\n  b: 1   # more\n",
+    "x:\n" + "  - " * 198 + "1\n",  # as deep as the reader goes
+    "x:\n" + "  - " * 199 + "1\n",  # a level deeper
+    "[" * 250 + "]" * 250 + "\n",
+    "a: &x [1, [2, [3]]]\n" + "".join(f"b{i}: [*x, *x]\n" for i in range(50)),
 ]
 
 
