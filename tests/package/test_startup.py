@@ -87,7 +87,8 @@ def test_a_plain_check_imports_no_guard_analysis_or_engine() -> None:
               "pytest_failgate.core.reports.inspect_ai", "pytest_failgate.core.reports.zipzstd",
               "pytest_failgate.core.reports.promptfoo", "pytest_failgate.core.reports.karenina",
               "hashlib",  # the ceilings file's digest is CPython's own SHA-256
-              "pytest_failgate.core.compare.noisemodel")  # no noise file: no noise model
+              "pytest_failgate.core.compare.noisemodel",  # no noise file: no noise model
+              "pytest_failgate.output.markdown")  # no --md, no --github
     assert [m for m in unused if m in lines] == []
     if importlib.util.find_spec("msgspec") is not None:  # the fast extra decodes alone
         assert "msgspec" in lines
