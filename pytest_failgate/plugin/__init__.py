@@ -39,6 +39,17 @@ PYTEST_OPTIONS: tuple[tuple[str, str, str | None, tuple[str, ...] | None, bool, 
      'run the tests in a random order drawn from SEED (an integer, or `new` for a fresh '
      "one), each test a case of the ceilings file's taxonomy, and stop as soon as the "
      "verdict is settled: the full run's with probability at least 0.95"),
+    ('failgate_futility', 'text', 'BETA', None, True,
+     "sequential: also stop as a pass once a regression of the margin's cases past every "
+     'open ceiling is ruled out; such a regression passes early with probability at most '
+     'BETA (default: off) (--failgate-sequential)'),
+    ('failgate_margin', 'text', 'M', None, True,
+     'sequential: the regression, in cases past a ceiling, the futility stop rules out '
+     '(default: 10)'),
+    ('failgate_strata', 'text', 'module|MARKER', None, True,
+     "--failgate-sequential: permute the tests within each stratum and gate each stratum's "
+     "count: `module` (each test file a stratum) or a marker's name (its first argument "
+     "names the test's stratum)"),
     ('failgate_explain', 'flag', None, None, True,
      'add rule diagnostics to the summary: what first-match hid, rules that never matched, '
      "how often the fields each rule reads were absent, the fallback's cases"),
@@ -60,7 +71,9 @@ PYTEST_OPTIONS: tuple[tuple[str, str, str | None, tuple[str, ...] | None, bool, 
      'this change (e.g. origin/main)'),
     ('failgate_baseline', 'paths', 'PATH', None, True,
      "compare with a baseline run's reports (same layout), case by case: a category fails "
-     'only when its increase is significant and beyond the noise band'),
+     'only when its increase is significant and beyond the noise band; with '
+     "--failgate-sequential: one JSON Lines report of the baseline run's cases by test id, "
+     "and the run fails once a category's new cases exceed its fixed ones (paired mode)"),
     ('failgate_noise', 'path', 'FILE', None, True,
      'the noise of a noisy pipeline: a noise_band.json from repeated runs (`failgate noise`;'
      " the regression gate's format), or the keyword `repeats` (each report's own repeated "
@@ -151,6 +164,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if _idle(config):
         return
     seed = config.getoption("failgate_sequential")
+    alone = [flag for flag in ("--failgate-futility", "--failgate-strata")
+             if config.getoption(flag.lstrip("-").replace("-", "_")) is not None]
+    if seed is None and alone:  # the ini keys may stay set for the runs that are sequential
+        raise pytest.UsageError(f"{alone[0]} orders or stops a sequential run: give "
+                                "--failgate-sequential=SEED too")
     if seed is not None:
         from .sequential import SequentialSession
 
