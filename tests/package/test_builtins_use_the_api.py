@@ -18,12 +18,13 @@ import pytest
 
 from pytest_failgate import api
 from pytest_failgate.commands.config import Config, load
-from pytest_failgate.core.reports.builtin import builtin_readers
+from pytest_failgate.core.reports.builtin import BuiltinReader, builtin_readers
 from pytest_failgate.core.taxonomy import BUILTIN_DIR, BuiltinTaxonomies, builtin_taxonomies
 from pytest_failgate.core.taxonomy import files as taxonomy_files
 
 PACKAGE = "pytest_failgate"
-READERS = builtin_readers()
+READERS = [reader.loaded() for reader in builtin_readers()
+           if isinstance(reader, BuiltinReader)]
 READER_MODULES = sorted({type(reader).__module__ for reader in READERS})
 
 

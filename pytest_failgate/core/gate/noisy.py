@@ -28,7 +28,6 @@ from ..base.confine import check_inside
 from ..base.errors import FailgateError, display_path
 from ..base.formatting import format_number, plural
 from ..compare import DEFAULT_ALPHA
-from ..compare.noisemodel import REPEATS, NoiseModel, count_allowance, from_document, from_repeats
 from ..stats.dispersion import CONFIDENCE
 
 if TYPE_CHECKING:
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
 
     from ..ceilings.check import Check
     from ..ceilings.load import Ceilings
+    from ..compare.noisemodel import NoiseModel
     from ..stats.allowance import Movement
     from ..taxonomy import Taxonomy
     from .checked import GateConfig, ReportGate
@@ -51,6 +51,8 @@ class NoiseSource:
 
     @property
     def label(self) -> str:
+        from ..compare.noisemodel import REPEATS
+
         return REPEATS if self.path is None else display_path(self.path)
 
 
@@ -100,8 +102,14 @@ class NoiseRun:
 
 
 def noise_source(config: GateConfig, ceilings: Ceilings | None) -> NoiseSource | None:
-    """The run's noise source, by precedence (see the module docstring)."""
+    """The run's noise source, by precedence (see the module docstring). The noise model's
+    module is imported only for a run that has one."""
     base = config.ceilings_path.parent
+    if config.noise is None and not config.noise_repeats and (
+            ceilings is None or ceilings.model.noise is None):
+        return None
+    from ..compare.noisemodel import REPEATS
+
     if config.noise is not None:
         return NoiseSource(config.noise, False, _relative(config.noise, base))
     if config.noise_repeats:
@@ -133,6 +141,8 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
 
     A source that measures none of the run's counts leaves the run exact, and says so.
     """
+    from ..compare.noisemodel import count_allowance, from_document, from_repeats
+
     loaded = [g.report for g in gated if g.report is not None]
     taxonomy_of = {r.name: r.taxonomy or default for r in loaded}
     if source.path is not None:
