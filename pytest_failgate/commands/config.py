@@ -63,6 +63,9 @@ class Config:
     engine: str = "python"
     taxonomy: str | None = None
     plugins: tuple[str, ...] = ()
+    futility: str | None = None  # sequential: the futility stop's beta (None: off)
+    margin: str | None = None  # and the regression it rules out, in cases
+    strata: str | None = None  # --failgate-sequential: `module`, or a marker's name
     given: frozenset[str] = frozenset()
     advice: Advice = field(default_factory=Advice)
     # False where no plugin code may run (the MCP server unless --allow-plugins)
@@ -70,12 +73,11 @@ class Config:
 
     def gate(self, mode: Mode) -> GateConfig:
         """The core's configuration of one gate run in ``mode``."""
-        from ..core.compare.noisemodel import REPEATS
         from ..core.gate.runner import GateConfig
 
         # `--noise repeats`: each report's own repeats, a keyword (a file of that name is
         # given as ./repeats); kept as written by ``_value``, where every path is absolute
-        repeats = self.noise == Path(REPEATS)
+        repeats = self.noise is not None and self.noise == Path(_repeats())
         return GateConfig(
             paths=self.paths, ceilings_path=self.ceilings, mode=mode,
             init_taxonomy=self.taxonomy, guard_ref=self.guard, explain=self.explain,
