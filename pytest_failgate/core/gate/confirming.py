@@ -13,38 +13,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..base.errors import FailgateError
 from ..compare.instrument import instrument_changes
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from fractions import Fraction
     from pathlib import Path
 
-    from ..ceilings.load import Ceilings
-    from ..reports.choice import TaxonomyChoice
-    from ..reports.read import ReadSpec
-    from .checked import GateConfig, ReportGate
+    from ..ceilings.model import InstrumentChange as Accepted
+    from ..reports.model import Report
+    from .checked import ReportGate
 
 
-def paired_drops(config: GateConfig, choice: TaxonomyChoice, spec: ReadSpec,
-                 gated: Sequence[ReportGate], ceilings: Ceilings, noise_path: Path | None,
-                 budget: Fraction) -> dict[tuple[str, str], int] | None:
-    """The drops the same-day run confirms, by (report, name); None without one."""
-    if not config.confirm_baseline:
-        return None
+def paired_drops(before: Sequence[Report], gated: Sequence[ReportGate],
+                 accepted: Mapping[str, Accepted], noise_path: Path | None, budget: Fraction
+                 ) -> dict[tuple[str, str], int]:
+    """The drops the same-day run ``before`` confirms, by (report, name) (``accepted``: the
+    instrument changes the ceilings file accepts)."""
     from ..compare.baseline import load_noise_bands
     from ..compare.improvement import confirmed_drops
     from ..compare.noise import NoiseDocument
     from ..compare.pairing import compare_runs
-    from .runner import load_run_or_raise
 
-    try:
-        before = load_run_or_raise(config.confirm_baseline, choice, spec, config.engine)
-    except FailgateError as exc:
-        raise FailgateError(f"confirm-baseline: {exc}") from None
     judged = [g.report for g in gated if g.report is not None and g.inconclusive is None]
-    accepted = ceilings.model.instruments
     by_name = {report.name: report for report in judged}
     left_out = {report.name for report in before
                 if any(report.counts.get(name) for name in report.taxonomy.outside)

@@ -147,8 +147,13 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     confirmed = paired = None
     if config.mode == "ratchet" and ceilings is not None:
         confirmed = _confirmed(config, choice, spec, checks)
-        paired = paired_drops(config, choice, spec, gated, ceilings,
-                              source.path if source is not None else None, budget)
+        if config.confirm_baseline:
+            try:
+                before = load_run_or_raise(config.confirm_baseline, choice, spec, config.engine)
+            except FailgateError as exc:
+                raise FailgateError(f"confirm-baseline: {exc}") from None
+            paired = paired_drops(before, gated, ceilings.model.instruments,
+                                  source.path if source is not None else None, budget)
         warnings += _unconfirmed_notes(checks, confirmed, config, paired)
     plan = (plan_ratchet(checks, noisy is not None, confirmed, paired)
             if ceilings is not None else [])
