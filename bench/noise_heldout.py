@@ -37,9 +37,19 @@ run), then the measures:
   check says it catches (``detectable``, with 80% probability): a pull request moving
   exactly that many passing cases into it: caught in at least 80% if honest.
 
+``--same-day-baseline`` is the remedy for day drift: compare with main run on the same day.
+Each pull request's check also gets ``--baseline`` of main re-run on the pull request's day
+(both runs share the day's shift, which the pairing cancels; a regressed pull request too),
+and each merge's ratchet gets ``--confirm-baseline`` of the system before the merge re-run
+on main's run's day, with ``--confirm`` main's previous run as before (either confirms;
+``--paired-only`` leaves ``--confirm`` out). The real fix is then ratcheted on the fix's
+merge (main's previous run and the same-day run are the system before it) and on the
+next merge (both of the fixed system).
+
 Everything runs the real ``failgate`` command; only the system is random (``--seed``)::
 
     python bench/noise_heldout.py --model probit --trials 10 --merges 30
+    python bench/noise_heldout.py --model probit --trials 10 --merges 30 --same-day-baseline
 """
 
 from __future__ import annotations
@@ -198,7 +208,7 @@ def _total(ceilings: Path) -> tuple[int, int]:
 
 
 def trial(seed: int, model: str, repeats: int, merges: int, work: Path,
-          same_day: bool = False) -> Trial:
+          same_day: bool = False, paired_only: bool = False) -> Trial:
     rng = random.Random(seed)
     system = HeldOut.draw(400, model, rng)
     folder = work / f"{model}{seed}"
@@ -224,12 +234,16 @@ def trial(seed: int, model: str, repeats: int, merges: int, work: Path,
         return gate.command("check", str(pull), "--ceilings", str(ceilings), "--noise",
                             str(band), "--baseline", str(run(system, day)), *more)
 
-    def ratchet(of: HeldOut, before: HeldOut) -> None:
+    def ratchet(of: HeldOut, before: HeldOut, previous: Path) -> Path:
         """Main's run after a merge, confirmed by the system before the merge re-run on the
-        same day (paired: ``--confirm-baseline``)."""
+        same day (paired: ``--confirm-baseline``) and, unless ``paired_only``, by main's
+        previous run too (``--confirm``: either confirms); main's run, for the next merge."""
         day = of.day(rng)
-        gate.command("ratchet", str(run(of, day)), "--ceilings", str(ceilings), "--noise",
-                     str(band), "--confirm-baseline", str(run(before, day)))
+        now = run(of, day)
+        second = [] if paired_only else ["--confirm", str(previous)]
+        gate.command("ratchet", str(now), "--ceilings", str(ceilings), "--noise", str(band),
+                     "--confirm-baseline", str(run(before, day)), *second)
+        return now
 
     main = run(system)
     gate.init(main)
@@ -243,7 +257,7 @@ def trial(seed: int, model: str, repeats: int, merges: int, work: Path,
             outcome.alarms_second += failed
         before = ceilings.read_text(encoding="utf-8")
         if same_day:
-            ratchet(system, system)
+            main = ratchet(system, system, main)
         else:
             previous, main = main, run(system)
             gate.ratchet(main, previous)
@@ -263,8 +277,11 @@ def trial(seed: int, model: str, repeats: int, merges: int, work: Path,
     # same day: the fixed system's run confirmed by the system before it, re-run that day
     fixed = system.fixed("retrieval_miss", 20, rng)
     before = ceilings.read_text(encoding="utf-8")
-    if same_day:
-        ratchet(fixed, system)
+    if same_day:  # the fix's merge (paired with the system before it), then the next merge
+        # (confirmed by the fix's run, paired with the fixed system; not with paired_only)
+        after = ratchet(fixed, system, main)
+        if not paired_only:
+            ratchet(fixed, fixed, after)
     else:
         gate.ratchet(run(fixed), run(fixed))
     outcome.fix_lowered = ceilings.read_text(encoding="utf-8") != before
@@ -281,18 +298,22 @@ def main() -> None:
     parser.add_argument("--same-day-baseline", action="store_true",
                         help="each pull request's check also gets --baseline of main re-run on "
                              "its day; the ratchet is confirmed by --confirm-baseline, the "
-                             "system before the merge re-run on main's run's day")
+                             "system before the merge re-run on main's run's day, and "
+                             "--confirm by main's previous run (either confirms)")
+    parser.add_argument("--paired-only", action="store_true",
+                        help="with --same-day-baseline: the ratchet without --confirm")
     args = parser.parse_args()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="failgate-heldout-") as tmp:
         trials = [trial(args.seed + i, args.model, args.repeats, args.merges, Path(tmp),
-                        args.same_day_baseline)
+                        args.same_day_baseline, args.paired_only)
                   for i in range(args.trials)]
     prs = args.trials * args.merges
     first = sum(t.alarms_first for t in trials)
     second = sum(t.alarms_second for t in trials)
     half = args.merges // 2
-    paired = ", same-day baseline" if args.same_day_baseline else ""
+    paired = ((", same-day baseline" + (" (ratchet: paired only)" if args.paired_only else ""))
+              if args.same_day_baseline else "")
     print(f"model {args.model}{paired}: 400 cases, band from {args.repeats} repeats, {args.trials} "
           f"trials of {args.merges} merges (seed {args.seed}; "
           f"{time.perf_counter() - started:.0f} s)")
