@@ -150,7 +150,7 @@ def sequential_gate(planned: int, *, ceilings: str | Path | None = None,
                     delta: Fraction | float | str = "0.05", report: str = "run",
                     plan: str | Path | None = None,
                     futility: Fraction | float | str | None = None,
-                    margin: int = 10) -> CaseGate:
+                    margin: int = 10, baseline: str | Path | None = None) -> CaseGate:
     """A gate fed one case at a time, in the run's planned random order, that settles the
     full run's verdict as soon as the cases decide it (``docs/sequential.md``).
 
@@ -163,7 +163,10 @@ def sequential_gate(planned: int, *, ceilings: str | Path | None = None,
     uniformly random order fixed before the run (``plan``: a ``failgate plan`` file; cases
     may then finish in any order). ``futility`` (a beta, default off) also passes the run
     once a regression of ``margin`` cases past every open ceiling is ruled out: such a
-    regression passes early with probability at most beta, a smaller one may.
+    regression passes early with probability at most beta, a smaller one may. A plan drawn
+    within strata (``failgate plan --strata``) is gated per stratum; ``baseline`` (one
+    report of the baseline run's cases, by id) also fails the run once a category's new
+    cases exceed its fixed ones (paired mode).
 
     ```python
     gate = api.sequential_gate(1000, ceilings="ceilings.yaml")
@@ -194,4 +197,5 @@ def sequential_gate(planned: int, *, ceilings: str | Path | None = None,
         return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
 
     stop = None if futility is None else Futility(fraction(futility), margin)
-    return CaseGate(app, planned, fraction(delta), report, order, futility=stop)
+    return CaseGate(app, planned, fraction(delta), report, order, futility=stop,
+                    baseline=None if baseline is None else Path(baseline))

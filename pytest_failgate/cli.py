@@ -355,14 +355,18 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from .commands.sequential import make_plan, write_plan
+    from .commands.sequential import make_plan, write_ordered, write_plan
 
-    plan = make_plan(Path(args.source), args.seed, args.strata)
+    plan = make_plan(Path(args.source), args.seed, args.strata, args.id)
+    if args.ordered:
+        write_ordered(plan, Path(args.source), Path(args.ordered), args.id)
     write_plan(plan, Path(args.out))
     within = ("" if plan.strata is None else
               f" within each of {len(set(plan.strata))} strata of {plan.field}")
     _out(f"plan: {len(plan.ids)} cases of {args.source} in a random order{within} (seed "
          f"{plan.seed}) -> {args.out}")
+    if args.ordered:
+        _out(f"the cases in the plan's order -> {args.ordered}")
     return EXIT_PASS
 
 
@@ -371,29 +375,26 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     from .commands.app import Failgate
     from .commands.gating import write_reports
-    from .commands.sequential import Watch, Watched, read_plan, watch
+    from .commands.sequential import Watch, Watched, futility_of, read_plan, watch
 
     try:
         delta = Fraction(args.delta)
     except (ValueError, ZeroDivisionError):
         raise FailgateError(f"--delta must be a number between 0 and 1, not {args.delta}"
                             ) from None
-    futility = None
-    if args.futility is not None:
-        from .core.gate.sequential import Futility
-
-        try:
-            beta = Fraction(args.futility)
-        except (ValueError, ZeroDivisionError):
-            raise FailgateError(f"--futility must be a number between 0 and 1, not "
-                                f"{args.futility}") from None
-        futility = Futility(beta, args.margin)
-    request = Watch(report=Path(args.report), planned=args.planned, futility=futility,
+    app = Failgate(configure(args))
+    request = Watch(report=Path(args.report), planned=args.planned,
+                    futility=futility_of(app.config, "--futility", "--margin"),
                     plan=read_plan(Path(args.plan)) if args.plan else None, delta=delta,
                     replay=args.replay, name=args.name, command=tuple(args.harness),
-                    idle_seconds=args.idle_seconds)
-    app = Failgate(configure(args))
-    for item in watch(app, request):
+                    idle_seconds=args.idle_seconds, batch=args.batch, batch_key=args.batch_key)
+    if request.batch is not None:
+        from .commands.batches import watch_batches
+
+        watching = watch_batches(app, request)
+    else:
+        watching = watch(app, request)
+    for item in watching:
         if isinstance(item, Watched):  # the check's summary, outputs and exit code
             _out()
             _print_summary(item.result)
@@ -512,7 +513,7 @@ def _parser() -> argparse.ArgumentParser:
                    "failgate plan dataset.jsonl --seed 7 --out plan.json", cmd_plan)
     plan.add_argument("source", metavar="FILE",
                       help="a dataset file or a report: JSON Lines, a JSON array of cases, "
-                           "or an object with case_results")
+                           "an object with case_results, or CSV")
     plan.add_argument("--seed", type=int, metavar="N",
                       help="the seed of the order (default: a fresh random one, recorded in "
                            "the plan)")
@@ -521,6 +522,13 @@ def _parser() -> argparse.ArgumentParser:
                            "gate then keeps a confidence sequence per stratum)")
     plan.add_argument("--out", default="plan.json", metavar="FILE",
                       help="where to write the plan (default: plan.json)")
+    plan.add_argument("--id", metavar="FIELD",
+                      help="the case field holding each case's id (default: id, case_id, "
+                           "question_id or sample_id, else the case's position)")
+    plan.add_argument("--ordered", metavar="FILE",
+                      help="also write the cases in the plan's order, in the source's format "
+                           "(CSV too): a harness that runs a file's cases in order by range "
+                           "(promptfoo's --filter-range) then walks the plan")
 
     watch = command("watch", "gate a JSON Lines report as it is written, and stop as soon as "
                     "the verdict is settled (the full run's with probability 1 - delta)",
@@ -536,13 +544,6 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--replay", action="store_true",
                        help="read a finished report as if its cases were arriving (N: its "
                             "cases, unless --planned or --plan says)")
-    watch.add_argument("--futility", metavar="BETA",
-                       help="also stop as a pass once a regression of --margin cases past "
-                            "every open ceiling is ruled out; such a regression passes early "
-                            "with probability at most BETA (default: off)")
-    watch.add_argument("--margin", type=int, default=10, metavar="M",
-                       help="the regression, in cases past a ceiling, --futility rules out "
-                            "(default: 10)")
     watch.add_argument("--delta", default="0.05", metavar="D",
                        help="the most probability that an early verdict is not the full "
                             "run's (default: 0.05)")
@@ -552,6 +553,15 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--idle-seconds", type=float, default=300.0, metavar="S",
                        help="without a harness to run: give up when the report has not grown "
                             "for S seconds (default: 300)")
+    watch.add_argument("--batch", type=int, metavar="B",
+                       help="run the command after -- once per batch of B cases of the plan, "
+                            "in its order, filling in {start}, {end}, {batch}, {ids} and "
+                            "{indices} in its arguments and in FILE (a harness without a "
+                            "per-case hook: promptfoo, lm-eval); no batch starts once settled")
+    watch.add_argument("--batch-key", default="id", metavar="FIELD",
+                       help="with --batch: the field of each case of a batch's report that "
+                            "holds its id in the plan (default: id; promptfoo: description, "
+                            "lm-eval: doc_id)")
     watch.set_defaults(harness=[])
 
     sql = command("sql", "print the gate as one SQL query (counts per category and slice)",

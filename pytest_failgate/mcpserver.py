@@ -200,26 +200,34 @@ def ratchet(paths: list[str] | None = None, ceilings: str | None = None,
 
 def replay(report: str, ceilings: str | None = None, plan: str | None = None,
            planned: int | None = None, delta: float = 0.05,
-           name: str | None = None) -> dict[str, Any]:
+           name: str | None = None, futility: float | None = None, margin: int = 10,
+           baseline: str | None = None) -> dict[str, Any]:
     """Gate a finished JSON Lines report as if its cases were arriving (``failgate watch
     --replay``): the verdict a sequential run would have settled on, after how many of the
     planned cases, and with what probability it is the full run's (``sequential``), in
     ``check``'s document. ``plan`` is a ``failgate plan`` file (the order the cases are
-    judged in); without it, the report's order is taken as the random one."""
+    judged in, within strata when it was drawn with them); without it, the report's order
+    is taken as the random one. ``futility`` (a beta) also stops as a pass once a
+    regression of ``margin`` cases past every open ceiling is ruled out; ``baseline`` (one
+    JSON Lines report of the baseline run) fails the run once a category's new cases
+    exceed its fixed ones (paired mode)."""
     from fractions import Fraction
 
     from .commands.app import Failgate
-    from .commands.sequential import Watch, Watched, read_plan, watch
+    from .commands.sequential import Watch, Watched, futility_of, read_plan, watch
     from .core.gate.runner import byte_limit
 
     _check_named_paths({"report": report, "plan": plan})
-    config = _config(ceilings=ceilings)
+    config = _config(ceilings=ceilings, futility=futility, margin=margin,
+                     baseline=[baseline] if baseline else None)
     limit = byte_limit(config.max_report_bytes)
     path = Path(report)
-    if limit is not None and path.is_file() and path.stat().st_size > limit:
-        raise FailgateError(f"larger than the {limit} bytes this server reads", path)
+    for read in (path, *config.baseline):
+        if limit is not None and read.is_file() and read.stat().st_size > limit:
+            raise FailgateError(f"larger than the {limit} bytes this server reads", read)
     request = Watch(report=path, planned=planned, plan=read_plan(Path(plan)) if plan else None,
-                    delta=Fraction(str(delta)), replay=True, name=name)
+                    delta=Fraction(str(delta)), replay=True, name=name,
+                    futility=futility_of(config))
     for item in watch(Failgate(config), request):
         if isinstance(item, Watched):
             document: dict[str, Any] = item.result.model_dump(mode="json")

@@ -109,6 +109,15 @@ OPTIONS: tuple[Option, ...] = (
            "or `new` for a fresh one), each test a case of the ceilings file's taxonomy, and "
            "stop as soon as the verdict is settled: the full run's with probability at least "
            "0.95", "SEED", action=True),
+    Option("futility", "text", "sequential: also stop as a pass once a regression of the "
+           "margin's cases past every open ceiling is ruled out; such a regression passes "
+           "early with probability at most BETA (default: off)", "BETA", commands=("watch",),
+           notes=(("pytest", " (--failgate-sequential)"),)),
+    Option("margin", "text", "sequential: the regression, in cases past a ceiling, the "
+           "futility stop rules out (default: 10)", "M", default="10", commands=("watch",)),
+    Option("strata", "text", "--failgate-sequential: permute the tests within each stratum "
+           "and gate each stratum's count: `module` (each test file a stratum) or a marker's "
+           "name (its first argument names the test's stratum)", "module|MARKER"),
     Option("explain", "flag", "add rule diagnostics to the summary: what first-match hid, rules "
            "that never matched, how often the fields each rule reads were absent, the "
            "fallback's cases", commands=("check",)),
@@ -130,7 +139,10 @@ OPTIONS: tuple[Option, ...] = (
            "band", "PATH", commands=("check", "watch"),
            notes=(("watch", "; watch: one JSON Lines report of the baseline run, and the run "
                    "fails once a category's new cases exceed its fixed ones over the whole "
-                   "run (paired mode)"),)),
+                   "run (paired mode)"),
+                  ("pytest", "; with --failgate-sequential: one JSON Lines report of the "
+                   "baseline run's cases by test id, and the run fails once a category's new "
+                   "cases exceed its fixed ones (paired mode)"))),
     Option("noise", "path", "the noise of a noisy pipeline: a noise_band.json from repeated "
            "runs (`failgate noise`; the regression gate's format), or the keyword `repeats` "
            "(each report's own repeated cases: epochs, replicates; a file of that name is "

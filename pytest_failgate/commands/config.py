@@ -64,6 +64,9 @@ class Config:
     engine: str = "python"
     taxonomy: str | None = None
     plugins: tuple[str, ...] = ()
+    futility: str | None = None  # sequential: the futility stop's beta (None: off)
+    margin: str | None = None  # and the regression it rules out, in cases
+    strata: str | None = None  # --failgate-sequential: `module`, or a marker's name
     given: frozenset[str] = frozenset()
     advice: Advice = field(default_factory=Advice)
     # False where no plugin code may run (the MCP server unless --allow-plugins)

@@ -13,6 +13,8 @@ report's order was random and fixed before the run).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import random
 import secrets
@@ -38,7 +40,7 @@ from ..core.taxonomy.model import DEFAULT_ID_FIELDS
 from .app import Failgate
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
     from pathlib import Path
 
     from ..core.base.result import GateResult
@@ -73,54 +75,110 @@ def _parse_json(text: str, path: Path, line: int = 1) -> Any:
         raise FailgateError("invalid JSON: nested too deeply", path, line) from None
 
 
-def _case_id(case: Any, position: int, path: Path, line: int) -> str:
-    """A case's id as the gate compares it (``id``, ``case_id``, ``question_id``,
-    ``sample_id``, else ``#<position>``)."""
+def _case_id(case: Any, position: int, path: Path, line: int,
+             id_field: str | None = None) -> str:
+    """A case's id as the gate compares it: its ``id_field`` when one is named (a case
+    without it is an error), else ``id``, ``case_id``, ``question_id``, ``sample_id``,
+    else ``#<position>``."""
     if not isinstance(case, dict):
         raise FailgateError(f"case #{position} is not an object", path, line)
-    for name in DEFAULT_ID_FIELDS:
+    for name in DEFAULT_ID_FIELDS if id_field is None else (id_field,):
         value = case.get(name)
         if isinstance(value, str) or type(value) is int:
             return str(value)
+        if value is None and id_field is not None:
+            raise FailgateError(f"case #{position} has no '{id_field}' (--id)", path, line)
         if value is not None:
             raise FailgateError(
-                f"case #{position}: the case id '{name}' must be a string or an integer", path, line
+                f"case #{position}: the case id '{name}' must be a string or an integer",
+                path, line
             )
     return f"#{position}"
 
 
-def case_ids(path: Path) -> list[str]:
-    """The case ids of a dataset file or a report: JSON Lines, a JSON array of cases, or
-    an object with ``case_results``."""
-    return [case_id for case_id, _, _ in _records(path)]
+def case_ids(path: Path, id_field: str | None = None) -> list[str]:
+    """The case ids of a dataset file or a report: JSON Lines, a JSON array of cases, an
+    object with ``case_results``, or CSV (a header, then a case a row: promptfoo's tests)."""
+    return [case_id for case_id, _, _ in case_records(path, id_field)]
 
 
-def _records(path: Path) -> list[tuple[str, dict[str, Any], int]]:
+def case_records(path: Path, id_field: str | None = None
+                 ) -> list[tuple[str, dict[str, Any], int]]:
     """Each case of a dataset file or a report: its id, the case, its line."""
     text = path.read_text(encoding="utf-8-sig")
-    stripped = text.lstrip()
     records = []
-    if stripped.startswith(("[", "{")) and not _is_json_lines(text):
+    if path.suffix.lower() == ".csv":
+        records = [(_case_id(case, i, path, line, id_field), case, line)
+                   for i, (case, line) in enumerate(_csv_rows(text, path), start=1)]
+    elif _is_json_document(text, path):
         document = _parse_json(text, path)
         cases = document.get("case_results") if isinstance(document, dict) else document
         if not isinstance(cases, list):
             raise FailgateError("neither a list of cases nor an object with case_results", path)
-        records = [(_case_id(case, i, path, 1), case, 1) for i, case in enumerate(cases, start=1)]
+        records = [(_case_id(case, i, path, 1, id_field), case, 1)
+                   for i, case in enumerate(cases, start=1)]
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 case = _parse_json(line, path, number)
-                records.append((_case_id(case, len(records) + 1, path, number), case, number))
+                records.append((_case_id(case, len(records) + 1, path, number, id_field), case,
+                                number))
     if not records:
         raise FailgateError("no cases: a plan over nothing would settle nothing", path)
     return records
 
 
-def _strata_of(path: Path, field_name: str) -> tuple[list[str], dict[str, str]]:
+def _csv_rows(text: str, path: Path) -> Iterator[tuple[dict[str, Any], int]]:
+    """A CSV file's rows as cases (its header names the fields), each with its line."""
+    rows = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        rows.fieldnames  # noqa: B018 - reads the header
+        line = rows.line_num
+        for row in rows:
+            if None in row:
+                raise FailgateError("the row has more cells than the header names", path,
+                                    line + 1)
+            yield dict(row), line + 1
+            line = rows.line_num
+    except csv.Error as exc:
+        raise FailgateError(f"invalid CSV: {exc}", path, rows.line_num) from None
+
+
+def write_ordered(plan: Plan, source: Path, out: Path, id_field: str | None = None) -> None:
+    """``source``'s cases in the plan's order, in ``source``'s own format (CSV, JSON Lines,
+    a JSON array, ``case_results``): a harness that runs a file's cases in the file's order
+    (promptfoo's ``--filter-range``) then walks the plan's random order."""
+    records = {case_id: (case, line) for case_id, case, line in case_records(source, id_field)}
+    text = source.read_text(encoding="utf-8-sig")
+    ordered = [records[case_id][0] for case_id in plan.ids]
+    if source.suffix.lower() == ".csv":
+        buffer = io.StringIO(newline="")
+        header = next(csv.reader(io.StringIO(text, newline="")))
+        writer = csv.DictWriter(buffer, header, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(ordered)
+        written = buffer.getvalue()
+    elif _is_json_document(text, source):
+        document = _parse_json(text, source)
+        document = ({**document, "case_results": ordered} if isinstance(document, dict)
+                    else ordered)
+        written = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    else:
+        lines = text.splitlines()
+        written = "".join(lines[records[case_id][1] - 1] + "\n" for case_id in plan.ids)
+    if out.resolve() == source.resolve():
+        raise FailgateError("--ordered would overwrite the dataset it reorders", out)
+    temporary = out.with_name(out.name + ".tmp")
+    temporary.write_text(written, encoding="utf-8")
+    temporary.replace(out)
+
+
+def _strata_of(path: Path, field_name: str, id_field: str | None = None
+               ) -> tuple[list[str], dict[str, str]]:
     """The case ids and each one's stratum: its ``field_name``, as text (a string, an
     integer or a boolean; a case without it is an error naming the case)."""
     ids, strata = [], {}
-    for case_id, case, line in _records(path):
+    for case_id, case, line in case_records(path, id_field):
         value = case.get(field_name)
         if not (isinstance(value, (str, bool)) or type(value) is int):
             raise FailgateError(
@@ -129,6 +187,13 @@ def _strata_of(path: Path, field_name: str) -> tuple[list[str], dict[str, str]]:
         ids.append(case_id)
         strata[case_id] = json.dumps(value) if isinstance(value, bool) else str(value)
     return ids, strata
+
+
+def _is_json_document(text: str, path: Path) -> bool:
+    """Whether a file is one JSON document (an array of cases, ``case_results``), not JSON
+    Lines: a ``.jsonl`` file never is, even of one line."""
+    return (path.suffix.lower() != ".jsonl" and text.lstrip().startswith(("[", "{"))
+            and not _is_json_lines(text))
 
 
 def _is_json_lines(text: str) -> bool:
@@ -141,7 +206,8 @@ def _is_json_lines(text: str) -> bool:
         return False
 
 
-def make_plan(source: Path, seed: int | None = None, strata: str | None = None) -> Plan:
+def make_plan(source: Path, seed: int | None = None, strata: str | None = None,
+              id_field: str | None = None) -> Plan:
     """A uniformly random order of ``source``'s cases, drawn from ``seed`` (a fresh one
     when none is given: the order must be fixed before the run, not chosen after it).
 
@@ -150,9 +216,9 @@ def make_plan(source: Path, seed: int | None = None, strata: str | None = None) 
     ``(k + 1/2) / s`` of the run); the gate then keeps a confidence sequence per stratum,
     valid whatever the interleaving."""
     if strata is None:
-        ids, of = case_ids(source), None
+        ids, of = case_ids(source, id_field), None
     else:
-        ids, of = _strata_of(source, strata)
+        ids, of = _strata_of(source, strata, id_field)
     duplicated = len(ids) - len(set(ids))
     if duplicated:
         raise FailgateError(
@@ -164,6 +230,15 @@ def make_plan(source: Path, seed: int | None = None, strata: str | None = None) 
         order = list(ids)
         rng.shuffle(order)
         return Plan(tuple(order), drawn, source.name)
+    order = stratified_order(ids, of, rng)
+    return Plan(tuple(order), drawn, source.name, tuple(of[i] for i in order), strata)
+
+
+def stratified_order(ids: Sequence[str], of: Mapping[str, str], rng: random.Random
+                     ) -> list[str]:
+    """``ids`` permuted within each stratum (``of``: id -> stratum) and the strata
+    interleaved in proportion: the ``k``-th of a stratum of ``s`` cases at ``(k + 1/2) / s``
+    of the run (ties in the strata's sorted order)."""
     groups: dict[str, list[str]] = {}
     for case_id in ids:
         groups.setdefault(of[case_id], []).append(case_id)
@@ -173,8 +248,7 @@ def make_plan(source: Path, seed: int | None = None, strata: str | None = None) 
         size = len(members)
         placed += [(Fraction(2 * k + 1, 2 * size), rank, case_id)
                    for k, case_id in enumerate(members)]
-    order = [case_id for _, _, case_id in sorted(placed)]
-    return Plan(tuple(order), drawn, source.name, tuple(of[i] for i in order), strata)
+    return [case_id for _, _, case_id in sorted(placed)]
 
 
 def write_plan(plan: Plan, out: Path) -> None:
@@ -236,6 +310,8 @@ class Watch:
     idle_seconds: float = 300.0
     poll_seconds: float = 0.2
     futility: Futility | None = None  # the futility stop (default off)
+    batch: int | None = None  # run the command once per batch of this many planned cases
+    batch_key: str = "id"  # the field of a batch report's case that holds its planned id
 
 
 @dataclass
@@ -299,10 +375,14 @@ class CaseGate:
             sizes = [plan.strata.count(label) for label in labels]
         # paired mode: each case's category in the baseline run, each category compared
         self._baseline: dict[str, str | None] | None = None
+        self.baseline = baseline
         paired: list[SequentialItem] = []
         if baseline is not None:
             self._baseline = _baseline_categories(baseline, taxonomy, app)
             paired = [SequentialItem(c, frozenset({c}), 0) for c in taxonomy.category_names]
+        self._unpaired = 0  # cases gated that the baseline did not run
+        if plan is not None and self._baseline is not None:
+            self._unpaired_limit(sum(i not in self._baseline for i in plan.ids), planned)
         self.gate = SequentialGate(
             gate_items(taxonomy, ceilings, name, planned), planned, delta, futility, sizes,
             paired,
@@ -333,15 +413,16 @@ class CaseGate:
             pass
         return self.gate.settled
 
-    def changes(self, case: Any) -> Iterator[str]:
-        """One finished case, and what it changed, as lines to print."""
+    def changes(self, case: Any, planned_id: str | None = None) -> Iterator[str]:
+        """One finished case, and what it changed, as lines to print; ``planned_id``: the
+        plan's id of the case, when the report names it otherwise (``watch --batch``)."""
         from ..core.reports.sink import CaseProblem
 
         try:
             case_id, category = self.sink.add(case)
         except CaseProblem as exc:
             raise FailgateError(str(exc), self.path, self.line or None) from None
-        yield from self.finished(case_id, category)
+        yield from self.finished(case_id if planned_id is None else planned_id, category)
 
     def finish(self, case_id: str, category: str | None) -> Settled | None:
         """One finished case already classified (a test's outcome and category, in
@@ -370,9 +451,23 @@ class CaseGate:
                 return
             before = one  # a case the baseline did not run: not compared (unchanged)
             if self._baseline is not None:
-                before = self._baseline.get(one_id, one)
+                if one_id in self._baseline:
+                    before = self._baseline[one_id]
+                else:
+                    self._unpaired += 1
+                    self._unpaired_limit(self._unpaired, self.gate.planned)
             self.gate.add(one, self._stratum.get(one_id, 0), before)
             yield from self._changes(one_id, one)
+
+    def _unpaired_limit(self, unpaired: int, planned: int) -> None:
+        """Paired mode compares the cases both runs ran: as ``check --baseline``, a run of
+        which more than half has no counterpart in the baseline is an error, not a comparison
+        of the few that match (or of none, when the ids are not the baseline's)."""
+        if 2 * unpaired > planned:
+            raise FailgateError(
+                f"{unpaired} of the {planned} planned cases are not in the baseline; a "
+                "comparison needs the same cases (pairs are matched by id)", self.baseline,
+            )
 
     def add_line(self, text: str) -> Iterator[str]:
         """One line of a JSON Lines report: what it changed, as lines to print."""
@@ -399,7 +494,7 @@ def _baseline_categories(path: Path, taxonomy: Taxonomy, app: Failgate
 
     sink = CaseSink(ReportFile(path, path.stem), taxonomy, app.read_spec())
     found: dict[str, str | None] = {}
-    for _, case, line in _records(path):
+    for _, case, line in case_records(path):
         try:
             case_id, category = sink.add(case)
         except CaseProblem as exc:
@@ -480,22 +575,49 @@ def planned_count(watch: Watch) -> int:
     )
 
 
+def futility_of(config: Config, beta_flag: str = "futility", margin_flag: str = "margin"
+                ) -> Futility | None:
+    """The futility stop a run was given (``futility``, ``margin``), or None (off); a value
+    that is not a number is one error naming the flag."""
+    if config.futility is None:
+        return None
+    try:
+        beta = Fraction(config.futility)
+    except (ValueError, ZeroDivisionError):
+        raise FailgateError(f"{beta_flag} must be a number between 0 and 1, not "
+                            f"{config.futility}") from None
+    try:
+        margin = int(config.margin or "10")
+    except ValueError:
+        raise FailgateError(f"{margin_flag} must be a whole number of cases, not "
+                            f"{config.margin}") from None
+    return Futility(beta, margin)
+
+
+def watched_gate(app: Failgate, request: Watch, format_name: str | None = None) -> CaseGate:
+    """The gate ``watch`` feeds: the planned cases, the level, the report's name and
+    format, the futility stop and the baseline run (paired mode) it was asked for."""
+    return CaseGate(app, planned_count(request), request.delta,
+                    request.name or request.report.stem, request.plan, request.report,
+                    format_name, futility=request.futility, baseline=one_baseline(app))
+
+
+def ended(feed: CaseGate) -> Watched:
+    """How a watched run ended: its outcome, settled or not."""
+    done = Watched(feed.result(), feed.gate.settled)
+    if done.settled is None:
+        done.ended = (f"the run ended after {feed.gate.n} of {feed.gate.planned} planned "
+                      "cases, before the verdict was settled")
+    return done
+
+
 def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
-    """Watch a report: yields lines to print as cases arrive, and last how it ended."""
+    """Watch a report: yields lines to print as cases arrive, and last how it ended
+    (``--batch``: ``batches.watch_batches``)."""
     app = Failgate.of(config)
     if request.replay and not request.report.is_file():
         raise FailgateError("no such report", request.report)
-    planned = planned_count(request)
-    feed = CaseGate(
-        app,
-        planned,
-        request.delta,
-        request.name or request.report.stem,
-        request.plan,
-        request.report,
-        futility=request.futility,
-        baseline=_one_baseline(app),
-    )
+    feed = watched_gate(app, request)
     running = None
     if request.command and not request.replay:
         running = subprocess.Popen(list(request.command))  # the user's harness, as given
@@ -512,16 +634,10 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     finally:
         if running is not None:
             stop(running)
-    done = Watched(feed.result(), feed.gate.settled)
-    if done.settled is None:
-        done.ended = (
-            f"the run ended after {feed.gate.n} of {planned} planned cases, "
-            "before the verdict was settled"
-        )
-    yield done
+    yield ended(feed)
 
 
-def _one_baseline(app: Failgate) -> Path | None:
+def one_baseline(app: Failgate) -> Path | None:
     """The baseline run's report for paired mode: one file, or none."""
     given = app.config.baseline
     if not given:

@@ -64,6 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "(--failgate-sequential)"
     )
     seed = config.getoption("failgate_sequential")
+    alone = [flag for flag in ("--failgate-futility", "--failgate-strata")
+             if config.getoption(flag.lstrip("-").replace("-", "_")) is not None]
+    if seed is None and alone:  # the ini keys may stay set for the runs that are sequential
+        raise pytest.UsageError(f"{alone[0]} orders or stops a sequential run: give "
+                                "--failgate-sequential=SEED too")
     if seed is not None:
         from .sequential import SequentialSession
 

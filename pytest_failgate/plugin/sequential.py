@@ -13,6 +13,12 @@ properties (its fallback when no rule matches). Once the verdict is settled the 
 stops (``session.shouldstop``); the summary, the reports and the exit status are the
 sequential run's one outcome (``core.gate.settled``): "settled after n of N planned
 cases", the full run's verdict with probability at least 95%.
+
+``--failgate-futility`` and ``--failgate-margin`` add the futility stop,
+``--failgate-strata`` (``module``, or a marker's name) permutes the tests within each
+stratum and gates each stratum's count, and ``--failgate-baseline`` (one JSON Lines report
+of the baseline run's cases, by test id) compares each test with the same test in it
+(paired mode), as ``watch`` does.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from ..core.base.errors import FailgateError
 
 if TYPE_CHECKING:
     from ..commands.config import Config
-    from ..commands.sequential import CaseGate
+    from ..commands.sequential import CaseGate, Plan
     from ..core.base.result import GateResult
 
 REPORT = "pytest"  # the run's name in the ceilings file (``reports: pytest:``)
@@ -43,6 +49,18 @@ def _seed(text: str) -> int:
         raise pytest.UsageError(
             f"--failgate-sequential takes a seed (an integer, or `new`), not {text!r}"
         ) from None
+
+
+def _stratum(item: pytest.Item, strata: str) -> str:
+    """A test's stratum: its file (``module``), else its ``strata`` marker's first argument."""
+    if strata == "module":
+        return item.nodeid.split("::", 1)[0]
+    marker = item.get_closest_marker(strata)
+    if marker is None or not marker.args or not isinstance(marker.args[0], (str, int)):
+        raise FailgateError(
+            f"{item.nodeid}: --failgate-strata={strata} needs each test's stratum: a "
+            f"@pytest.mark.{strata}(NAME) marker (or --failgate-strata=module)")
+    return str(marker.args[0])
 
 
 class SequentialSession:
@@ -71,18 +89,20 @@ class SequentialSession:
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
         from ..commands.app import Failgate
-        from ..commands.sequential import CaseGate, Plan
+        from ..commands.sequential import CaseGate, futility_of, one_baseline
 
         if hasattr(config, "workerinput"):
             return
         if not items:
             raise pytest.UsageError("--failgate-sequential: no tests to gate")
-        random.Random(self.seed).shuffle(items)
         self._session = session
-        ids = tuple(item.nodeid for item in items)
         try:
-            self.feed = CaseGate(Failgate(self.config), len(ids), name=REPORT,
-                                 plan=Plan(ids, self.seed, "pytest"))
+            plan = self._plan(items)
+            app = Failgate(self.config)
+            self.feed = CaseGate(app, len(plan.ids), name=REPORT, plan=plan,
+                                 futility=futility_of(self.config, "--failgate-futility",
+                                                      "--failgate-margin"),
+                                 baseline=one_baseline(app))
         except FailgateError as exc:
             raise pytest.UsageError(f"failgate: {exc}") from None
         names = self.feed.sink.taxonomy.category_names
@@ -95,8 +115,26 @@ class SequentialSession:
                     f"taxonomy {self.feed.sink.taxonomy.name} ({', '.join(names)})")
             self._categories[item.nodeid] = named
 
+    def _plan(self, items: list[pytest.Item]) -> Plan:
+        """The tests in a random order drawn from the seed (``items`` reordered to it): one
+        shuffle, or with ``--failgate-strata`` a shuffle within each stratum, interleaved."""
+        from ..commands.sequential import Plan, stratified_order
+
+        rng = random.Random(self.seed)
+        strata = self.config.strata
+        if strata is None:
+            rng.shuffle(items)
+            return Plan(tuple(item.nodeid for item in items), self.seed, "pytest")
+        of = {item.nodeid: _stratum(item, strata) for item in items}
+        order = stratified_order([item.nodeid for item in items], of, rng)
+        by_id = {item.nodeid: item for item in items}
+        items[:] = [by_id[nodeid] for nodeid in order]
+        return Plan(tuple(order), self.seed, "pytest", tuple(of[i] for i in order), strata)
+
     def pytest_report_header(self, config: pytest.Config) -> str:
-        return (f"failgate: sequential, the tests in a random order drawn from seed "
+        within = ("" if self.config.strata is None
+                  else f" within each stratum of {self.config.strata}")
+        return (f"failgate: sequential, the tests in a random order{within} drawn from seed "
                 f"{self.seed} (--failgate-sequential={self.seed} repeats it)")
 
     @pytest.hookimpl

@@ -7,7 +7,7 @@ import random
 from typing import TYPE_CHECKING
 
 import pytest
-from helpers import case, cases_for, write_ceilings, write_jsonl
+from helpers import CATEGORY_CASES, case, cases_for, write_ceilings, write_jsonl
 from helpers import run_cli as run
 
 from pytest_failgate import api
@@ -91,3 +91,38 @@ def test_a_case_that_is_not_an_object_is_a_clear_error(project: Path) -> None:
     gate = api.sequential_gate(3)
     with pytest.raises(api.FailgateError, match="case #1: is string, not an object"):
         gate.add("not a case")
+
+
+def test_against_a_baseline_new_failures_outnumbering_fixed_ones_fail_the_run_early(
+        project: Path) -> None:
+    """Paired mode: the baseline run had 5 retrieval misses of 300, this one about 45 (a
+    count its ceilings would still allow); the comparison fails it early."""
+    write_ceilings(project / "ceilings.yaml", dict.fromkeys(RAG_CATEGORIES, 60))
+    before = cases_for({"retrieval_miss": 5}, passed=295, seed=6)
+    write_jsonl(project / "baseline.jsonl", before)
+    after = [dict(one, **CATEGORY_CASES["retrieval_miss"]) if index % 7 == 0 else one
+             for index, one in enumerate(before)]
+    gate = api.sequential_gate(300, baseline="baseline.jsonl")
+    settled = next(s for s in map(gate.add, after) if s is not None)
+    assert settled.verdict == "fail"
+    assert settled.deciding == ("retrieval_miss vs baseline",)
+    assert settled.n < 200
+    unpaired = api.sequential_gate(300)
+    assert next(s for s in map(unpaired.add, after) if s is not None).verdict == "pass"
+
+
+def test_a_plan_drawn_within_strata_is_gated_as_watch_gates_it(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = cases_for({"retrieval_miss": 12}, passed=188, seed=5)
+    for index, one in enumerate(cases):
+        one["domain"] = "legal" if index % 4 == 0 else "medical"
+    write_jsonl(project / "data.jsonl", cases)
+    assert run(capsys, "plan", "data.jsonl", "--seed", "3", "--strata", "domain")[0] == 0
+    code, out, _ = run(capsys, "watch", "data.jsonl", "--plan", "plan.json", "--replay")
+    by_id = {one["id"]: one for one in cases}
+    order = json.loads((project / "plan.json").read_text())["cases"]
+    gate = api.sequential_gate(200, plan="plan.json")
+    assert gate.gate.strata == 2
+    settled = next(s for s in (gate.add(by_id[i]) for i in order) if s is not None)
+    assert out.rstrip("\n").splitlines()[-1].endswith(settled.record().text)
+    assert code == (0 if settled.verdict == "pass" else 1)

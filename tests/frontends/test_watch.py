@@ -268,3 +268,35 @@ def test_watch_against_an_identical_baseline_passes_at_the_last_case(
     code, out, _ = run(capsys, "watch", "run.jsonl", "--replay", "--baseline", "baseline.jsonl")
     assert code == 0
     assert _settled(out) == ("pass", 100, 100, False)
+
+
+def test_watch_against_a_baseline_of_other_cases_is_one_error_not_a_comparison_of_none(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A baseline whose ids are not the run's compares no case: an error, as check's, once
+    more than half the planned cases have no counterpart (and before any case, with a plan)."""
+    write_ceilings(project / "ceilings.yaml", {"retrieval_miss": 60})
+    cases = cases_for({"retrieval_miss": 5}, passed=95, seed=6)
+    write_jsonl(project / "baseline.jsonl", [dict(one, id=f"other-{one['id']}") for one in cases])
+    write_jsonl(project / "run.jsonl", cases)
+    message = ("failgate: error: baseline.jsonl: 51 of the 100 planned cases are not in the "
+               "baseline; a comparison needs the same cases (pairs are matched by id)\n")
+    code, out, err = run(capsys, "watch", "run.jsonl", "--replay", "--baseline", "baseline.jsonl")
+    assert (code, err) == (2, message)
+    assert "case 50 of 100" in out
+    assert "case 51 of 100" not in out
+    assert run(capsys, "plan", "run.jsonl", "--seed", "1", "--out", "plan.json")[0] == 0
+    code, out, err = run(capsys, "watch", "run.jsonl", "--replay", "--plan", "plan.json",
+                         "--baseline", "baseline.jsonl")
+    assert (code, out) == (2, "")
+    assert err == message.replace("51 of", "100 of")
+
+
+def test_watch_against_a_baseline_holding_half_the_cases_compares_them(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_ceilings(project / "ceilings.yaml", {"retrieval_miss": 60})
+    cases = cases_for({"retrieval_miss": 5}, passed=95, seed=6)
+    write_jsonl(project / "baseline.jsonl", cases[:50])
+    write_jsonl(project / "run.jsonl", cases)
+    code, out, _ = run(capsys, "watch", "run.jsonl", "--replay", "--baseline", "baseline.jsonl")
+    assert code == 0
+    assert _settled(out) == ("pass", 100, 100, False)

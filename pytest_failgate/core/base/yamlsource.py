@@ -105,6 +105,9 @@ MAX_DIGITS = 4300
 # Digits before the decimal point (the exponent counted): every number is compared, shown
 # or turned into a float somewhere, and a float stops near 10^308.
 MAX_MAGNITUDE = 300
+# How deep a value may nest: the files failgate reads nest a few levels; past this the
+# composer would recurse until Python's own limit, which has no place to name.
+MAX_DEPTH = 200
 
 
 def _scalar(node: yaml.ScalarNode, path: Path) -> Any:
@@ -173,6 +176,7 @@ class _AliasCheckingLoader(yaml.SafeLoader):
 
     path: Path
     refuse_aliases: str | None = None  # the reason, when aliases are refused
+    depth = 0  # nodes being composed, outermost first
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.refuse_aliases is not None and self.check_event(yaml.AliasEvent):
@@ -180,7 +184,15 @@ class _AliasCheckingLoader(yaml.SafeLoader):
             raise FailgateError(f"YAML aliases (*name) are not allowed here: "
                                 f"{self.refuse_aliases}", self.path, mark.line + 1,
                                 mark.column + 1)
-        return super().compose_node(parent, index)
+        if self.depth >= MAX_DEPTH:
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise FailgateError(f"the YAML is nested deeper than {MAX_DEPTH} levels (the "
+                                "reader's limit)", self.path, mark.line + 1, mark.column + 1)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def load_yaml(path: Path, text: str | None = None, *, aliases: str | None = None) -> YamlDoc:
@@ -245,6 +257,11 @@ class _Converter:
                 f"more than {MAX_VALUES:,} values once aliases are expanded; refusing to "
                 "read further (an alias bomb?)", self.doc.path)
         doc = self.doc
+        if len(loc) >= MAX_DEPTH:  # only an alias inside its own anchor gets here
+            span = _span(node)
+            raise FailgateError(
+                f"the YAML is nested deeper than {MAX_DEPTH} levels once aliases are expanded "
+                "(an alias inside its own anchor?)", doc.path, span.line, span.col)
         doc.values[loc] = _span(node)
         if isinstance(node, yaml.ScalarNode):
             return _scalar(node, doc.path)

@@ -161,11 +161,28 @@ def test_a_billion_laughs_fails_fast_with_a_clear_error(tmp_path: Path) -> None:
         load_ceilings(ceilings, builtin_taxonomies())
 
 
-def test_self_referencing_and_deeply_nested_yaml_are_clear_errors(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("text", "place", "why"), [
+    ("a: &a [*a]\n", "1:4", "once aliases are expanded (an alias inside its own anchor?)"),
+    ("a: &a [b, [c, *a]]\n", "1:8", "once aliases are expanded"),
+    ("[" * 3000 + "]" * 3000 + "\n", "1:201", "(the reader's limit)"),
+    ("x:\n" + "  - " * 199 + "1\n", "2:797", "(the reader's limit)"),
+])
+def test_self_referencing_and_deeply_nested_yaml_are_errors_at_their_place(
+    tmp_path: Path, text: str, place: str, why: str
+) -> None:
     path = tmp_path / "t.yaml"
-    for text in ("a: &a [*a]\n", "[" * 3000 + "]" * 3000 + "\n"):
-        with pytest.raises(FailgateError, match="nested too deeply"):
-            load_yaml(path, text)
+    with pytest.raises(FailgateError) as info:
+        load_yaml(path, text)
+    assert str(info.value).startswith(f"{path}:{place}: the YAML is nested deeper than 200 levels")
+    assert why in str(info.value)
+
+
+def test_yaml_nested_up_to_the_limit_is_read(tmp_path: Path) -> None:
+    doc = load_yaml(tmp_path / "t.yaml", "x:\n" + "  - " * 198 + "1\n")
+    value = doc.data["x"]
+    for _ in range(197):
+        value = value[0]
+    assert value == [1]
 
 
 @pytest.mark.parametrize("option", ["--md", "--json", "--html"])
