@@ -23,7 +23,7 @@ the ratchet must lower an unchanged system practically never. The two-run confir
 two independent runs to fall past an allowance each exceeds with at most the budget's
 share: together at most its square. One paired test is held to the same: at 0.05, 0.0025
 for the run's drops together (measured in ``bench/noise_heldout.py``: with Holm at the
-budget itself, 6 to 11 of 300 unchanged merges lowered the file, and the false alarms
+budget itself, 5 to 11 of 300 unchanged merges lowered the file, and the false alarms
 crept up after them).
 """
 
