@@ -55,10 +55,10 @@ class SameDay:
                                      noise=self.band)).result()
         found = {}
         for row in result.rows:
-            if row.kind in ("category", "total") and row.allowed is not None:
+            if row.kind in ("category", "total") and row.limit is not None:
                 assert row.count is not None
                 assert row.baseline is not None
-                ceiling = row.count > row.allowed
+                ceiling = row.count > row.limit
                 assert (row.verdict == "fail") == (ceiling or row.baseline.verdict == "fail")
                 found[row.name] = (ceiling, row.baseline.verdict == "fail")
         return found
