@@ -420,3 +420,33 @@ def test_real_lm_eval_in_batches_settles_a_broken_system_early(
     assert sum(score for _, _, score in everything.values()) == 4
     code, out, err = run(capsys, "check", str(samples))
     assert code == 1, out + err
+
+
+@pytest.mark.slow
+def test_real_lm_eval_in_batches_passes_a_clean_system_after_running_its_batches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The same recipe over 20 documents the ``dummy`` model answers right but one: a pass
+    is settled only once ``wrong`` is ruled over its ceiling, so lm-eval runs both batches,
+    each logging its own planned documents."""
+    lm_eval = _lm_eval_task(tmp_path, ["a7" if i == 7 else "lol" for i in range(20)],
+                            monkeypatch)
+    code, _, err = run(capsys, "plan", "docs.jsonl", "--id", "doc_id", "--seed", "3")
+    assert code == 0, err
+    plan = json.loads((tmp_path / "plan.json").read_text())["cases"]
+    batch = (f"{lm_eval} --output_path out/{{batch}}/results.json "
+             '--samples "{\\"fg\\": {indices}}" '
+             "&& cp out/{batch}/samples_fg_*.jsonl samples_{batch}.jsonl")
+    code, out, err = run(capsys, "watch", "samples_{batch}.jsonl", "--name", "fg", "--plan",
+                         "plan.json", "--batch", "10", "--batch-key", "doc_id", "--",
+                         "sh", "-c", batch)
+    assert code == 0, err
+    verdict, n, of = _settled(out)
+    assert (verdict, of) == ("pass", 20)
+    assert n > 10  # 10 right answers cannot rule out 5 wrong in the other 10
+    assert "batch 2: exit 0, 10 cases in samples_2.jsonl" in out
+    for b in (1, 2):
+        rows = _lm_eval_rows(tmp_path / f"samples_{b}.jsonl")
+        assert sorted(rows) == sorted(int(doc) for doc in plan[10 * b - 10:10 * b])
+        assert all(doc["question"] == f"q{i}" and score == (doc["answer"] == "lol")
+                   for i, (doc, _, score) in rows.items())
