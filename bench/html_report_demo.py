@@ -49,7 +49,7 @@ def history(result: GateResult) -> str | None:
         counts = {row.name: max(0, (row.count or 0) + offset)
                   for row, offset in zip(busiest, offsets, strict=False)}
         points.append(HistoryPoint(f"2026-05-{12 + day:02d}", counts))
-    ceilings = {row.name: row.allowed for row in busiest if row.allowed is not None}
+    ceilings = {row.name: row.limit for row in busiest if row.limit is not None}
     return render_history_svg(points, names, ceilings)
 
 

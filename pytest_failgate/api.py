@@ -29,10 +29,11 @@ describes it (``config.ceilings``, ``config.paths``, ``config.rootdir``,
 ``config.taxonomy``). The hooks, the order plugins load in and the conflict rule are
 documented in ``pytest_failgate.commands.plugins``.
 
-failgate's own readers are written with this module and nothing else: each subclasses
-``Reader`` and reads its file through the helpers below, which serve the report being
-read from the one handle failgate opened it with (a reader that opens the file itself
-reads it twice).
+failgate's own readers and taxonomies are written with this module and nothing else: each
+built-in taxonomy is a taxonomy file built by ``taxonomy_from_yaml`` (``taxonomy`` builds
+one from keywords through it), and each reader subclasses ``Reader`` and reads its file
+through the helpers below, which serve the report being read from the one handle
+failgate opened it with (a reader that opens the file itself reads it twice).
 
 - ``read_bytes(path)``, ``open_file(path)``: the file's bytes, or the file open for
   reading; ``load_json(path)``, ``loads(data, path)``: decoded JSON whose errors name
@@ -59,13 +60,12 @@ from .core.reports.readers import Reader, ReaderOutput, repeat_of
 from .core.taxonomy.model import Taxonomy
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
     from fractions import Fraction
     from pathlib import Path
 
     from .commands.sequential import CaseGate
 
-if TYPE_CHECKING:  # imported when first used (``__getattr__``): JSON decoding, zip
+if TYPE_CHECKING:  # imported when first used (``__getattr__``): JSON, zip, taxonomy builders
     from .core.reports.jsonfile import (
         Loc,
         Misshapen,
@@ -79,6 +79,7 @@ if TYPE_CHECKING:  # imported when first used (``__getattr__``): JSON decoding, 
         top_level,
     )
     from .core.reports.zipzstd import ZipArchive
+    from .core.taxonomy.files import taxonomy, taxonomy_from_yaml
 
 __all__ = ["FailgateError", "Loc", "Misshapen", "PluginConfig", "Reader", "ReaderOutput",
            "Taxonomy", "ZipArchive", "describe", "did_you_mean", "hookimpl", "json_lines",
@@ -87,63 +88,25 @@ __all__ = ["FailgateError", "Loc", "Misshapen", "PluginConfig", "Reader", "Reade
 
 _JSON_HELPERS = frozenset({"Loc", "Misshapen", "describe", "json_lines", "load_json", "loads",
                            "open_file", "parse_json_file", "read_bytes", "top_level"})
+_TAXONOMY_BUILDERS = frozenset({"taxonomy", "taxonomy_from_yaml"})
 
 
 def __getattr__(name: str) -> Any:
-    """The reading helpers, imported when a plugin first uses one."""
+    """The reading helpers and the taxonomy builders, imported when a plugin first uses
+    one (the rule compiler and YAML are not loaded by importing the API)."""
     if name in _JSON_HELPERS:
         from .core.reports import jsonfile
 
         return getattr(jsonfile, name)
+    if name in _TAXONOMY_BUILDERS:
+        from .core.taxonomy import files
+
+        return getattr(files, name)
     if name == "ZipArchive":
         from .core.reports.zipzstd import ZipArchive
 
         return ZipArchive
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def taxonomy_from_yaml(text: str, source: str = "<taxonomy>") -> Taxonomy:
-    """A taxonomy written in the taxonomy file format (YAML), compiled.
-
-    An error (bad YAML, an unknown key, a rule outside the expression language) is a
-    ``FailgateError`` naming ``source`` and the line and column.
-    """
-    from pathlib import Path
-
-    from .core.base.yamlsource import load_yaml
-    from .core.taxonomy.files import taxonomy_from
-
-    return taxonomy_from(load_yaml(Path(source), text), ())
-
-
-def taxonomy(name: str, *, failed: str, categories: Sequence[str | Mapping[str, Any]],
-             description: str = "", defaults: Mapping[str, Any] | None = None,
-             types: Mapping[str, str] | None = None, required: Iterable[str] = (),
-             id_fields: Sequence[str] | None = None,
-             metrics: Sequence[Mapping[str, Any]] = (),
-             caveats: Sequence[Mapping[str, Any]] = (),
-             substantive: str | None = None) -> Taxonomy:
-    """A taxonomy from keyword arguments: the keys of a taxonomy file.
-
-    ``failed`` and each category's ``when`` are expressions of the rule language;
-    ``categories`` are tried in order, the last (a bare name, or one without ``when``)
-    is the fallback. ``types`` maps a field to its kinds (``"number | null"``).
-    """
-    import yaml
-
-    document: dict[str, Any] = {"name": name, "failed": failed,
-                                "categories": [{"name": c} if isinstance(c, str) else dict(c)
-                                               for c in categories]}
-    if description:
-        document["description"] = description
-    optional: dict[str, Any] = {
-        "defaults": dict(defaults or {}), "types": dict(types or {}),
-        "required": list(required), "id_fields": list(id_fields or []),
-        "metrics": [dict(m) for m in metrics], "caveats": [dict(c) for c in caveats],
-        "substantive": substantive}
-    document |= {key: value for key, value in optional.items() if value}
-    return taxonomy_from_yaml(yaml.safe_dump(document, sort_keys=False, allow_unicode=True),
-                              f"<taxonomy {name}>")
 
 
 def sequential_gate(planned: int, *, ceilings: str | Path | None = None,

@@ -411,7 +411,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return EXIT_INCONCLUSIVE  # pragma: no cover - watch always ends with how it ended
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; ``only``, when it names a command, with that command's
+    arguments alone (a run parses one command: building the others' would be most of the
+    parsing time), else every command's (the top level's help and errors)."""
     parser = argparse.ArgumentParser(
         prog="failgate",
         description="Gate LLM/RAG evaluation reports by failure category, outside pytest. "
@@ -421,10 +424,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"failgate {__version__}")
     parser.add_argument(*COLOR_FLAG, **COLOR_ARGUMENT)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # where the arguments of the commands not built go: never parsed
+    unbuilt = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
+    built: list[str] = []
 
     def command(name: str, help_text: str, example: str,
                 run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         """A subcommand with the options the option table lists for it."""
+        if only is not None and name != only:
+            return unbuilt
+        built.append(name)
         sub = commands.add_parser(
             name, help=help_text, description=help_text,
             epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -573,6 +582,8 @@ def _parser() -> argparse.ArgumentParser:
     sql.add_argument("--sample", metavar="FILE",
                      help="a Parquet or JSON Lines file whose column types the query uses "
                           "(default: the taxonomy's types:)")
+    if only is not None and not built:  # not a command: every command, to say so
+        return _parser()
     return parser
 
 
@@ -592,7 +603,7 @@ def configure(args: argparse.Namespace) -> Config:
 def check_config(argv: Sequence[str]) -> Config:
     """The configuration ``failgate check ARGV`` runs with (the CI step's gate); a usage
     error raises ``SystemExit`` as the command would, after saying so."""
-    return configure(_parse(_parser(), ["check", *argv]))
+    return configure(_parse(_parser("check"), ["check", *argv]))
 
 
 EXIT_CODES = """\
@@ -632,7 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words[:1] == ["watch"] and "--" in words:  # `watch FILE ... -- CMD ...`: the harness
         cut = words.index("--")
         words, harness = words[:cut], words[cut + 1:]
-    args = _parse(_parser(), words)
+    args = _parse(_parser(words[0] if words else None), words)
     if harness:
         args.harness = harness
     from .output.colour import use_colour

@@ -197,3 +197,12 @@ BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}
 def for_command(command: str) -> list[Option]:
     """The options the CLI command ``command`` takes, in table order."""
     return [option for option in OPTIONS if command in option.commands]
+
+
+def pytest_table() -> tuple[tuple[str, str, str | None, tuple[str, ...] | None, bool, str], ...]:
+    """The pytest half of the table as the plugin's entry module holds it
+    (``plugin.PYTEST_OPTIONS``, a copy so that an idle pytest run imports nothing of failgate
+    beyond that module): dest and ini key, kind, metavar, choices, whether it has an ini key,
+    the help."""
+    return tuple((option.dest, option.kind, option.metavar, option.choices, option.ini,
+                  option.help_for("pytest")) for option in OPTIONS if option.pytest)

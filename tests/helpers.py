@@ -10,6 +10,7 @@ from typing import Any
 
 from pytest_failgate.core.gate.runner import load_run_or_raise
 from pytest_failgate.core.reports.builtin import builtin_readers
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.model import Report
 from pytest_failgate.core.reports.read import ReadSpec
 from pytest_failgate.core.taxonomy import Taxonomy, builtin_taxonomies
@@ -107,7 +108,8 @@ def _flow(value: object) -> str:
 def load_one(path: Path, taxonomy: Taxonomy) -> Report:
     """One report file through failgate's loader and the built-in readers; its load error
     raised."""
-    reports = load_run_or_raise((path,), taxonomy, ReadSpec(readers=builtin_readers()))
+    reports = load_run_or_raise((path,), TaxonomyChoice(taxonomy),
+                                ReadSpec(readers=builtin_readers()))
     assert len(reports) == 1
     return reports[0]
 

@@ -74,21 +74,24 @@ class Failgate:
         return "taxonomy" not in self.config.given and self.config.ceilings.exists()
 
     def choice(self) -> TaxonomyChoice:
-        """Which taxonomy classifies each report: the one given (a name or a file), else
-        the ceilings file's (``taxonomy:`` and ``taxonomies:``), else each format's own
-        (``DEFAULT_TAXONOMY`` for failgate's own shapes)."""
+        """Which taxonomy classifies each report of the runs this command reads, made once
+        (``taxonomy_choice``): the one given (a name or a file), else the ceilings file's
+        (``taxonomy:`` and ``taxonomies:``), else each format's own. A gate makes its own
+        in ``run_gate``, where a given taxonomy must be the ceilings file's."""
+        return self._choice
+
+    @cached_property
+    def _choice(self) -> TaxonomyChoice:
         from ..core.ceilings.load import load_ceilings
-        from ..core.reports.choice import TaxonomyChoice
+        from ..core.gate.runner import taxonomy_choice
         from ..core.taxonomy.files import taxonomy_by_name_or_path
 
         known = self.plugins.taxonomies
         if self.config.taxonomy:
-            return TaxonomyChoice(taxonomy_by_name_or_path(self.config.taxonomy, known), {},
-                                  known)
-        if self.uses_ceilings:
-            ceilings = load_ceilings(self.config.ceilings, known)
-            return TaxonomyChoice(ceilings.taxonomy, ceilings.overrides, known)
-        return TaxonomyChoice(None, {}, known)
+            return taxonomy_choice(known, taxonomy_by_name_or_path(self.config.taxonomy, known),
+                                   None)
+        ceilings = load_ceilings(self.config.ceilings, known) if self.uses_ceilings else None
+        return taxonomy_choice(known, None, ceilings)
 
     def read_spec(self, slicers: Mapping[str, Compiled] | None = None) -> ReadSpec:
         """Reading as a gate reads: the plugins' readers, then the built-in formats."""

@@ -73,12 +73,11 @@ class Config:
 
     def gate(self, mode: Mode) -> GateConfig:
         """The core's configuration of one gate run in ``mode``."""
-        from ..core.compare.noisemodel import REPEATS
         from ..core.gate.runner import GateConfig
 
         # `--noise repeats`: each report's own repeats, a keyword (a file of that name is
         # given as ./repeats); kept as written by ``_value``, where every path is absolute
-        repeats = self.noise == Path(REPEATS)
+        repeats = self.noise is not None and self.noise == Path(_repeats())
         return GateConfig(
             paths=self.paths, ceilings_path=self.ceilings, mode=mode,
             init_taxonomy=self.taxonomy, guard_ref=self.guard, explain=self.explain,

@@ -351,7 +351,7 @@ class CaseGate:
         from pathlib import Path
 
         from ..core.ceilings.load import load_ceilings
-        from ..core.reports.choice import TaxonomyChoice
+        from ..core.gate.runner import taxonomy_choice
         from ..core.reports.model import OWN_FORMAT, ReportFile
         from ..core.reports.sink import CaseSink
 
@@ -362,9 +362,8 @@ class CaseGate:
             )
         ceilings = load_ceilings(app.config.ceilings, app.plugins.taxonomies)
         # the report's own taxonomy in the ceilings file, else its format's, else the default
-        taxonomy = TaxonomyChoice(ceilings.taxonomy, ceilings.overrides,
-                                  app.plugins.taxonomies).pick(name, format_name or OWN_FORMAT,
-                                                               None)
+        taxonomy = taxonomy_choice(app.plugins.taxonomies, None, ceilings).pick(
+            name, format_name or OWN_FORMAT, None)
         # a plan drawn within strata: a confidence sequence per stratum (``StratifiedCount``)
         self._stratum: dict[str, int] = {}
         sizes = None

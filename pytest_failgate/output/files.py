@@ -44,9 +44,8 @@ class Outputs:
 
 def write_outputs(outputs: Outputs, result: GateResult, taxonomy: Taxonomy | None,
                   ceilings: dict[str, int]) -> Written:
-    """Write what ``outputs`` asks for; a file that cannot be written fails the run."""
-    from .markdown import render_markdown
-
+    """Write what ``outputs`` asks for; a file that cannot be written fails the run. Each
+    renderer is imported only when its output is asked for."""
     notes = Written([])
     points: list[HistoryPoint] | None = None
     svg = None
@@ -67,6 +66,8 @@ def write_outputs(outputs: Outputs, result: GateResult, taxonomy: Taxonomy | Non
             chart = chart_path.name
     markdown = None
     if outputs.markdown is not None or outputs.github:
+        from .markdown import render_markdown
+
         markdown = render_markdown(result, table, chart)
     if outputs.markdown is not None and markdown is not None:
         _write(notes, outputs.markdown, markdown)

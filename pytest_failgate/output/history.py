@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..core.base.errors import FailgateError
 from ..core.gate.runner import load_run_or_raise, run_counts
+from ..core.reports.choice import TaxonomyChoice
 from ..core.reports.discover import REPORT_SUFFIXES
 from .chart import HistoryPoint, render_history_svg
 from .markdown import code_span, plain_text
@@ -27,14 +28,16 @@ from ..core.taxonomy.model import TOTAL
 
 def load_history(folder: Path, taxonomy: Taxonomy, spec: ReadSpec | None = None
                  ) -> list[HistoryPoint]:
-    """One point per run in ``folder``, oldest (first by name) first."""
+    """One point per run in ``folder``, oldest (first by name) first, every report of it
+    classified by ``taxonomy``: the points count the same categories."""
+    one = TaxonomyChoice.only(taxonomy)
     if not folder.is_dir():
         raise FailgateError("a history is a folder of runs (report files or folders)", folder)
     entries = sorted(p for p in folder.iterdir() if not p.name.startswith(".")
                      and (p.is_dir() or p.suffix in REPORT_SUFFIXES))
     points = []
     for entry in entries:
-        reports = load_run_or_raise((entry,), taxonomy, spec)
+        reports = load_run_or_raise((entry,), one, spec)
         points.append(HistoryPoint(_label(entry), run_counts(reports, taxonomy)))
     if not points:
         raise FailgateError("the history folder holds no run (report files or folders)", folder)

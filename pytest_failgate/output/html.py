@@ -263,15 +263,15 @@ def _headline(result: GateResult, failing: Sequence[tuple[str, Row]], headline: 
 
 def _count_text(row: Row) -> str:
     """``4 cases, 3 over the ceiling of 1``: the count against what its ceiling allows."""
-    if row.count is None or row.allowed is None:
+    if row.count is None or row.limit is None:
         return ""
     text = plural(row.count, "case")
-    if row.count > row.allowed:
-        text += f", {row.count - row.allowed} over the ceiling of {row.allowed}"
+    if row.count > row.limit:
+        text += f", {row.count - row.limit} over the ceiling of {row.limit}"
     elif row.slack:
-        text += f", under a ceiling of {row.allowed} that a ratchet would lower"
+        text += f", under a ceiling of {row.limit} that a ratchet would lower"
     else:
-        text += f", ceiling {row.allowed}"
+        text += f", ceiling {row.limit}"
     return f'<span class="vs">{text}</span>'
 
 
@@ -429,8 +429,8 @@ def _stats(row: Row) -> list[str]:
         items.append(("count", str(row.count)))
     if row.ceiling:
         items.append(("ceiling", _esc(row.ceiling)))
-    if row.allowed is not None:
-        items.append(("allowed", str(row.allowed)))
+    if row.limit is not None:
+        items.append(("limit", str(row.limit)))
     if row.headroom is not None:
         text = headroom_text(row.headroom)
         items.append(("headroom", f'<span class="neg">{text}</span>' if row.headroom < 0

@@ -197,7 +197,7 @@ def _properties(row: Row, parent: Any) -> list[tuple[str, object]]:
     props: list[tuple[str, object]] = list(zip(ROW_KEYS, row.key, strict=True))
     if row.count is not None:
         props.append(("count", row.count))
-    props.append(("ceiling", row.allowed if row.allowed is not None else row.ceiling))
+    props.append(("ceiling", row.limit if row.limit is not None else row.ceiling))
     while isinstance(parent, SliceNode):
         parent = parent.parent
     n_cases = parent.report.n_cases if isinstance(parent, ReportNode) and not row.slice else None

@@ -49,7 +49,7 @@ def _plugin_result(pytester: pytest.Pytester, reports: Path, ceilings: Path) -> 
 
 
 def _numbers(result: GateResult) -> list[tuple[object, ...]]:
-    return [(r.report, r.name, r.count, r.allowed, r.verdict, r.line) for r in result.rows]
+    return [(r.report, r.name, r.count, r.limit, r.verdict, r.line) for r in result.rows]
 
 
 @pytest.mark.parametrize("run_name", ["reports", "regression", "generated"])

@@ -130,6 +130,31 @@ def test_every_command_is_in_the_options_page() -> None:
     assert [name for name in commands if f"`failgate {name}" not in page] == []
 
 
+@pytest.mark.parametrize("argv", [
+    ["check", "reports/", "--md", "gate.md", "--strict", "--baseline", "b/", "--color", "no"],
+    ["show", "r.json", "--top", "5"],
+    ["diff", "base/", "candidate/"],
+    ["guard", "--base", "origin/main"],
+    ["watch", "results.jsonl", "--replay", "--delta", "0.01"],
+    ["sql", "--dialect", "spark"],
+])
+def test_a_command_line_parses_alike_with_only_its_command_built(argv: list[str]) -> None:
+    """A run builds the parser of the command it names alone: same values, same help."""
+    every, alone = _parser().parse_args(argv), _parser(argv[0]).parse_args(argv)
+    assert every.command_parser.format_help() == alone.command_parser.format_help()
+    del every.command_parser, alone.command_parser
+    assert vars(every) == vars(alone)
+    assert vars(alone)["command"] == argv[0]
+
+
+def test_a_first_word_that_is_no_command_is_refused_by_the_whole_parser(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        _parser("chek").parse_args(["chek"])
+    assert "invalid choice: 'chek' (choose from 'check', 'init'," in capsys.readouterr().err
+
+
 def test_a_missing_report_path_says_paths_are_relative_to_the_working_directory(
     workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -13,6 +13,7 @@ import pytest
 from helpers import run_cli
 
 from pytest_failgate.core.base.errors import FailgateError
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.model import Report, ReportFile
 from pytest_failgate.core.reports.read import ReadSpec, load_report
 from pytest_failgate.core.taxonomy.expr.regex import UnsupportedPattern, compile_group_match
@@ -121,7 +122,7 @@ def test_report_name_patterns_never_backtrack(tmp_path: Path) -> None:
     report = tmp_path / f"{stem[:200]}.json"
     report.write_text('[{"id": "x", "ok": false}]')
     start = time.perf_counter()
-    loaded = load_report(ReportFile(report, stem), taxonomy, ReadSpec())
+    loaded = load_report(ReportFile(report, stem), TaxonomyChoice(taxonomy), ReadSpec())
     assert time.perf_counter() - start < 5
     assert isinstance(loaded, Report)
     assert loaded.name == stem  # no match: the file's own name
@@ -131,7 +132,8 @@ def test_report_name_takes_the_group_re_would_take(tmp_path: Path) -> None:
     taxonomy = load_taxonomy_file(_taxonomy(tmp_path, r"(?P<name>.+)_\d{8}T\d{6}"))
     report = tmp_path / "runs_a_20260101T101010.json"
     report.write_text('[{"id": "x", "ok": false}]')
-    loaded = load_report(ReportFile(report, "runs_a_20260101T101010"), taxonomy, ReadSpec())
+    loaded = load_report(ReportFile(report, "runs_a_20260101T101010"), TaxonomyChoice(taxonomy),
+                         ReadSpec())
     assert isinstance(loaded, Report)
     assert loaded.name == "runs_a"
 

@@ -138,12 +138,12 @@ def passing() -> GateResult:
     return run_gate(config).result()
 
 
-def row(name: str, count: int | None, allowed: int | None, verdict: RowVerdict,
+def row(name: str, count: int | None, limit: int | None, verdict: RowVerdict,
         report: str = "eval", **extra: Any) -> Row:
     kind: Literal["category", "total", "consistency"] = (
         "total" if name == "total" else "consistency" if name == "consistency" else "category")
-    return Row(report=report, name=name, kind=kind, count=count, allowed=allowed,
-               ceiling="" if allowed is None else str(allowed), source="ceilings.yaml:7",
+    return Row(report=report, name=name, kind=kind, count=count, limit=limit,
+               ceiling="" if limit is None else str(limit), source="ceilings.yaml:7",
                line=7, verdict=verdict, **extra)
 
 

@@ -3,7 +3,8 @@
 A plugin author gets what the built-in formats get: each built-in reader subclasses
 ``api.Reader`` and imports from the package only names ``pytest_failgate.api`` exports
 (the very objects), so no built-in format relies on a helper a plugin cannot use; each
-built-in taxonomy is a taxonomy file, built as ``api.taxonomy_from_yaml`` builds one.
+built-in taxonomy is a taxonomy file built by ``api.taxonomy_from_yaml`` itself, the one
+builder ``api.taxonomy`` and the taxonomy files of a ceilings file go through too.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import pytest
 
 from pytest_failgate import api
 from pytest_failgate.commands.config import Config, load
-from pytest_failgate.core.reports.builtin import builtin_readers
-from pytest_failgate.core.taxonomy import BUILTIN_DIR, builtin_taxonomies
+from pytest_failgate.core.reports.builtin import BuiltinReader, builtin_readers
+from pytest_failgate.core.taxonomy import BUILTIN_DIR, BuiltinTaxonomies, builtin_taxonomies
+from pytest_failgate.core.taxonomy import files as taxonomy_files
 
 PACKAGE = "pytest_failgate"
-READERS = builtin_readers()
+READERS = [reader.loaded() for reader in builtin_readers()
+           if isinstance(reader, BuiltinReader)]
 READER_MODULES = sorted({type(reader).__module__ for reader in READERS})
 
 
@@ -86,6 +89,51 @@ def test_every_built_in_taxonomy_is_a_taxonomy_file_the_public_builder_builds_al
             shipped.name, shipped.category_names, shipped.failed.text)
         assert [rule.text for rule in built.categories] == [
             rule.text for rule in shipped.categories]
+
+
+class _Recorded:
+    """``taxonomy_from_yaml`` recording each call (its source) and what it built."""
+
+    def __init__(self) -> None:
+        self.builder = taxonomy_files.taxonomy_from_yaml
+        self.built: dict[str, tuple[str | Path, api.Taxonomy]] = {}
+
+    def __call__(self, text: str, source: str | Path = "<taxonomy>") -> api.Taxonomy:
+        built = self.builder(text, source)
+        self.built[built.name] = (source, built)
+        return built
+
+
+def test_every_built_in_taxonomy_is_built_by_the_builder_the_api_exports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # one builder: the API's is the package's own, not a copy
+    assert api.taxonomy_from_yaml is taxonomy_files.taxonomy_from_yaml
+    assert api.taxonomy is taxonomy_files.taxonomy
+    recorded = _Recorded()
+    monkeypatch.setattr(taxonomy_files, "taxonomy_from_yaml", recorded)
+    shelf = BuiltinTaxonomies()  # a fresh shelf: nothing compiled yet
+    shipped = {name: shelf[name] for name in shelf}
+    assert len(shipped) == 9
+    for name, taxonomy in shipped.items():
+        assert name in recorded.built, f"built-in taxonomy {name}: not built by the API's builder"
+        source, built = recorded.built[name]
+        assert built is taxonomy
+        assert source == BUILTIN_DIR / f"{name}.yaml"
+        assert taxonomy.source == source  # a file's taxonomy names its file
+
+
+def test_the_recording_sees_only_what_the_builder_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: a taxonomy compiled past the builder is not recorded."""
+    from pytest_failgate.core.base.yamlsource import load_yaml
+
+    recorded = _Recorded()
+    monkeypatch.setattr(taxonomy_files, "taxonomy_from_yaml", recorded)
+    path = BUILTIN_DIR / "rag.yaml"
+    taxonomy_files.taxonomy_from(load_yaml(path), (), source=path)
+    assert recorded.built == {}
+    api.taxonomy("status", failed="status != 'ok'", categories=["other"])
+    assert list(recorded.built) == ["status"]  # api.taxonomy goes through it
 
 
 def test_hooks_get_a_config_the_plugin_config_protocol_describes(tmp_path: Path) -> None:

@@ -5,6 +5,9 @@ Timing is the bench's job (bench/startup_speed.py); these pin what is loaded.
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+import inspect
 import json
 import os
 import shutil
@@ -15,6 +18,8 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLES, run_cli
 
+from pytest_failgate import plugin
+from pytest_failgate.commands import hookspecs
 from pytest_failgate.commands.plugins import (
     ENTRY_POINT_GROUP,
     entry_point_plugins,
@@ -23,6 +28,7 @@ from pytest_failgate.commands.plugins import (
 )
 from pytest_failgate.core.gate.runner import GateConfig, run_gate
 from pytest_failgate.core.taxonomy import BUILTIN_DIR, BuiltinTaxonomies, Taxonomies
+from pytest_failgate.options import pytest_table
 
 ROOT = EXAMPLES.parent
 
@@ -76,8 +82,17 @@ def test_a_plain_check_imports_no_guard_analysis_or_engine() -> None:
     assert "pytest_failgate.core.gate.runner" in lines
     unused = ("pytest_failgate.core.guard.loosening",
               "pytest_failgate.core.guard.gitref", "pytest_failgate.core.gate.analyze",
-              "pytest_failgate.core.engines.duckdb_engine")
+              "pytest_failgate.core.engines.duckdb_engine",
+              # readers whose probe the reports do not pass (core/reports/builtin.py)
+              "pytest_failgate.core.reports.inspect_ai", "pytest_failgate.core.reports.zipzstd",
+              "pytest_failgate.core.reports.promptfoo", "pytest_failgate.core.reports.karenina",
+              "hashlib",  # the ceilings file's digest is CPython's own SHA-256
+              "pytest_failgate.core.compare.noisemodel",  # no noise file: no noise model
+              "pytest_failgate.output.markdown")  # no --md, no --github
     assert [m for m in unused if m in lines] == []
+    if importlib.util.find_spec("msgspec") is not None:  # the fast extra decodes alone
+        assert "msgspec" in lines
+        assert "pydantic_core" not in lines
 
 
 FAILGATE = str(Path(sys.executable).with_name("failgate"))
@@ -175,3 +190,75 @@ def test_a_plugins_entry_point_is_found_as_importlib_metadata_finds_it(
     assert sorted(p.name for p in entry_points(ENTRY_POINT_GROUP)) == sorted(expected.names)
     assert [label for label, _ in entry_point_plugins()] == [
         f"entry point {p.name} ({p.value})" for p in sorted(expected, key=lambda p: p.name)]
+
+
+# pytest's run, then the failgate modules it imported
+LOADED = """
+    import sys
+
+    def pytest_unconfigure(config):
+        print("FAILGATE", sorted(m for m in sys.modules if m.split(".")[0] == "pytest_failgate"))
+"""
+
+
+def failgate_modules(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                     *args: str) -> tuple[pytest.RunResult, list[str]]:
+    """pytest run in a fresh interpreter with failgate as its only plugin, and the failgate
+    modules loaded by its end."""
+    pytester.makeconftest(LOADED)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    done = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p",
+                                         "no:cacheprovider", *args)
+    lines = [line for line in done.outlines if line.startswith("FAILGATE ")]
+    assert len(lines) == 1, done.outlines
+    return done, ast.literal_eval(lines[0].removeprefix("FAILGATE "))
+
+
+def test_pytest_without_failgate_imports_only_the_plugins_entry_module(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_one="def test_one():\n    pass\n")
+    done, loaded = failgate_modules(pytester, monkeypatch, "--co", "-q")
+    assert done.ret == pytest.ExitCode.OK
+    done.stdout.fnmatch_lines(["test_one.py::test_one"])
+    assert loaded == ["pytest_failgate", "pytest_failgate.plugin"]
+
+
+@pytest.mark.parametrize(("ini", "args"), [
+    ("", ("--failgate-md", "gate.md")),
+    ("failgate_max_report_bytes = 2MB\n", ()),
+    ("", ("ceilings.yaml",)),
+])
+def test_a_failgate_option_or_ini_key_without_reports_resolves_the_configuration(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ini: str,
+    args: tuple[str, ...]
+) -> None:
+    """Given a failgate setting but no reports, failgate stays off as before, having resolved
+    (and so checked) the configuration; a ceilings file as an argument is refused."""
+    pytester.makeini(f"[pytest]\n{ini}")
+    pytester.makepyfile(test_one="def test_one():\n    pass\n")
+    (pytester.path / "ceilings.yaml").write_text("ceilings: {}\n")
+    done, loaded = failgate_modules(pytester, monkeypatch, *args)
+    assert "pytest_failgate.commands.config" in loaded
+    assert "pytest_failgate.plugin.session" not in loaded
+    if args == ("ceilings.yaml",):
+        assert done.ret == pytest.ExitCode.USAGE_ERROR
+        done.stderr.fnmatch_lines(["*ceilings.yaml is failgate's ceilings file*failgate is off*"])
+    else:
+        assert done.ret == pytest.ExitCode.OK
+        done.stdout.fnmatch_lines(["*1 passed*"])
+
+
+def test_the_plugins_option_table_is_the_pytest_half_of_the_option_table() -> None:
+    expected = pytest_table()
+    assert expected == plugin.PYTEST_OPTIONS, (
+        "plugin/__init__.py's PYTEST_OPTIONS must be options.pytest_table():\n"
+        + "\n".join(map(repr, expected)))
+
+
+def test_pytest_is_given_failgates_hooks_with_their_arguments() -> None:
+    def spec(source: object) -> dict[str, list[str]]:
+        return {name: list(inspect.signature(getattr(source, name)).parameters)
+                for name in dir(source) if name.startswith("pytest_failgate_")}
+
+    assert spec(plugin.Hookspecs) == spec(hookspecs) != {}

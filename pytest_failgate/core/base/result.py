@@ -85,7 +85,8 @@ class Row(Record):
     name: str = described(text="category, 'total', 'group:<g>', 'contract:<c>' or 'consistency'")
     kind: RowKind
     count: int | None = described(text="cases in the category (None for consistency)")
-    allowed: int | None = described(text="most cases the ceiling allows in this report")
+    limit: int | None = described(text=(
+        "the most cases the ceiling allows in this report: what the count is checked against"))
     ceiling: str = described(text="the ceiling as written, for display")
     source: str | None = described(text="ceilings file and line of the governing entry")
     line: int | None = described(text=(
@@ -107,7 +108,7 @@ class Row(Record):
         "allowance)"))
     allowance: int | None = described(default=None, text=(
         "a noisy ceiling's allowance: the rise an unchanged system stays within"))
-    needed: int | None = described(default=None, text=(
+    noise_allowance: int | None = described(default=None, text=(
         "the allowance this run's noise asks for, at this count's share of the false-alarm "
         "budget (None: no noise source measures this count)"))
     moving: int | None = described(default=None, text=(
@@ -153,9 +154,9 @@ class Row(Record):
 
     @property
     def headroom(self) -> int | None:
-        if self.count is None or self.allowed is None:
+        if self.count is None or self.limit is None:
             return None
-        return self.allowed - self.count
+        return self.limit - self.count
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -18,7 +18,6 @@ file is rewritten number by number, and an alias would make one number mean two.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -47,7 +46,8 @@ class Span:
 
 
 def _span(node: yaml.Node) -> Span:
-    style = node.style if isinstance(node, yaml.ScalarNode) else None
+    # a plain scalar's style is None from PyYAML's composer, "" from libyaml's
+    style = (node.style or None) if isinstance(node, yaml.ScalarNode) else None
     return Span(
         node.start_mark.line + 1, node.start_mark.column + 1, node.start_mark.index,
         node.end_mark.index, style,
@@ -202,6 +202,72 @@ def load_yaml(path: Path, text: str | None = None, *, aliases: str | None = None
     """
     if text is None:
         text = read_text(path)
+    nodes = _c_nodes(text, aliases)
+    if nodes is None:
+        nodes = _python_nodes(path, text, aliases)
+    if not nodes:
+        raise FailgateError("the file is empty", path)
+    if len(nodes) > 1:
+        span = _span(nodes[1])
+        raise FailgateError("expected one YAML document, found several", path, span.line)
+    doc = YamlDoc(path, text, None, {}, {})
+    try:
+        doc.data = _Converter(doc).convert(nodes[0], ())
+    except RecursionError:
+        raise FailgateError("the YAML is nested too deeply to read", path) from None
+    return doc
+
+
+_CLoader: Any = getattr(yaml, "CSafeLoader", None)  # PyYAML built with libyaml
+
+
+def _c_nodes(text: str, aliases: str | None) -> list[yaml.Node] | None:
+    """The documents' node trees composed by libyaml (a tenth of the pure-Python composer's
+    time: a ceilings file and its taxonomy are read on every run), the same nodes with the
+    same marks; None where libyaml is not installed, where it refuses the text, or where
+    PyYAML's composer would refuse the trees (nested ``MAX_DEPTH`` deep, an alias that
+    ``aliases`` refuses): the pure-Python composer then reads it, and words the error, as
+    it always did."""
+    if _CLoader is None or "\ufeff" in text:  # libyaml counts a BOM's column apart
+        return None
+    loader = _CLoader(text)
+    try:
+        nodes: list[yaml.Node] = []
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                nodes.append(node)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    finally:
+        loader.dispose()
+    return nodes if _composed_alike(nodes, aliases is not None) else None
+
+
+def _composed_alike(nodes: list[yaml.Node], refuse_aliases: bool) -> bool:
+    """Whether PyYAML's composer would compose these trees without an error: no node
+    ``MAX_DEPTH`` levels deep, and no alias (a node met twice) where aliases are refused.
+    Each node is entered once, so an alias bomb costs its size on disk, not its expansion."""
+    seen: set[int] = set()
+    todo: list[tuple[Any, int]] = [(node, 0) for node in nodes]
+    while todo:
+        node, depth = todo.pop()
+        if depth >= MAX_DEPTH:
+            return False
+        if id(node) in seen:
+            if refuse_aliases:
+                return False
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            todo.extend((part, depth + 1) for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            todo.extend((item, depth + 1) for item in node.value)
+    return True
+
+
+def _python_nodes(path: Path, text: str, aliases: str | None) -> list[yaml.Node]:
+    """The documents' node trees from PyYAML's composer; its errors name the place."""
     try:
         loader = _AliasCheckingLoader(text)
     except yaml.reader.ReaderError as exc:  # a character YAML forbids (NUL, other controls)
@@ -230,17 +296,7 @@ def load_yaml(path: Path, text: str | None = None, *, aliases: str | None = None
         raise FailgateError(f"invalid YAML: {exc}", path) from None
     finally:
         loader.dispose()
-    if not nodes:
-        raise FailgateError("the file is empty", path)
-    if len(nodes) > 1:
-        span = _span(nodes[1])
-        raise FailgateError("expected one YAML document, found several", path, span.line)
-    doc = YamlDoc(path, text, None, {}, {})
-    try:
-        doc.data = _Converter(doc).convert(nodes[0], ())
-    except RecursionError:
-        raise FailgateError("the YAML is nested too deeply to read", path) from None
-    return doc
+    return nodes
 
 
 class _Converter:
@@ -306,5 +362,17 @@ def read_text(path: Path) -> str:
 
 
 def digest(text: str) -> str:
-    """The SHA-256 of a file's text: how a run knows the file it rewrites is the one it read."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The SHA-256 of a file's text: how a run knows the file it rewrites is the one it read.
+
+    Computed by CPython's own SHA-256 where it has one: every run hashes its ceilings file,
+    and importing ``hashlib`` first loads OpenSSL (a few milliseconds of each run)."""
+    sha256: Any
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+    except ImportError:  # Python < 3.12
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+        except ImportError:  # pragma: no cover - an interpreter without them
+            from hashlib import sha256
+    found: str = sha256(text.encode("utf-8")).hexdigest()
+    return found

@@ -32,7 +32,7 @@ class Check:
     count: int
     entry: Entry | None
     verdict: CheckVerdict
-    allowed: int | None  # most cases the ceiling allows here (None when undecidable)
+    limit: int | None  # the most cases the ceiling allows here (None when undecidable)
     problem: str = ""  # why the verdict is "error"
     n_cases: int | None = None  # what a rate is a fraction of: the report, slice or population
     slice: str | None = None
@@ -41,7 +41,7 @@ class Check:
     # on a noisy run: how the count moves between runs, and the allowance that keeps an
     # unchanged system under its ceiling at the run's false-alarm budget (None: exact)
     movement: Movement | None = None
-    needed: int | None = None
+    noise_allowance: int | None = None
     # the count a new noisy ceiling is set from: the band's mean with this run (None: count)
     center: int | None = None
     # over a max_rate with a significance level: the exact test, and that level (the run's
@@ -55,7 +55,7 @@ class Check:
 
     @property
     def over(self) -> int:
-        return self.count - self.allowed if self.allowed is not None else 0
+        return self.count - self.limit if self.limit is not None else 0
 
 
 def evaluate(report: Report, name: str, count: int, entry: Entry | None,
@@ -69,9 +69,9 @@ def evaluate(report: Report, name: str, count: int, entry: Entry | None,
     the rate fails only when it is significantly over it (an exact binomial upper
     tail at the ceiling rate); over but not significantly passes with a warning.
     """
-    def check(verdict: CheckVerdict, allowed: int | None, problem: str = "",
+    def check(verdict: CheckVerdict, limit: int | None, problem: str = "",
               warning: str = "") -> Check:
-        return Check(report, name, count, entry, verdict, allowed, problem, n_cases, slice_,
+        return Check(report, name, count, entry, verdict, limit, problem, n_cases, slice_,
                      population, warning)
 
     if entry is None:
@@ -86,17 +86,17 @@ def evaluate(report: Report, name: str, count: int, entry: Entry | None,
             return check("error", None,
                          f"the population `{population}` holds no case, so a rate over it "
                          "means nothing" if population else "a rate over zero cases")
-    allowed = ceiling.allows(n_cases)
-    assert allowed is not None  # a rate has its case total here
-    if count <= allowed:
-        return check("pass", allowed)
+    limit = ceiling.limit(n_cases)
+    assert limit is not None  # a rate has its case total here
+    if count <= limit:
+        return check("pass", limit)
     alpha = ceiling.significance or significance
     over_max = ceiling.max is not None and count > ceiling.max
     if ceiling.max_rate is None or alpha is None or over_max:
-        return check("fail", allowed)
+        return check("fail", limit)
     assert n_cases is not None
     tail = binomial_upper_tail(count, n_cases, ceiling.max_rate)
-    tested = replace(check("fail", allowed), test=tail, level=alpha)
+    tested = replace(check("fail", limit), test=tail, level=alpha)
     return settle(tested, tail.at_most(alpha))
 
 

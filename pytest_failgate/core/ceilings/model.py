@@ -59,7 +59,7 @@ def governing_locs(report: str | None, slice_: str | None, name: str
     return chain
 
 
-def rate_allowance(max_rate: Fraction, n_cases: int) -> int:
+def rate_limit(max_rate: Fraction, n_cases: int) -> int:
     """The whole cases a rate allows among ``n_cases``: ``floor(max_rate * n_cases)``."""
     return math.floor(max_rate * n_cases)
 
@@ -275,7 +275,7 @@ class Ceiling:
     owner: str | None = None
     goal: int | str | None = None
 
-    def allows(self, n_cases: int | None) -> int | None:
+    def limit(self, n_cases: int | None) -> int | None:
         """The most cases this ceiling allows among ``n_cases`` (a report, a slice or a
         population): the smaller of ``max`` and ``floor(max_rate * n_cases)``; None when a
         rate has no case total to be a fraction of."""
@@ -283,7 +283,7 @@ class Ceiling:
         if self.max_rate is not None:
             if n_cases is None:
                 return None
-            limits.append(rate_allowance(self.max_rate, n_cases))
+            limits.append(rate_limit(self.max_rate, n_cases))
         return min(limits)
 
     def __post_init__(self) -> None:

@@ -23,7 +23,7 @@ from ..base.errors import FailgateError
 from ..base.formatting import format_number
 from ..taxonomy.model import TOTAL
 from .load import Entry, parse_ceilings, validate_ceilings
-from .model import rate_allowance
+from .model import rate_limit
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -75,14 +75,14 @@ class Lowering:
         return f"{what} {format_number(self.old)} -> {self.new_text} (line {self.span.line})"
 
 
-def ratchet_rate(needed: Fraction, largest_n: int) -> Fraction:
-    """The smallest decimal rate >= ``needed`` with one more digit than ``largest_n`` has.
+def ratchet_rate(least: Fraction, largest_n: int) -> Fraction:
+    """The smallest decimal rate >= ``least`` with one more digit than ``largest_n`` has.
 
     With ``10**digits > n`` the decimal exceeds ``count / n`` by less than ``1 / n``,
     so it allows exactly ``count`` cases: a ratcheted rate has no slack.
     """
     scale = 10 ** len(str(largest_n))
-    return Fraction(math.ceil(needed * scale), scale)
+    return Fraction(math.ceil(least * scale), scale)
 
 
 def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
@@ -127,7 +127,7 @@ def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
             continue
         entry = group[0].entry
         assert entry is not None
-        needs = [check.needed for check in group if check.needed is not None]
+        needs = [c.noise_allowance for c in group if c.noise_allowance is not None]
         if noisy and not needs and entry.ceiling.allowance is None:
             continue  # no noise measured for it: its count may be a lucky one
         allowance = max(needs) if needs else entry.ceiling.allowance
@@ -211,7 +211,7 @@ def unconfirmed(checks: Iterable[Check]) -> list[Check]:
     for check in checks:
         entry = check.entry
         taxonomy = check.report.taxonomy
-        allowance = check.needed if check.needed is not None else (
+        allowance = check.noise_allowance if check.noise_allowance is not None else (
             entry.ceiling.allowance if entry is not None else None)
         top = entry.ceiling.max if entry is not None else None
         if (entry is None or allowance is None or top is None
@@ -228,12 +228,12 @@ def _lower_rate(entry: Entry, group: Sequence[Check], allowance: int) -> list[Lo
     ceiling = entry.ceiling
     if ceiling.max_rate is None or entry.rate_span is None:
         return []
-    if allowance and any(rate_allowance(ceiling.max_rate, c.n_cases or 1) - c.count
+    if allowance and any(rate_limit(ceiling.max_rate, c.n_cases or 1) - c.count
                          <= 2 * allowance for c in group):
         return []  # not beyond the noise (see plan_ratchet)
-    needed = max(Fraction(c.count + allowance, c.n_cases or 1) for c in group)
+    least = max(Fraction(c.count + allowance, c.n_cases or 1) for c in group)
     largest_n = max(c.n_cases or 1 for c in group)
-    rate = ratchet_rate(needed, largest_n)
+    rate = ratchet_rate(least, largest_n)
     if rate >= ceiling.max_rate:
         return []
     return [Lowering(entry, "max_rate", ceiling.max_rate, rate, entry.rate_span)]

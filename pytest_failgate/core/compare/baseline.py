@@ -223,7 +223,7 @@ def metric_baseline_message(change: MetricChange, alpha: Fraction, hint: str | N
         f"{change.n_pairs} cases where it applies in both runs",
         f"  test     one-sided exact sign test (McNemar for true/false) p = "
         f"{change.p_value:.4g} ({family or f'alpha {float(alpha):g}'})",
-        f"  band     {float(change.allowed):g} case(s) (a decline must exceed it)",
+        f"  band     {float(change.band):g} case(s) (a decline must exceed it)",
     ]
     if change.worse:
         lines.append("  worse    " + ", ".join(change.worse[:10])

@@ -41,7 +41,7 @@ class MetricChange:
     worse: list[str]
     improved: list[str]
     decline: Fraction  # how far the paired sum fell, in the metric's units
-    allowed: Fraction  # the band in the same units (at least one case)
+    band: Fraction  # the decline it may show, in the same units (at least one case)
     p_value: float
     verdict: BaselineVerdict | None  # None: not applicable (no pair)
 
@@ -65,10 +65,10 @@ def compare_metric(metric: CaseMetric, base: Mapping[str, float], candidate: Map
     improved = [case for case, b, c in pairs if sign * (c - b) > 0]
     decline = sum((sign * (Fraction(b) - Fraction(c)) for _, b, c in pairs), Fraction(0))
     n_pairs = len(pairs)
-    allowed = max(Fraction(1), band.width * n_pairs) if band is not None else Fraction(1)
-    verdict = (paired_verdict(len(worse), len(improved), decline, allowed, alpha, significant)
+    width = max(Fraction(1), band.width * n_pairs) if band is not None else Fraction(1)
+    verdict = (paired_verdict(len(worse), len(improved), decline, width, alpha, significant)
                if n_pairs else None)
     return MetricChange(
         metric.name, metric.better, _mean(base), _mean(candidate), len(base), len(candidate),
-        n_pairs, worse, improved, decline, allowed,
+        n_pairs, worse, improved, decline, width,
         float(paired_increase(len(worse), len(improved))), verdict)

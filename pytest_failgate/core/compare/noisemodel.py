@@ -177,14 +177,14 @@ def count_allowance(model: NoiseModel, check: Check, movement: Movement, level: 
     """The allowance of one count of a run at ``level``: the one function every allowance of
     a gate run comes from (``core.gate.noisy``; the guard compares what it gives).
 
-    A count moves as its noise measures (:meth:`Movement.needed`, widened by its
+    A count moves as its noise measures (:meth:`Movement.allowance`, widened by its
     dispersion). A category of failures outside the system under test (provider or judge
     errors) is a tolerance: it may also reach what its observed error rate gives
     (:func:`rate_allowance`: the band's runs with this one), whichever is larger.
     """
-    needed = movement.needed(level)
+    allowance = movement.allowance(level)
     if check.name not in taxonomy.outside or not check.report.n_cases:
-        return needed
+        return allowance
     n = check.report.n_cases
     seen, trials = check.count, n
     mean = model.mean(check.name, taxonomy, n)
@@ -192,4 +192,4 @@ def count_allowance(model: NoiseModel, check: Check, movement: Movement, level: 
     if mean is not None and runs:
         seen += math.floor(mean * runs + Fraction(1, 2))  # the band's errors, all its runs
         trials += runs * n
-    return max(needed, rate_allowance(seen, trials, n, check.count, level))
+    return max(allowance, rate_allowance(seen, trials, n, check.count, level))

@@ -62,13 +62,13 @@ def regression_verdict(new: int, fixed: int, band: NoiseBand | None,
     return "pass"
 
 
-def paired_verdict(worse: int, better: int, decline: Fraction, allowed: Fraction,
+def paired_verdict(worse: int, better: int, decline: Fraction, band: Fraction,
                    alpha: Fraction, significant: bool | None = None) -> BaselineVerdict:
     """The same rule for a per-case metric: worse and better are the discordant pairs.
 
     ``decline`` is how far the paired sum fell (in the metric's units, one case of
-    a true/false metric being 1) and ``allowed`` the band in the same units, at
-    least one case. ``fail`` when the decline is significant (an exact sign test,
+    a true/false metric being 1) and ``band`` the decline the noise explains, in the
+    same units, at least one case. ``fail`` when the decline is significant (an exact sign test,
     which for a true/false metric is McNemar's) and beyond the band; ``warn`` for one.
     """
     check_int("worse", worse)
@@ -79,7 +79,7 @@ def paired_verdict(worse: int, better: int, decline: Fraction, allowed: Fraction
     if significant is None:
         significant = paired_increase(worse, better).at_most(alpha)
     significant = significant and worse > better
-    beyond = decline > allowed
+    beyond = decline > band
     if significant and beyond:
         return "fail"
     if significant or beyond:

@@ -77,10 +77,10 @@ def judge(report: Report, taxonomy: Taxonomy, checks: Sequence[Check],
         text = f"the run did not finish: {report.interrupted}"
         return Inconclusive("the run did not finish",
                             text + (f"; {failed_outside}" if failed_outside else ""), count)
-    over = [c for c in checks if c.slice is None and c.verdict == "fail" and c.allowed is not None
+    over = [c for c in checks if c.slice is None and c.verdict == "fail" and c.limit is not None
             and c.count and _is_outside(c.name, taxonomy)]
     if over:
-        limits = ", ".join(f"{c.name} {c.count} > its ceiling {c.allowed}" for c in over)
+        limits = ", ".join(f"{c.name} {c.count} > its ceiling {c.limit}" for c in over)
         return Inconclusive("outside the system under test",
                             f"{failed_outside}: {limits}", count)
     limit = DEFAULT_SHARE if share is None else share

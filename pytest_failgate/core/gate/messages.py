@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING
 
 from ..base.formatting import format_number, one_line, plural, report_heading
-from ..ceilings.model import rate_allowance
+from ..ceilings.model import rate_limit
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def ceiling_text(check: Check) -> str:
     if ceiling.max_rate is not None:
         rate = format_number(ceiling.max_rate)
         per = f" per {ceiling.per}" if ceiling.per else ""
-        parts.append(f"rate {rate}{per}" + (f" ({check.allowed})" if check.allowed is not None
+        parts.append(f"rate {rate}{per}" + (f" ({check.limit})" if check.limit is not None
                                             and ceiling.max is None else ""))
     inherited = check.slice is not None and check.slice not in check.entry.loc
     return ", ".join(parts) + (" (report's)" if inherited else "")
@@ -105,7 +105,7 @@ def _ceiling_line(check: Check, source: str | None) -> str:
     if ceiling.max is not None:
         parts.append(f"max {ceiling.max}")
     if ceiling.max_rate is not None and check.n_cases is not None:
-        allows = rate_allowance(ceiling.max_rate, check.n_cases)
+        allows = rate_limit(ceiling.max_rate, check.n_cases)
         of = f"the {check.n_cases} cases where `{ceiling.per}`" if ceiling.per else (
             f"{check.n_cases} cases")
         parts.append(f"max_rate {format_number(ceiling.max_rate)} (allows {allows} of {of})")
@@ -130,7 +130,7 @@ def check_message(
             head = f"{label}: {plural(check.count, 'case')}, and no ceiling is set"
         else:
             head = (f"{label}: {plural(check.count, 'case')}, {check.over} over the "
-                    f"ceiling of {check.allowed}")
+                    f"ceiling of {check.limit}")
         return "\n".join([
             head,
             f"  ceiling  {_ceiling_line(check, source)}",

@@ -28,7 +28,6 @@ from ..base.confine import check_inside
 from ..base.errors import FailgateError, display_path
 from ..base.formatting import format_number, plural
 from ..compare import DEFAULT_ALPHA
-from ..compare.noisemodel import REPEATS, NoiseModel, count_allowance, from_document, from_repeats
 from ..stats.dispersion import CONFIDENCE
 
 if TYPE_CHECKING:
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
 
     from ..ceilings.check import Check
     from ..ceilings.load import Ceilings
+    from ..compare.noisemodel import NoiseModel
     from ..stats.allowance import Movement
     from ..taxonomy import Taxonomy
     from .checked import GateConfig, ReportGate
@@ -51,6 +51,8 @@ class NoiseSource:
 
     @property
     def label(self) -> str:
+        from ..compare.noisemodel import REPEATS
+
         return REPEATS if self.path is None else display_path(self.path)
 
 
@@ -100,8 +102,14 @@ class NoiseRun:
 
 
 def noise_source(config: GateConfig, ceilings: Ceilings | None) -> NoiseSource | None:
-    """The run's noise source, by precedence (see the module docstring)."""
+    """The run's noise source, by precedence (see the module docstring). The noise model's
+    module is imported only for a run that has one."""
     base = config.ceilings_path.parent
+    if config.noise is None and not config.noise_repeats and (
+            ceilings is None or ceilings.model.noise is None):
+        return None
+    from ..compare.noisemodel import REPEATS
+
     if config.noise is not None:
         return NoiseSource(config.noise, False, _relative(config.noise, base))
     if config.noise_repeats:
@@ -133,6 +141,8 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
 
     A source that measures none of the run's counts leaves the run exact, and says so.
     """
+    from ..compare.noisemodel import count_allowance, from_document, from_repeats
+
     loaded = [g.report for g in gated if g.report is not None]
     taxonomy_of = {r.name: r.taxonomy or default for r in loaded}
     if source.path is not None:
@@ -172,16 +182,17 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
         check = report_gate.checks[index]
         own = model.of(check.report.name)
         assert own is not None  # found above
-        needed = count_allowance(own, check, movement, run.level,
-                                 taxonomy_of[check.report.name])
+        allowance = count_allowance(own, check, movement, run.level,
+                                    taxonomy_of[check.report.name])
         center = None
         if own is not model or len(loaded) == 1:  # a pooled band's mean is no one report's
-            center = observed_center(own, check, taxonomy_of[check.report.name], needed)
+            center = observed_center(own, check, taxonomy_of[check.report.name],
+                                     allowance)
             if center is None:
                 stale.append(check.name if len(loaded) == 1
                              else f"{check.report.name}::{check.name}")
-        report_gate.checks[index] = replace(check, movement=movement, needed=needed,
-                                            center=center)
+        report_gate.checks[index] = replace(check, movement=movement,
+                                            noise_allowance=allowance, center=center)
     notes = _short_allowances([c for g in gated for c in g.checks], run)
     if stale:
         notes.append(f"noise: this run's {', '.join(stale)} differ from the mean of "
@@ -191,7 +202,7 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
 
 
 def observed_center(model: NoiseModel, check: Check, taxonomy: Taxonomy,
-                    needed: int) -> int | None:
+                    allowance: int) -> int | None:
     """The count a new noisy ceiling is set from: all the evidence, not one run.
 
     The mean of the band's runs, with this run added when it is not one of them (by its
@@ -202,7 +213,7 @@ def observed_center(model: NoiseModel, check: Check, taxonomy: Taxonomy,
     mean = model.mean(check.name, taxonomy, check.report.n_cases)
     if mean is None:
         return check.count
-    if abs(check.count - mean) > needed:
+    if abs(check.count - mean) > allowance:
         return None
     runs = len(model.run_ids)
     run_id = check.report.recorded.get("run_id")
@@ -214,11 +225,13 @@ def observed_center(model: NoiseModel, check: Check, taxonomy: Taxonomy,
 def _short_allowances(checks: Sequence[Check], run: NoiseRun) -> list[str]:
     """Ceilings that allow less than the noise asks: they fail by chance too often."""
     short = [(c, c.entry.ceiling.allowance or 0) for c in checks
-             if c.needed is not None and c.entry is not None and c.entry.ceiling.max is not None
-             and (c.entry.ceiling.allowance or 0) < c.needed]
+             if c.noise_allowance is not None and c.entry is not None
+             and c.entry.ceiling.max is not None
+             and (c.entry.ceiling.allowance or 0) < c.noise_allowance]
     if not short:
         return []
-    shown = ", ".join(f"{c.report.name}::{c.name} {have} < {c.needed}" for c, have in short[:5])
+    shown = ", ".join(f"{c.report.name}::{c.name} {have} < {c.noise_allowance}"
+                      for c, have in short[:5])
     more = f" and {len(short) - 5} more" if len(short) > 5 else ""
     return [f"noise: {plural(len(short), 'ceiling')} allow less than {run.source.label} asks "
             f"({shown}{more}): an unchanged system fails them by chance more often than the "

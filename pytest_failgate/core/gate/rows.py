@@ -161,9 +161,10 @@ def _init_noise(gate: Gate) -> InitNoise | None:
     """The allowances a noise-aware init writes (None: exact counts)."""
     if gate.noise is None:
         return None
-    allowances = {(c.report.name, c.name): c.needed for c in gate.checks if c.needed is not None}
+    allowances = {(c.report.name, c.name): c.noise_allowance for c in gate.checks
+                  if c.noise_allowance is not None}
     observed = {(c.report.name, c.name): init_observed(c) for c in gate.checks
-                if c.needed is not None}
+                if c.noise_allowance is not None}
     return InitNoise(gate.noise.source.written, allowances, gate.noise.budget, gate.noise.items,
                      observed)
 
@@ -174,7 +175,7 @@ def init_observed(check: Check) -> int:
     return check.center if check.center is not None else check.count
 
 
-def _power(check: Check, allowed: int | None) -> dict[str, Any]:
+def _power(check: Check, limit: int | None) -> dict[str, Any]:
     """The noise fields of a row: its parts, the noise, the smallest regression it catches.
 
     The regression is measured from the count the ceiling was set from (``observed``)
@@ -184,14 +185,14 @@ def _power(check: Check, allowed: int | None) -> dict[str, Any]:
     fields: dict[str, Any] = {
         "observed": ceiling.observed if ceiling is not None else None,
         "allowance": ceiling.allowance if ceiling is not None else None,
-        "needed": check.needed,
+        "noise_allowance": check.noise_allowance,
         "moving": check.movement.cases if check.movement is not None else None,
         "noise": check.movement.described if check.movement is not None else None,
     }
-    if allowed is None or check.verdict == "error":
+    if limit is None or check.verdict == "error":
         return fields
     center = fields["observed"] if fields["observed"] is not None else check.count
-    caught = detectable(fields["moving"] or 0, allowed - center)
+    caught = detectable(fields["moving"] or 0, limit - center)
     fields["detectable"] = caught
     fields["blind"] = check.n_cases is not None and caught > check.n_cases * BLIND_SHARE
     return fields
@@ -211,14 +212,14 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
                 else case_examples(check.report, check.name, taxonomy))
     if gate.config.mode == "init":
         observed = init_observed(check)
-        allowed = observed + (check.needed or 0)
-        written = (f"{allowed} ({observed} + {check.needed}, new)" if check.needed is not None
-                   else f"{check.count} (new)")
-        noisy = _power(check, allowed)
-        if check.needed is not None:
-            noisy.update(observed=observed, allowance=check.needed)
+        limit = observed + (check.noise_allowance or 0)
+        written = (f"{limit} ({observed} + {check.noise_allowance}, new)"
+                   if check.noise_allowance is not None else f"{check.count} (new)")
+        noisy = _power(check, limit)
+        if check.noise_allowance is not None:
+            noisy.update(observed=observed, allowance=check.noise_allowance)
         return Row(report=check.report.name, slice=check.slice, name=check.name, kind=kind,
-                   count=check.count, allowed=allowed, ceiling=written,
+                   count=check.count, limit=limit, ceiling=written,
                    source=None, line=None, verdict="record", rule=rule, first_cases=first,
                    examples=examples, **noisy)
     verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
@@ -244,7 +245,7 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
         name=check.name,
         kind=kind,
         count=check.count,
-        allowed=check.allowed,
+        limit=check.limit,
         ceiling=messages.ceiling_text(check) if ceilings is not None else "baseline only",
         source=source,
         line=_line(gate, check),
@@ -256,14 +257,14 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
         message=message,
         baseline=compared,
         warnings=warnings,
-        **_power(check, check.allowed),
+        **_power(check, check.limit),
     )
 
 def unjudged(report: str, rows: list[Row], why: Inconclusive) -> list[Row]:
     """A report that cannot be judged: one failing ``inconclusive`` row naming the cause and
     the count, and every other row not judged (``skip``), but the file's own consistency."""
     head = Row(report=report, name="inconclusive", kind="inconclusive", count=why.count,
-               allowed=None, ceiling="a run that can be judged",
+               limit=None, ceiling="a run that can be judged",
                source=None, line=None, verdict="inconclusive", rule=why.cause,
                message=inconclusive_message(report, why))
     skipped = [row if row.kind == "consistency" else row.model_copy(update={
@@ -278,7 +279,7 @@ def _metric_row(gate: Gate, check: MetricCheck) -> Row:
     interval = check.interval
     return Row(
         report=check.report.name, name=f"metric:{check.name}", kind="metric", count=None,
-        allowed=None, ceiling=f"min {format_number(check.floor.min)}", source=source,
+        limit=None, ceiling=f"min {format_number(check.floor.min)}", source=source,
         line=check.line, verdict=check.verdict,
         rule=f"mean of {check.name} over the cases where it applies (nulls excluded)",
         message=metric_message(check, source) if check.verdict != "pass" else "",
@@ -304,10 +305,10 @@ def _metric_baseline_row(gate: Gate, report: Report, change: MetricChange) -> Ro
         n_base=change.n_base, n=change.n, paired=change.n_pairs,
         worse=change.worse[:FIRST_IDS], improved=change.improved[:FIRST_IDS],
         n_worse=len(change.worse), n_improved=len(change.improved),
-        p_value=change.p_value, band=float(change.allowed), verdict=change.verdict, hint=hint)
+        p_value=change.p_value, band=float(change.band), verdict=change.verdict, hint=hint)
     return Row(
         report=report.name, name=f"metric:{change.name}", kind="metric", count=None,
-        allowed=None, ceiling="baseline", source=None, line=None,
+        limit=None, ceiling="baseline", source=None, line=None,
         verdict="fail" if change.verdict == "fail" else "pass",
         rule=next((m.description for m in report.taxonomy.metrics if m.name == change.name),
                   change.name),
@@ -331,7 +332,7 @@ def contract_row(result: ContractResult, source: str) -> Row:
     verdict: RowVerdict = "error" if result.holds is None else "pass" if result.holds else "fail"
     message = messages.contract_message(result, source)
     return Row(report=result.report.name, name=f"contract:{contract.name}", kind="contract",
-               count=None, allowed=None, ceiling=contract.text, source=source,
+               count=None, limit=None, ceiling=contract.text, source=source,
                line=contract.line, verdict=verdict, rule=contract.text, message=message)
 
 
@@ -339,7 +340,7 @@ def consistency_row(report: Report, differences: list[str]) -> Row:
     """The item that compares a report's recorded aggregates with its recomputed cases."""
     message = messages.consistency_message(report, differences)
     return Row(
-        report=report.name, name="consistency", kind="consistency", count=None, allowed=None,
+        report=report.name, name="consistency", kind="consistency", count=None, limit=None,
         ceiling="recorded = recomputed", source=None, line=None,
         verdict="fail" if differences else "pass",
         rule="recorded failure_category_counts equal the recomputed counts", message=message,

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from ..reports.readers import ReportReader
 
 __all__ = ["ContractResult", "Gate", "GateConfig", "Mode", "ReportGate", "byte_limit",
-           "load_run", "load_run_or_raise", "run_counts", "run_gate"]
+           "load_run", "load_run_or_raise", "run_counts", "run_gate", "taxonomy_choice"]
 
 
 class Gate(GateRun):
@@ -89,21 +89,20 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
             raise FailgateError(
                 "already exists; init only creates a new ceilings file (lower the ceilings of "
                 f"an existing one with {config.advice.ratchet})", config.ceilings_path)
-        chosen = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
-                  if config.init_taxonomy is not None else None)
-        choice = TaxonomyChoice(chosen, {}, taxonomies)
-        taxonomy = choice.run_taxonomy
+        given = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
+                 if config.init_taxonomy is not None else None)
     else:
         if not config.ceilings_path.exists():
             raise FailgateError(
                 f"not found; create it from the current counts with {config.advice.init}",
                 config.ceilings_path)
         ceilings = load_ceilings(config.ceilings_path, taxonomies)
-        taxonomy = ceilings.taxonomy
         if config.init_taxonomy is not None:
             _same_taxonomy(taxonomy_by_name_or_path(config.init_taxonomy, taxonomies),
-                           taxonomy, config.ceilings_path)
-        choice = TaxonomyChoice(taxonomy, ceilings.overrides, taxonomies)
+                           ceilings.taxonomy, config.ceilings_path)
+        given = None  # once the file exists, its taxonomy: decides (and its taxonomies:)
+    choice = taxonomy_choice(taxonomies, given, ceilings)  # the run's: made here, once
+    taxonomy = choice.run_taxonomy
     spec = _read_spec(ceilings, taxonomy, config, tuple(readers))
     gated, skipped = load_run(config.paths, choice, spec, config.engine)
     _taxonomy_hints(gated, config, ceilings is not None)
@@ -159,6 +158,18 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
             guard_error = str(exc)
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
                 taxonomies, noisy, family, guard_error)
+
+
+def taxonomy_choice(known: Mapping[str, Taxonomy], given: Taxonomy | None,
+                    ceilings: Ceilings | None) -> TaxonomyChoice:
+    """Which taxonomy classifies each report of a run: made once per run (``run_gate``, a
+    command's ``Failgate``) and handed down to every read of it (its reports, a baseline, a
+    confirming run). The ``given`` taxonomy (a command line's or the ini key's) for every
+    report; else the ceilings file's ``taxonomy:`` and ``taxonomies:``; else each format's
+    own (``choice.DEFAULT_TAXONOMY`` for failgate's own shapes)."""
+    if given is not None or ceilings is None:
+        return TaxonomyChoice(given, {}, known)
+    return TaxonomyChoice(ceilings.taxonomy, ceilings.overrides, known)
 
 
 def _taxonomy_hints(gated: Sequence[ReportGate], config: GateConfig, existing: bool) -> None:
@@ -310,16 +321,16 @@ def _baseline(config: GateConfig, choice: TaxonomyChoice, spec: ReadSpec,
                                  noise, alpha, config.exclude_unstable)
 
 
-def load_run(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
+def load_run(paths: tuple[Path, ...], choice: TaxonomyChoice,
              spec: ReadSpec | None = None, engine: str = "python"
              ) -> tuple[list[ReportGate], list[SkippedFile]]:
     """Find and load every report of one run; a run with no report at all is an error.
 
-    Parquet files, dataset folders, globs, and JSON Lines under a SQL ``engine`` are
-    classified by that engine; everything else by the Python readers.
+    Each file's taxonomy is picked by the run's ``choice`` (``taxonomy_choice``) once, as
+    the file is read. Parquet files, dataset folders, globs, and JSON Lines under a SQL
+    ``engine`` are classified by that engine; everything else by the Python readers.
     """
     spec = spec if spec is not None else ReadSpec(readers=builtin_readers())
-    choice = TaxonomyChoice.of(taxonomy)  # each file's taxonomy: picked once, as it is read
     readers = spec.readers
     suffixes = (*REPORT_SUFFIXES, *TABLE_SUFFIXES,
                 *(s for reader in readers for s in reader.suffixes))
@@ -392,11 +403,11 @@ def _skipped_text(skipped: Sequence[SkippedFile]) -> str:
     return ", ".join(shown) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
 
 
-def load_run_or_raise(paths: tuple[Path, ...], taxonomy: Taxonomy | TaxonomyChoice,
+def load_run_or_raise(paths: tuple[Path, ...], choice: TaxonomyChoice,
                       spec: ReadSpec | None = None, engine: str = "python") -> list[Report]:
     """A run every report of which must load (a baseline, a diff, a history entry):
     the first broken report's error is raised."""
-    gated, _ = load_run(paths, taxonomy, spec, engine)
+    gated, _ = load_run(paths, choice, spec, engine)
     for loaded in gated:
         if loaded.error is not None:
             raise loaded.error

@@ -61,7 +61,7 @@ class SequentialItem:
 
     name: str
     members: frozenset[str]
-    allowed: int
+    limit: int
     outside: bool = False
 
 
@@ -74,7 +74,7 @@ class ItemLook:
     count: int
     low: int
     high: int
-    allowed: int
+    limit: int
     state: ItemState
     outside: bool
 
@@ -118,7 +118,7 @@ class Futility:
 
     Each item that can go either way keeps a second confidence sequence, at level
     ``beta / m``; the item is **futile** once that sequence's upper end is below
-    ``allowed + margin``: a full-run count of ``allowed + margin`` or more is excluded.
+    ``limit + margin``: a full-run count of ``limit + margin`` or more is excluded.
     A run whose every item is cleared or futile (none over) passes. The trade, stated:
     a run that regressed by ``margin`` cases or more past a ceiling passes early with
     probability at most ``beta``; one that regressed by fewer may pass early whatever
@@ -154,7 +154,7 @@ class SequentialGate:
         self.planned = planned
         self.delta = delta
         # an item whose ceiling allows every planned case can never be over: not in the family
-        undecided = sum(1 for item in self.items if item.allowed < planned)
+        undecided = sum(1 for item in self.items if item.limit < planned)
         # paired mode: two sequences per compared item (its new and its fixed cases)
         alpha = float(delta) / max(undecided + 2 * len(paired), 1)
         sizes = [planned] if strata is None else list(strata)
@@ -165,21 +165,21 @@ class SequentialGate:
             )
         self.strata = len(sizes)
         self._sequences = [
-            StratifiedCount(sizes, alpha, *_prior(item.allowed, planned)) for item in self.items
+            StratifiedCount(sizes, alpha, *_prior(item.limit, planned)) for item in self.items
         ]
-        self._states: list[ItemState] = [_state(0, planned, item.allowed) for item in self.items]
+        self._states: list[ItemState] = [_state(0, planned, item.limit) for item in self.items]
         # paired mode against a baseline run: for each compared item, the cases that entered
-        # it (new) and left it (fixed) over the whole run; ``allowed`` is the rise allowed
+        # it (new) and left it (fixed) over the whole run; ``limit`` is the rise allowed
         self.paired = tuple(paired)
         self._pairs = [(StratifiedCount(sizes, alpha), StratifiedCount(sizes, alpha))
                        for _ in self.paired]
         self.futility = futility
         # the futility sequences (None: off), at beta / m; an item is futile once a count of
-        # allowed + margin is ruled out (``Futility``)
+        # limit + margin is ruled out (``Futility``)
         self._futile: list[StratifiedCount] | None = None
         if futility is not None:
             beta = float(futility.beta) / max(undecided, 1)
-            self._futile = [StratifiedCount(sizes, beta, *_prior(item.allowed, planned))
+            self._futile = [StratifiedCount(sizes, beta, *_prior(item.limit, planned))
                             for item in self.items]
         self._settled: Settled | None = None
         self.n = 0
@@ -207,7 +207,7 @@ class SequentialGate:
             sequence.add(category is not None and category in item.members, narrow=not decided,
                          stratum=stratum)
             if not decided:
-                states[index] = _state(sequence.low, sequence.high, item.allowed)
+                states[index] = _state(sequence.low, sequence.high, item.limit)
         for item, (new, fixed) in zip(self.paired, self._pairs, strict=True):
             now, before = category in item.members, baseline in item.members
             new.add(now and not before, stratum=stratum)
@@ -227,27 +227,27 @@ class SequentialGate:
             open_ = self._states[index] == "open"
             sequence.add(category is not None and category in item.members, narrow=open_,
                          stratum=stratum)
-            if open_ and not item.outside and sequence.high < item.allowed + margin:
+            if open_ and not item.outside and sequence.high < item.limit + margin:
                 self._by_futility.add(item.name)  # stays gated: it can still be over
 
     def looks(self) -> tuple[ItemLook, ...]:
         """Every item's state after the latest case (and, in paired mode, each compared
         item's rise over the baseline: new minus fixed cases, its interval over the run)."""
         return tuple(
-            ItemLook(item.name, seq.s, seq.low, seq.high, item.allowed, state, item.outside)
+            ItemLook(item.name, seq.s, seq.low, seq.high, item.limit, state, item.outside)
             for item, seq, state in zip(self.items, self._sequences, self._states, strict=True)
         ) + self._paired_looks()
 
     def _paired_looks(self) -> tuple[ItemLook, ...]:
-        """``over``: the full run's new cases exceed its fixed ones by more than allowed
+        """``over``: the full run's new cases exceed its fixed ones by more than its limit
         (both intervals hold with probability at least 1 - delta); the fail side only."""
         looks = []
         for item, (new, fixed) in zip(self.paired, self._pairs, strict=True):
             low, high = new.low - fixed.high, new.high - fixed.low
-            state: ItemState = "over" if low > item.allowed else (
-                "cleared" if high <= item.allowed else "open")
+            state: ItemState = "over" if low > item.limit else (
+                "cleared" if high <= item.limit else "open")
             looks.append(ItemLook(item.name + PAIRED_SUFFIX, new.s - fixed.s, low, high,
-                                  item.allowed, state, False))
+                                  item.limit, state, False))
         return tuple(looks)
 
     def _decide(self) -> Settled | None:
@@ -288,23 +288,23 @@ class SequentialGate:
                        futile)
 
 
-def _state(low: int, high: int, allowed: int) -> ItemState:
-    if low > allowed:
+def _state(low: int, high: int, limit: int) -> ItemState:
+    if low > limit:
         return "over"
-    return "cleared" if high <= allowed else "open"
+    return "cleared" if high <= limit else "open"
 
 
 PRIOR_WEIGHT = 20.0  # the prior's strength, in cases: bench/sequential_savings.py chose it
 
 
-def _prior(allowed: int, planned: int) -> tuple[float, float]:
+def _prior(limit: int, planned: int) -> tuple[float, float]:
     """The beta prior of an item's confidence sequence: centred on the ceiling's rate,
     worth ``PRIOR_WEIGHT`` cases (each parameter at least 1/2). Any prior fixed before
     the run keeps the guarantee; this one puts its mass where the decisions are (near
     the ceiling), which settles improved and unchanged runs sooner than a uniform prior
     (on the bench: 390 and 887 cases of 1000 rather than 499 and 910) at a small cost on
     broken runs (29 rather than 24)."""
-    rate = min(allowed, planned) / planned
+    rate = min(limit, planned) / planned
     return max(PRIOR_WEIGHT * rate, 0.5), max(PRIOR_WEIGHT * (1 - rate), 0.5)
 
 
@@ -332,16 +332,16 @@ def gate_items(
                 ceilings.path,
                 entry.line,
             )
-        allowed = 0 if entry is None else entry.ceiling.allows(planned)
-        assert allowed is not None  # the planned cases are a case total
+        limit = 0 if entry is None else entry.ceiling.limit(planned)
+        assert limit is not None  # the planned cases are a case total
         members = taxonomy.members(name)
         is_outside = name != TOTAL and all(member in outside for member in members)
-        items.append(SequentialItem(name, frozenset(members), allowed, is_outside))
+        items.append(SequentialItem(name, frozenset(members), limit, is_outside))
     if outside:
         share = ceilings.model.inconclusive
-        limit = DEFAULT_SHARE if share is None else share
+        rate = DEFAULT_SHARE if share is None else share
         items.append(
-            SequentialItem(OUTSIDE_SHARE, frozenset(outside), int(limit * planned), outside=True)
+            SequentialItem(OUTSIDE_SHARE, frozenset(outside), int(rate * planned), outside=True)
         )
     return items
 
@@ -378,7 +378,7 @@ def describe(look: ItemLook) -> str:
     state``."""
     interval = f"{look.low}" if look.low == look.high else f"[{look.low}, {look.high}]"
     return (
-        f"{look.name}: {look.count} so far, full run {interval}, ceiling {look.allowed}: "
+        f"{look.name}: {look.count} so far, full run {interval}, ceiling {look.limit}: "
         f"{look.state}"
     )
 

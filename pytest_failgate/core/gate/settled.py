@@ -49,7 +49,7 @@ def sequential_result(gate: SequentialGate, ceilings: Ceilings, report: str, pat
     rows = [_row(look, gate, ceilings, report, why is not None) for look in looks]
     if settled is None:
         rows.insert(0, Row(report=report, name="inconclusive", kind="inconclusive", count=None,
-                           allowed=None, ceiling="a settled verdict", source=None, line=None,
+                           limit=None, ceiling="a settled verdict", source=None, line=None,
                            verdict="inconclusive", rule="stopped before it was settled",
                            message=f"{report}: {why}"))
     record = (settled.record() if settled is not None else Sequential(
@@ -80,22 +80,22 @@ def _row(look: ItemLook, gate: SequentialGate, ceilings: Ceilings, report: str,
             f"cases; the full run's count is {span}")
     verdict: RowVerdict
     if look.outside and look.state == "over" and unjudged:
-        verdict, message = "inconclusive", f"{seen}, above the {look.allowed} it allows"
+        verdict, message = "inconclusive", f"{seen}, above the {look.limit} it allows"
     elif unjudged or look.state == "open":
         verdict = "skip"
         message = (f"{seen}: not judged ({report} is inconclusive)" if unjudged
-                   else f"{seen}: not settled when the run stopped (ceiling {look.allowed})")
+                   else f"{seen}: not settled when the run stopped (ceiling {look.limit})")
     elif look.state == "over":
         verdict = "fail"
-        message = f"{seen}, above its ceiling of {look.allowed}" + (
+        message = f"{seen}, above its ceiling of {look.limit}" + (
             f" ({source})" if source else "")
     else:
         verdict, message = "pass", ""
-    ceiling = (f"{look.allowed} of {gate.planned}" if entry is not None or kind ==
-               "inconclusive" else f"a rise of {look.allowed}" if look.name.endswith(
+    ceiling = (f"{look.limit} of {gate.planned}" if entry is not None or kind ==
+               "inconclusive" else f"a rise of {look.limit}" if look.name.endswith(
                    PAIRED_SUFFIX) else "none (0)")
     return Row(report=report, name=look.name, kind=kind, count=look.count,
-               allowed=look.allowed, ceiling=ceiling, source=source,
+               limit=look.limit, ceiling=ceiling, source=source,
                line=None if entry is None else entry.line, verdict=verdict,
                rule=f"the full run's count, settled from its first cases ({span})",
                message=message)

@@ -3,7 +3,7 @@
 A noise band widens what the gate accepts three ways: each count's **allowance** (how far
 a ceiling stays above its count, and how far the ratchet keeps it there: computed from the
 band's ``discordant``/``moved``/``std`` by the gate's own functions, ``compare.noisemodel``
-and ``Movement.needed``, at the file's budget shared by the band's counts), each category's
+and ``Movement.allowance``, at the file's budget shared by the band's counts), each category's
 and metric's **band** in a baseline comparison (an increase must exceed it), and its
 **unstable cases** (left out of every paired test when ``failgate_exclude_unstable`` is on).
 The guard finds the band the gate reads at the ref and now (the ``failgate_noise`` setting,
@@ -169,7 +169,7 @@ def noise_changes(old: Noise, new: Noise, reason: str | None, line: int | None
 
 def allowances(noise: Noise) -> dict[tuple[str | None, str], int]:
     """Each count the band measures, with the allowance the gate gives it: its movement's
-    (``Movement.needed``, widened by the count's dispersion) at the file's budget shared
+    (``Movement.allowance``, widened by the count's dispersion) at the file's budget shared
     equally by the band's counts (``gate.noisy``). Keyed by (report, count): a band with
     each report's own bands gives each report's (the gate reads those), else (None, count),
     one allowance every report gets."""
@@ -180,11 +180,11 @@ def allowances(noise: Noise) -> dict[tuple[str | None, str], int]:
     if model.reports:
         measured = sum(len(m.shared) for m in model.reports.values())
         level = noise.budget / max(1, measured)
-        return {(report, name): movement.needed(level)
+        return {(report, name): movement.allowance(level)
                 for report, own in model.reports.items()
                 for name, movement in own.shared.items()}
     level = noise.budget / len(document.bands)
-    return {(None, name): movement.needed(level) for name, movement in model.shared.items()}
+    return {(None, name): movement.allowance(level) for name, movement in model.shared.items()}
 
 
 def _given(found: dict[tuple[str | None, str], int], report: str | None, name: str

@@ -1,9 +1,10 @@
 """Which taxonomy classifies each report: decided once per run, applied once per file.
 
-The run builds one ``TaxonomyChoice`` (``run_gate``, ``Failgate.choice``) from what it was
-given; reading a file asks it once, when the file's format is known (``read.detect``), and
-hands the taxonomy it picks to everything after. The fallback for a report nothing names a
-taxonomy for, ``DEFAULT_TAXONOMY``, is written here and nowhere else.
+The run makes one ``TaxonomyChoice`` (``core.gate.runner.taxonomy_choice``, in ``run_gate``
+and ``Failgate.choice``) from what it was given and hands it down; reading a file asks it
+once, when the file's format is known (``read.detect``), and hands the taxonomy it picks to
+everything after. The fallback for a report nothing names a taxonomy for,
+``DEFAULT_TAXONOMY``, is written here and nowhere else.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ class TaxonomyChoice:
     known: Mapping[str, Taxonomy] = field(default_factory=builtin_taxonomies)
 
     @classmethod
-    def of(cls, taxonomy: Taxonomy | TaxonomyChoice) -> TaxonomyChoice:
-        """A choice as given, or one taxonomy for every report (a caller that has one)."""
-        return taxonomy if isinstance(taxonomy, TaxonomyChoice) else cls(taxonomy)
+    def only(cls, taxonomy: Taxonomy) -> TaxonomyChoice:
+        """One taxonomy for every report, whatever its format or name: not a run's choice,
+        but a view in one taxonomy's categories (a history charts them over its runs)."""
+        return cls(taxonomy)
 
     @property
     def run_taxonomy(self) -> Taxonomy:

@@ -29,13 +29,13 @@ from functools import lru_cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from pydantic_core import SchemaValidator, ValidationError, core_schema
-
 from ..taxonomy import kind_of
 from .scan import MISSING
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
+
+    from pydantic_core import SchemaValidator, ValidationError, core_schema
 
 _WHITESPACE = b" \t\n\r"
 _JIT_ERROR = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$", re.DOTALL)
@@ -96,21 +96,19 @@ def start_of(data: bytes) -> int:
     return len(data) - len(data.lstrip(_WHITESPACE))
 
 
-def _optional(schema: core_schema.CoreSchema) -> core_schema.TypedDictField:
-    return core_schema.typed_dict_field(schema, required=False)
-
-
-def _case_schema(fields: tuple[str, ...]) -> core_schema.CoreSchema:
-    return core_schema.typed_dict_schema(
-        {name: _optional(core_schema.any_schema()) for name in fields},
-        extra_behavior="ignore")
-
-
 @lru_cache(maxsize=32)
 def _validators(case_fields: tuple[str, ...], top_fields: tuple[str, ...]
                 ) -> tuple[SchemaValidator, SchemaValidator, SchemaValidator]:
-    """(object document, array document, one case) validators for these fields."""
-    case = _case_schema(case_fields)
+    """(object document, array document, one case) validators for these fields
+    (pydantic-core imported here: with the ``fast`` extra a valid report never needs it)."""
+    from pydantic_core import SchemaValidator, core_schema
+
+    def _optional(schema: core_schema.CoreSchema) -> core_schema.TypedDictField:
+        return core_schema.typed_dict_field(schema, required=False)
+
+    case = core_schema.typed_dict_schema(
+        {name: _optional(core_schema.any_schema()) for name in case_fields},
+        extra_behavior="ignore")
     fields = {name: _optional(core_schema.any_schema()) for name in top_fields}
     fields["case_results"] = _optional(core_schema.list_schema(case))
     top = core_schema.typed_dict_schema(fields, extra_behavior="ignore")
@@ -154,6 +152,8 @@ class _Default:
 
     def document(self, data: bytes, case_fields: tuple[str, ...],
                  top_fields: tuple[str, ...]) -> Document:
+        from pydantic_core import ValidationError, from_json
+
         first = data[start_of(data):start_of(data) + 1]
         top, array, _ = _validators(case_fields, top_fields)
         try:
@@ -163,8 +163,6 @@ class _Default:
                 return Document("object", found, cases)
             if first == b"[":
                 return Document("array", {}, array.validate_json(data))
-            from pydantic_core import from_json  # a scalar: decode it to name its kind
-
             return Document(kind_of(from_json(data)))
         except ValidationError as exc:
             raise _syntax_error(data, exc) from None
@@ -177,6 +175,8 @@ class _Default:
 
     def case_decoder(self, case_fields: tuple[str, ...]) -> Callable[[bytes], Any]:
         """A function decoding one case (a JSON Lines line) to a dict of these fields."""
+        from pydantic_core import ValidationError
+
         validate = _validators(case_fields, ())[2].validate_json
 
         def decode(data: bytes) -> Any:
@@ -194,6 +194,8 @@ class _Default:
     def lines(self, handle: BinaryIO, case_fields: tuple[str, ...]) -> Iterator[Any]:
         """The cases of a JSON Lines stream (see ``stream``): a block's lines validated
         in one ``map``, one at a time only in a block where one line is refused."""
+        from pydantic_core import ValidationError
+
         validate = _validators(case_fields, ())[2].validate_json
 
         def batch(lines: list[bytes], block: bytes) -> list[Any] | None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from pydantic_core import from_json
-
 from ..base.errors import FailgateError
 from ..taxonomy import kind_of
 from .jsondecode import from_json_error
@@ -78,6 +76,8 @@ def loads(data: bytes, path: Path, line: int = 1) -> Any:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FailgateError(f"not UTF-8 text (byte {exc.start + 1})", path, line) from None
+    from pydantic_core import from_json  # not on the path of the fast extra's decoder
+
     try:
         return from_json(data)
     except ValueError as exc:

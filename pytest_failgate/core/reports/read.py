@@ -17,7 +17,6 @@ from ..base.errors import FailgateError, did_you_mean
 from ..base.safeopen import read_limit
 from ..taxonomy import Taxonomy, kind_of
 from ..taxonomy.expr.regex import group_matcher
-from .choice import TaxonomyChoice
 from .jsondecode import JsonSyntaxError, LineError, ShapeError, case_line, decoder, start_of
 from .jsonfile import describe, loads
 from .locate import place
@@ -32,6 +31,8 @@ __all__ = ["RECORDED_KEYS", "Detected", "ReadSpec", "classify", "detect", "load_
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from .choice import TaxonomyChoice
 
 
 # Top-level aggregates kept from a report for cross-checks; everything else is skipped.
@@ -51,17 +52,17 @@ class Detected:
     output: ReaderOutput | None = None
 
 
-def load_report(report: ReportFile, taxonomy: Taxonomy | TaxonomyChoice,
+def load_report(report: ReportFile, choice: TaxonomyChoice,
                 spec: ReadSpec | None = None) -> Report | SkippedFile:
     """Read one report file, or say why it is not a report.
 
     The file is opened once (``source.reading``): a FIFO or a device would block or never
     end, a file over the limit or a sparse text file is refused unread, and every read of
     it after (the readers' included) is served from that handle. Its format and its
-    taxonomy are decided in one step (``detect``), then its cases are classified.
+    taxonomy are decided in one step (``detect``), with the run's ``choice`` (made once per
+    run, at the gate level), then its cases are classified.
     """
     spec = spec or ReadSpec()
-    choice = TaxonomyChoice.of(taxonomy)
     with read_limit(spec.max_bytes), reading(report.path, spec.max_bytes) as source:
         # read_limit: an archive's members decompress within it too
         detected = detect(report, choice, spec, source)

@@ -89,7 +89,7 @@ class Movement:
         the dispersion when that is more (the count's own spread, bounded)."""
         return max(may_move(self.expected), math.ceil(self.expected * self.dispersion))
 
-    def needed(self, level: Fraction) -> int:
+    def allowance(self, level: Fraction) -> int:
         """The allowance this count needs at ``level``: the one place it is computed."""
         return allowance(self.cases, level)
 

@@ -18,7 +18,11 @@ DEFAULT_TAXONOMY = "rag"
 class BuiltinTaxonomies(Mapping[str, Taxonomy]):
     """The taxonomies shipped with failgate, by name: each file in ``builtin/`` (named
     after its taxonomy) is read and compiled the first time its taxonomy is asked for,
-    so a run pays only for the taxonomies it uses. Names and membership need no file."""
+    so a run pays only for the taxonomies it uses. Names and membership need no file.
+
+    Each is built as a plugin builds a taxonomy file, with the builder
+    ``pytest_failgate.api`` exports (``files.taxonomy_from_yaml``): a built-in taxonomy
+    can be nothing a plugin's cannot."""
 
     def __init__(self) -> None:
         self._paths = {path.stem: path for path in sorted(BUILTIN_DIR.glob("*.yaml"))}
@@ -27,9 +31,10 @@ class BuiltinTaxonomies(Mapping[str, Taxonomy]):
     def __getitem__(self, name: str) -> Taxonomy:
         found = self._loaded.get(name)
         if found is None:
-            from .files import load_taxonomy_file
+            from ..base.yamlsource import read_text
+            from .files import taxonomy_from_yaml  # (the rule compiler: only when asked)
 
-            found = load_taxonomy_file(self._paths[name])
+            found = taxonomy_from_yaml(read_text(self._paths[name]), self._paths[name])
             if found.name != name:  # pragma: no cover - a packaging mistake, pinned by a test
                 raise ValueError(f"{self._paths[name].name} holds taxonomy {found.name}")
             self._loaded[name] = found

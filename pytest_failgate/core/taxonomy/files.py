@@ -27,11 +27,12 @@ line and column, and for an expression a caret under the offending part.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.confine import check_inside
 from ..base.errors import FailgateError, closest, did_you_mean, display_path
-from ..base.yamlsource import YamlDoc, load_yaml
+from ..base.yamlsource import YamlDoc, load_yaml, read_text
 from .expr import ExprError, compile_expr
 from .expr.regex import UnsupportedPattern, group_matcher
 from .model import (
@@ -47,8 +48,7 @@ from .model import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from pathlib import Path
+    from collections.abc import Iterable, Mapping, Sequence
 
     from ..base.yamlsource import Loc
 
@@ -67,9 +67,54 @@ _TYPE_WORDS: dict[str, Kind] = {
 
 
 def load_taxonomy_file(path: Path) -> Taxonomy:
-    """Read and compile a taxonomy file."""
-    doc = load_yaml(path)
-    return taxonomy_from(doc, (), source=path)
+    """Read and compile a taxonomy file: its text, built by :func:`taxonomy_from_yaml`."""
+    return taxonomy_from_yaml(read_text(path), path)
+
+
+def taxonomy_from_yaml(text: str, source: str | Path = "<taxonomy>") -> Taxonomy:
+    """A taxonomy written in the taxonomy file format (YAML), compiled.
+
+    The one builder of a taxonomy written as a whole: ``pytest_failgate.api`` exports it
+    (a plugin's taxonomies), and the built-in taxonomies and the taxonomy files a ceilings
+    file or a command line names are built with it. An error (bad YAML, an unknown key, a
+    rule outside the expression language) is a ``FailgateError`` naming ``source`` and
+    the line and column; a ``source`` given as a ``Path`` (the file the text was read from)
+    is also the taxonomy's ``source``.
+    """
+    where = source if isinstance(source, Path) else None
+    return taxonomy_from(load_yaml(Path(source), text), (), source=where)
+
+
+def taxonomy(name: str, *, failed: str, categories: Sequence[str | Mapping[str, Any]],
+             description: str = "", defaults: Mapping[str, Any] | None = None,
+             types: Mapping[str, str] | None = None, required: Iterable[str] = (),
+             id_fields: Sequence[str] | None = None,
+             metrics: Sequence[Mapping[str, Any]] = (),
+             caveats: Sequence[Mapping[str, Any]] = (),
+             substantive: str | None = None) -> Taxonomy:
+    """A taxonomy from keyword arguments: the keys of a taxonomy file.
+
+    ``failed`` and each category's ``when`` are expressions of the rule language;
+    ``categories`` are tried in order, the last (a bare name, or one without ``when``)
+    is the fallback. ``types`` maps a field to its kinds (``"number | null"``). Written
+    as the file it stands for and built by :func:`taxonomy_from_yaml`, so both ways of
+    writing a taxonomy compile, and fail, alike.
+    """
+    import yaml
+
+    document: dict[str, Any] = {"name": name, "failed": failed,
+                                "categories": [{"name": c} if isinstance(c, str) else dict(c)
+                                               for c in categories]}
+    if description:
+        document["description"] = description
+    optional: dict[str, Any] = {
+        "defaults": dict(defaults or {}), "types": dict(types or {}),
+        "required": list(required), "id_fields": list(id_fields or []),
+        "metrics": [dict(m) for m in metrics], "caveats": [dict(c) for c in caveats],
+        "substantive": substantive}
+    document |= {key: value for key, value in optional.items() if value}
+    return taxonomy_from_yaml(yaml.safe_dump(document, sort_keys=False, allow_unicode=True),
+                              f"<taxonomy {name}>")
 
 
 def taxonomy_from(doc: YamlDoc, loc: Loc, source: Path | None = None) -> Taxonomy:
@@ -375,8 +420,6 @@ def taxonomy_by_name_or_path(value: str, taxonomies: Mapping[str, Taxonomy]) -> 
     if value in taxonomies:
         return taxonomies[value]
     if names_a_file(value):
-        from pathlib import Path
-
         path = Path(value)
         check_inside(path)  # a confined run answers "outside" before it looks
         if not path.is_file():

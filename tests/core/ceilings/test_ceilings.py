@@ -13,7 +13,7 @@ from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.base.formatting import format_number
 from pytest_failgate.core.ceilings.check import evaluate
 from pytest_failgate.core.ceilings.load import Ceilings, load_ceilings
-from pytest_failgate.core.ceilings.model import rate_allowance
+from pytest_failgate.core.ceilings.model import rate_limit
 from pytest_failgate.core.ceilings.rewrite import (
     apply,
     init_text,
@@ -119,7 +119,7 @@ def test_an_override_for_an_absent_report_is_a_warning(tmp_path: Path) -> None:
 def test_no_ceiling_means_zero() -> None:
     assert evaluate(report("r", 10), "unknown", 0, None, 10).verdict == "pass"
     failing = evaluate(report("r", 10), "unknown", 1, None, 10)
-    assert (failing.verdict, failing.allowed, failing.over) == ("fail", 0, 1)
+    assert (failing.verdict, failing.limit, failing.over) == ("fail", 0, 1)
 
 
 def test_rate_ceiling_is_exact_where_floats_round(tmp_path: Path) -> None:
@@ -137,8 +137,8 @@ def test_rate_and_count_both_apply(tmp_path: Path) -> None:
     ceilings = load(write_ceilings(tmp_path / "c.yaml",
                                    {"unknown": {"max": 5, "max_rate": 0.1}}))
     entry = ceilings.entry("r", "unknown")
-    assert evaluate(report("r", 100), "unknown", 6, entry, 100).allowed == 5
-    assert evaluate(report("r", 30), "unknown", 4, entry, 30).allowed == 3
+    assert evaluate(report("r", 100), "unknown", 6, entry, 100).limit == 5
+    assert evaluate(report("r", 30), "unknown", 4, entry, 30).limit == 3
 
 
 def test_rate_over_an_aggregate_without_a_case_total_is_an_error_item(tmp_path: Path) -> None:
@@ -169,7 +169,7 @@ def test_ratchet_never_raises_a_ceiling(tmp_path: Path) -> None:
                                           (123, 99_999), (1, 100_000)])
 def test_a_ratcheted_rate_allows_exactly_the_count(count: int, n: int) -> None:
     rate = ratchet_rate(Fraction(count, n), n)
-    assert rate_allowance(rate, n) == count
+    assert rate_limit(rate, n) == count
     assert Fraction(format_number(rate)) == rate
 
 

@@ -132,7 +132,7 @@ def test_init_with_noise_writes_each_ceiling_as_observed_plus_allowance(
         if row.name == "total":  # the band counts the passed cases
             band_mean = 400 - band_mean
         observed = math.floor((3 * band_mean + row.count) / 4 + Fraction(1, 2))
-        assert (row.observed, row.allowance, row.needed) == (observed, want, want)
+        assert (row.observed, row.allowance, row.noise_allowance) == (observed, want, want)
         assert (f"  {row.name}:\n    max: {observed + want}\n    observed: {observed}\n"
                 f"    allowance: {want}\n") in text
     # the same run passes its own ceilings, and says what each catches
@@ -260,8 +260,8 @@ def test_with_a_noise_source_the_ratchet_sets_the_allowance_the_noise_asks_for(
     result = run_gate(GateConfig((run,), ceilings, "ratchet", noise=band,
                                  confirm=(previous,))).result()
     writeback.ratchet(ceilings, result, writeback.outcomes_from_verdicts(result))
-    needed = {row.name: row.needed for row in result.rows}
-    assert needed["retrieval_miss"] == allowance(may_move(Fraction(2)), BUDGET / 5) == 6
+    asked = {row.name: row.noise_allowance for row in result.rows}
+    assert asked["retrieval_miss"] == allowance(may_move(Fraction(2)), BUDGET / 5) == 6
     text = ceilings.read_text(encoding="utf-8")
     assert "    max: 6\n    observed: 0\n    allowance: 6\n" in text
     # the plain ceilings (5, exact) fall only past the noise too: 5 - 5 is no improvement

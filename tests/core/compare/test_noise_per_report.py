@@ -71,14 +71,14 @@ def test_one_report_of_three_gets_its_own_allowance_as_its_runs_alone_measure_it
     capsys.readouterr()
     for name in (*CATEGORIES, "total"):
         band = own.bands[PASSED_MODE if name == "total" else name]
-        want = band_movement(band, "c").needed(level)
-        assert rows[("c/attribution", name)].needed == want, name
+        want = band_movement(band, "c").allowance(level)
+        assert rows[("c/attribution", name)].noise_allowance == want, name
         assert rows[("c/attribution", name)].allowance == want, name
     # the pool of the three reports would have allowed c far more
-    pool = band_movement(pooled.bands[PASSED_MODE], "pool").needed(level)
-    needed = rows[("c/attribution", "total")].needed
-    assert needed is not None
-    assert needed < pool
+    pool = band_movement(pooled.bands[PASSED_MODE], "pool").allowance(level)
+    asked = rows[("c/attribution", "total")].noise_allowance
+    assert asked is not None
+    assert asked < pool
     # and each report's observed is the mean of its own runs (the band's three and this
     # one), rounded half up, not its one run's count
     for name in NAMES:
@@ -97,9 +97,9 @@ def test_a_report_the_band_does_not_measure_is_named_and_kept_exact(
     out = capsys.readouterr().out
     assert out.count("not covered: d/attribution") == 1
     rows = _rows(Path("gate.json"))
-    assert rows[("d/attribution", "total")].needed is None
-    assert rows[("d/attribution", "total")].allowed == rows[("d/attribution", "total")].count
-    assert rows[("a/attribution", "total")].needed is not None
+    assert rows[("d/attribution", "total")].noise_allowance is None
+    assert rows[("d/attribution", "total")].limit == rows[("d/attribution", "total")].count
+    assert rows[("a/attribution", "total")].noise_allowance is not None
 
 
 def test_failgate_noise_check_measures_each_report_s_bands_again(

@@ -14,6 +14,7 @@ from pytest_failgate.cli import main
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.gate.runner import load_run_or_raise
 from pytest_failgate.core.reports.builtin import builtin_readers
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.model import Report
 from pytest_failgate.core.reports.read import ReadSpec
 from pytest_failgate.core.taxonomy import builtin_taxonomies
@@ -60,7 +61,8 @@ def write_jsonl(path: Path, cases: list[dict[str, Any]]) -> Path:
 
 
 def counted(path: Path, taxonomy: str, engine: str) -> Report:
-    [report] = load_run_or_raise((path,), TAXONOMIES[taxonomy], ReadSpec(readers=()), engine)
+    [report] = load_run_or_raise((path,), TaxonomyChoice(TAXONOMIES[taxonomy]),
+                                 ReadSpec(readers=()), engine)
     return report
 
 
@@ -180,7 +182,7 @@ def expected_rows(path: Path) -> dict[tuple[str, str | None], int]:
     taxonomy = TAXONOMIES["rag"]
     from pytest_failgate.core.gate.analyze import analysis_slicers
 
-    [report] = load_run_or_raise((path,), taxonomy, ReadSpec(
+    [report] = load_run_or_raise((path,), TaxonomyChoice(taxonomy), ReadSpec(
         slicers=analysis_slicers(("query_type",)), readers=()))
     assert report.tally is not None
     assert report.n_cases is not None

@@ -31,6 +31,7 @@ duckdb = pytest.importorskip("duckdb")
 from pytest_failgate.core.engines.duckdb_engine import load_duckdb  # noqa: E402
 from pytest_failgate.core.engines.sqlquery import RuleNotExpressible, compile_gate  # noqa: E402
 from pytest_failgate.core.engines.sqltypes import BOOL, FLOAT, INT, STR, SqlType  # noqa: E402
+from pytest_failgate.core.reports.choice import TaxonomyChoice  # noqa: E402
 
 SCOPED = HealthCheck.function_scoped_fixture  # each example writes its own files
 WORDS = ["Alpha", "alpha", "BETA", "beta", "gamma", "x", "", "Comparison", "comparison",
@@ -91,7 +92,7 @@ def _taxonomy(tmp: Path, failed: str, rules: list[str], defaults: str = "") -> T
 
 
 def _python_counts(taxonomy: Taxonomy, path: Path, spec: ReadSpec) -> dict[str, Any]:
-    report = load_report(ReportFile(path, "r"), taxonomy, spec)
+    report = load_report(ReportFile(path, "r"), TaxonomyChoice(taxonomy), spec)
     assert not isinstance(report, type(None))
     return _summary(report)
 

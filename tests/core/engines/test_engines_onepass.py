@@ -21,6 +21,7 @@ duckdb = pytest.importorskip("duckdb")
 
 from pytest_failgate.core.engines import FIRST_IDS, sqlquery  # noqa: E402
 from pytest_failgate.core.engines.duckdb_engine import load_duckdb  # noqa: E402
+from pytest_failgate.core.reports.choice import TaxonomyChoice  # noqa: E402
 
 RAG = builtin_taxonomies()["rag"]
 
@@ -58,7 +59,7 @@ def write(folder: Path, cases: list[dict[str, Any]]) -> tuple[Path, Path]:
 
 
 def python_ids(path: Path) -> dict[str, list[str]]:
-    report = load_report(ReportFile(path, "r"), RAG, ReadSpec())
+    report = load_report(ReportFile(path, "r"), TaxonomyChoice(RAG), ReadSpec())
     assert isinstance(report, Report)
     assert report.tally is not None
     return {name: [str(i) for i in ids] for name, ids in report.tally.ids.items()}

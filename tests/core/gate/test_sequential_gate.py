@@ -259,9 +259,9 @@ def test_the_items_are_the_full_runs_with_rate_ceilings_over_the_planned_cases(
     ceilings = load_ceilings(path, builtin_taxonomies())
     items = {item.name: item for item in gate_items(ceilings.taxonomy, ceilings, "run", 200)}
     assert set(items) == {*ceilings.taxonomy.category_names, "total"}
-    assert items["retrieval_miss"].allowed == 4
-    assert items["unknown"].allowed == 3  # floor(0.015 * 200)
-    assert items["verifier_false_negative"].allowed == 0  # no entry: ceiling 0
+    assert items["retrieval_miss"].limit == 4
+    assert items["unknown"].limit == 3  # floor(0.015 * 200)
+    assert items["verifier_false_negative"].limit == 0  # no entry: ceiling 0
     assert items["total"].members == frozenset(ceilings.taxonomy.category_names)
     assert OUTSIDE_SHARE not in items  # rag has no outside categories
 

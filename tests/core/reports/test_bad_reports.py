@@ -25,6 +25,7 @@ from helpers import PASSED_CASE, RAG, write_ceilings
 from pytest_failgate.cli import main
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.reports import jsondecode, read, sink
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.model import Report, ReportFile
 
 
@@ -206,12 +207,12 @@ def test_a_bad_report_is_one_message_with_its_file_and_place(
         monkeypatch.setattr(read, "decoder", lambda decoder=decoder: decoder)
         monkeypatch.setattr(sink, "SCAN_AFTER", scan_after)
         if bad.fast_reads and name == "fast":
-            loaded = read.load_report(ReportFile(path, bad.name), RAG)
+            loaded = read.load_report(ReportFile(path, bad.name), TaxonomyChoice(RAG))
             assert isinstance(loaded, Report)
             assert loaded.n_cases
             continue
         with deadline(5), pytest.raises(FailgateError) as caught:
-            read.load_report(ReportFile(path, bad.name), RAG)
+            read.load_report(ReportFile(path, bad.name), TaxonomyChoice(RAG))
         error = caught.value
         assert bad.message in error.message, name
         assert error.path == path
@@ -270,7 +271,7 @@ def test_a_fifo_report_is_refused_by_every_reader_without_opening_it(fifo: Path,
                                                                       ) -> None:
     named = fifo.rename(fifo.with_suffix(suffix))
     with deadline(5), pytest.raises(FailgateError, match="FIFO"):
-        read.load_report(ReportFile(named, "pipe"), RAG)
+        read.load_report(ReportFile(named, "pipe"), TaxonomyChoice(RAG))
 
 
 def test_a_report_linked_to_a_device_is_refused(tmp_path: Path) -> None:
@@ -279,7 +280,7 @@ def test_a_report_linked_to_a_device_is_refused(tmp_path: Path) -> None:
     link = tmp_path / "zero.jsonl"
     link.symlink_to("/dev/zero")
     with deadline(5), pytest.raises(FailgateError, match="character device"):
-        read.load_report(ReportFile(link, "zero"), RAG)
+        read.load_report(ReportFile(link, "zero"), TaxonomyChoice(RAG))
 
 
 def test_a_fifo_given_on_the_command_line_is_refused_by_the_cli(

@@ -26,6 +26,7 @@ from helpers import run_cli, write_ceilings
 
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.reports.builtin import builtin_readers
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.model import ReportFile
 from pytest_failgate.core.reports.read import ReadSpec, load_report
 from pytest_failgate.core.reports.zipzstd import ZSTD
@@ -104,7 +105,7 @@ def _spec(limit: int | None = None) -> ReadSpec:
 
 
 def _load(path: Path, limit: int | None = None) -> None:
-    load_report(ReportFile(path, "r"), INSPECT, _spec(limit))
+    load_report(ReportFile(path, "r"), TaxonomyChoice(INSPECT), _spec(limit))
 
 
 @pytest.fixture(scope="module")
@@ -256,8 +257,8 @@ def test_a_log_repacked_with_each_zip_method_reads_alike(tmp_path: Path, method:
     give the cases the zstd original gives."""
     path = tmp_path / _real_log().name
     path.write_bytes(_repacked(method))
-    original = load_report(ReportFile(_real_log(), "r"), INSPECT, _spec(1 << 20))
-    report = load_report(ReportFile(path, "r"), INSPECT, _spec(1 << 20))
+    original = load_report(ReportFile(_real_log(), "r"), TaxonomyChoice(INSPECT), _spec(1 << 20))
+    report = load_report(ReportFile(path, "r"), TaxonomyChoice(INSPECT), _spec(1 << 20))
     assert report.n_cases == original.n_cases == 12  # type: ignore[union-attr]
     assert report.counts == original.counts  # type: ignore[union-attr]
 
@@ -301,7 +302,7 @@ def test_entries_pointing_at_one_members_bytes_are_refused(tmp_path: Path) -> No
 
 def test_a_well_formed_eval_log_still_reads() -> None:
     """The control: Inspect's own archive passes the layout check and the cap."""
-    report = load_report(ReportFile(_real_log(), "r"), INSPECT, _spec(1 << 20))
+    report = load_report(ReportFile(_real_log(), "r"), TaxonomyChoice(INSPECT), _spec(1 << 20))
     assert report.n_cases == 12  # type: ignore[union-attr]
 
 
@@ -316,7 +317,8 @@ def test_a_sparse_jsonl_is_refused_before_a_byte_is_read(tmp_path: Path) -> None
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(FailgateError, match=r"the file is sparse: 2,147,483,648 bytes long with "
                                             r"a hole at byte") as raised:
-        load_report(ReportFile(path, "cases"), builtin_taxonomies()["rag"], ReadSpec())
+        load_report(ReportFile(path, "cases"), TaxonomyChoice(builtin_taxonomies()["rag"]),
+                    ReadSpec())
     assert raised.value.path == path
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000
 

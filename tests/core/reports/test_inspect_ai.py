@@ -16,6 +16,7 @@ from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.base.install import install_command
 from pytest_failgate.core.gate.runner import GateConfig, load_run, run_gate
 from pytest_failgate.core.reports.builtin import builtin_readers
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.inspect_ai import InspectReader, credit_of, report_name
 from pytest_failgate.core.reports.model import Report
 from pytest_failgate.core.reports.read import ReadSpec
@@ -217,7 +218,8 @@ def test_of_two_logs_of_one_task_and_model_in_one_folder_the_later_is_gated(
     for folder in ("json", "eval"):
         shutil.copyfile(generated(folder, "plots"), tmp_path / generated(folder, "plots").name)
     later, earlier = (tmp_path / generated(folder, "plots").name for folder in ("eval", "json"))
-    gated, skipped = load_run((tmp_path,), INSPECT, ReadSpec(readers=builtin_readers()))
+    gated, skipped = load_run((tmp_path,), TaxonomyChoice(INSPECT),
+                              ReadSpec(readers=builtin_readers()))
     assert [(g.report.name, g.report.path) for g in gated if g.report is not None] == [
         ("plots@mockllm/model", later)]
     [left_out] = skipped
@@ -233,13 +235,14 @@ def test_logs_of_one_task_in_two_folders_are_an_error_naming_both(tmp_path: Path
                         tmp_path / folder / generated(folder, "plots").name)
     with pytest.raises(FailgateError, match=r"two reports are both named "
                                             r"'plots@mockllm/model': .*\.json and .*\.eval"):
-        load_run((tmp_path / "json", tmp_path / "eval"), INSPECT,
+        load_run((tmp_path / "json", tmp_path / "eval"), TaxonomyChoice(INSPECT),
                  ReadSpec(readers=builtin_readers()))
 
 
 def test_logs_are_reported_by_task_and_model(tmp_path: Path) -> None:
     shutil.copytree(GENERATED / "eval", tmp_path / "logs")
-    gated, _ = load_run((tmp_path / "logs",), INSPECT, ReadSpec(readers=builtin_readers()))
+    gated, _ = load_run((tmp_path / "logs",), TaxonomyChoice(INSPECT),
+                        ReadSpec(readers=builtin_readers()))
     assert sorted(g.report.name for g in gated if g.report is not None) == [
         "capitals@mockllm/model", "keywords@mockllm/model", "plots@mockllm/model"]
 

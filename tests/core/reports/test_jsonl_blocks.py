@@ -20,6 +20,7 @@ from helpers import RAG, cases_for
 
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.reports import jsondecode, read, sink
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.model import Report, ReportFile
 
 DECODERS = {"default": jsondecode._Default(), "fast": jsondecode.decoder()}
@@ -48,7 +49,7 @@ def _lines(seed: int = 3) -> list[bytes]:
 
 
 def _load(path: Path) -> Report:
-    loaded = read.load_report(ReportFile(path, path.stem), RAG)
+    loaded = read.load_report(ReportFile(path, path.stem), TaxonomyChoice(RAG))
     assert isinstance(loaded, Report)
     return loaded
 

@@ -14,6 +14,7 @@ from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.base.result import Row
 from pytest_failgate.core.gate.runner import Gate, GateConfig, load_run, run_gate
 from pytest_failgate.core.reports.builtin import builtin_readers
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.karenina import (
     CATEGORY_TO_GROUP,
     MAX_CONTRADICTIONS,
@@ -150,7 +151,7 @@ def write_text(path: Path, text: str) -> Path:
 
 def load(path: Path) -> Report:
     """One karenina file through failgate's loader with the built-in readers."""
-    gated, _ = load_run((path,), KARENINA, ReadSpec(readers=builtin_readers()))
+    gated, _ = load_run((path,), TaxonomyChoice(KARENINA), ReadSpec(readers=builtin_readers()))
     assert len(gated) == 1
     if gated[0].error is not None:
         raise gated[0].error
@@ -564,7 +565,8 @@ def test_a_csv_that_is_not_a_karenina_export_is_skipped(tmp_path: Path) -> None:
     latin.write_bytes(b"name,city\nJos\xe9,S\xe3o Paulo\n")
     assert KareninaCsvReader().read(latin) is None
     assert KareninaCsvReader().read(write_text(tmp_path / "empty.csv", "")) is None
-    gated, skipped = load_run((DATA,), KARENINA, ReadSpec(readers=builtin_readers()))
+    gated, skipped = load_run((DATA,), TaxonomyChoice(KARENINA),
+                              ReadSpec(readers=builtin_readers()))
     assert sorted(g.file.name for g in gated) == [
         "results_export", "results_export_empty", "results_export_full", "with_results"]
     assert [g.file.name for g in gated if g.error is not None] == ["results_export_empty"]

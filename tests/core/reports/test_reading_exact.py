@@ -21,6 +21,7 @@ from rag_reference import reference_classify
 
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.reports import jsondecode, read, sink
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.model import Report, ReportFile, SkippedFile
 from pytest_failgate.core.reports.sink import SAMPLE
 
@@ -126,7 +127,7 @@ def loaded(path: Path, data: bytes, decoder: str, monkeypatch: pytest.MonkeyPatc
     path.write_bytes(data)
     monkeypatch.setattr(read, "decoder", lambda: DECODERS[decoder.split(",")[0]])
     monkeypatch.setattr(sink, "SCAN_AFTER", 0 if decoder.endswith("loop") else 10**9)
-    return read.load_report(ReportFile(path, "r"), RAG)
+    return read.load_report(ReportFile(path, "r"), TaxonomyChoice(RAG))
 
 
 def categories(report: Report | SkippedFile) -> dict[str, list[str]]:

@@ -10,6 +10,7 @@ from helpers import EXAMPLES, RAG, case, cases_for, category_case, write_jsonl, 
 
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.gate.runner import load_run
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.discover import discover
 from pytest_failgate.core.reports.model import Report, ReportFile, SkippedFile
 from pytest_failgate.core.reports.read import load_report
@@ -21,14 +22,14 @@ COUNTS = {"verifier_false_negative": 3, "retrieval_miss": 2, "unknown": 1}
 
 
 def load(path: Path) -> Report:
-    loaded = load_report(ReportFile(path, path.stem), RAG)
+    loaded = load_report(ReportFile(path, path.stem), TaxonomyChoice(RAG))
     assert isinstance(loaded, Report)
     return loaded
 
 
 def load_error(path: Path) -> str:
     with pytest.raises(FailgateError) as info:
-        load_report(ReportFile(path, path.stem), RAG)
+        load_report(ReportFile(path, path.stem), TaxonomyChoice(RAG))
     return str(info.value)
 
 
@@ -93,9 +94,11 @@ def test_recorded_aggregates_are_kept(tmp_path: Path) -> None:
 def test_unrelated_json_is_skipped_not_an_error(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text('{"top_k": 4, "ablation": {"runs": [1, 2]}}')
     (tmp_path / "list.json").write_text("3")
-    assert isinstance(load_report(ReportFile(tmp_path / "config.json", "config"), RAG),
+    only_rag = TaxonomyChoice(RAG)
+    assert isinstance(load_report(ReportFile(tmp_path / "config.json", "config"), only_rag),
                       SkippedFile)
-    assert isinstance(load_report(ReportFile(tmp_path / "list.json", "list"), RAG), SkippedFile)
+    assert isinstance(load_report(ReportFile(tmp_path / "list.json", "list"), only_rag),
+                      SkippedFile)
 
 
 def test_discover_names_reports_relative_to_the_root_without_suffix(tmp_path: Path) -> None:
@@ -121,7 +124,7 @@ def test_two_reports_with_one_name_are_an_error(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "a" / "run.jsonl", [case("a")])
     write_jsonl(tmp_path / "b" / "run.jsonl", [case("a")])
     with pytest.raises(FailgateError, match="two reports are both named 'run'"):
-        load_run((tmp_path / "a", tmp_path / "b"), RAG)
+        load_run((tmp_path / "a", tmp_path / "b"), TaxonomyChoice(RAG))
 
 
 def test_a_broken_report_and_a_report_of_one_name_are_an_error(tmp_path: Path) -> None:
@@ -130,7 +133,7 @@ def test_a_broken_report_and_a_report_of_one_name_are_an_error(tmp_path: Path) -
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "run.json").write_text("{", encoding="utf-8")
     with pytest.raises(FailgateError, match="two reports are both named 'run'"):
-        load_run((tmp_path / "a", tmp_path / "b"), RAG)
+        load_run((tmp_path / "a", tmp_path / "b"), TaxonomyChoice(RAG))
 
 
 def test_a_file_no_reader_reads_never_clashes_with_a_report_of_its_name(tmp_path: Path
@@ -138,7 +141,7 @@ def test_a_file_no_reader_reads_never_clashes_with_a_report_of_its_name(tmp_path
     """``promptfoo eval -o results.json -o results.csv``: the CSV is listed as skipped."""
     write_jsonl(tmp_path / "results.jsonl", [case("a")])
     (tmp_path / "results.csv").write_text("Description,Status\nx,PASS\n", encoding="utf-8")
-    gated, skipped = load_run((tmp_path,), RAG)
+    gated, skipped = load_run((tmp_path,), TaxonomyChoice(RAG))
     assert [g.report.name for g in gated if g.report is not None] == ["results"]
     assert [s.path.name for s in skipped] == ["results.csv"]
 

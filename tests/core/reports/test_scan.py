@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from pytest_failgate.core.base.yamlsource import load_yaml
 from pytest_failgate.core.reports import jsondecode, scan, sink
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.model import MetricSpec, Report, ReportFile
 from pytest_failgate.core.reports.read import ReadSpec, load_report
 from pytest_failgate.core.reports.sink import CaseProblem, CaseSink
@@ -249,7 +250,6 @@ def test_a_report_of_every_built_in_format_reads_the_same_through_the_loop(
     files = [p for p in sorted(DATA.rglob("*")) if p.suffix in (".json", ".jsonl", ".eval",
                                                                   ".csv", ".jsonld")]
     from pytest_failgate.core.reports.builtin import builtin_readers
-    from pytest_failgate.core.reports.choice import TaxonomyChoice
 
     spec = ReadSpec(readers=builtin_readers())
     read_cases = 0
@@ -292,14 +292,14 @@ def test_the_loop_takes_over_after_the_first_cases(tmp_path: Path,
     lines = [{"id": f"c{i}", "accuracy": 0.0 if i % 2 else 1.0} for i in range(10)]
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(c) + "\n" for c in lines), encoding="utf-8")
-    report = load_report(ReportFile(path, "r"), RAG)
+    report = load_report(ReportFile(path, "r"), TaxonomyChoice(RAG))
     assert isinstance(report, Report)
     assert report.counts["unknown"] == 5
     assert len(built) == 1
     assert built[0] is not None
     path.write_text("".join(json.dumps(c) + "\n" for c in [*lines, lines[1]]), encoding="utf-8")
     with pytest.raises(Exception, match="duplicate case id 'c1'") as refused:
-        load_report(ReportFile(path, "r"), RAG)
+        load_report(ReportFile(path, "r"), TaxonomyChoice(RAG))
     assert getattr(refused.value, "line", None) == 11
 
 

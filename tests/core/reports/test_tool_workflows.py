@@ -18,6 +18,7 @@ from helpers import load_one
 from pytest_failgate.cli import main
 from pytest_failgate.core.base.result import GateResult
 from pytest_failgate.core.compare.pairing import compare_report
+from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.taxonomy import builtin_taxonomies
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -281,7 +282,7 @@ def test_a_crashed_inspect_run_is_the_latest_log_of_its_task_never_hidden_by_an_
     from pytest_failgate.core.reports.builtin import builtin_readers
     from pytest_failgate.core.reports.read import ReadSpec
 
-    gated, skipped = load_run((INSPECT / "crashed",), TAXONOMIES["inspect_ai"],
+    gated, skipped = load_run((INSPECT / "crashed",), TaxonomyChoice(TAXONOMIES["inspect_ai"]),
                               ReadSpec(readers=builtin_readers()))
     [report] = [g.report for g in gated if g.report is not None]
     crashed = max(INSPECT.joinpath("crashed").glob("*.eval"))

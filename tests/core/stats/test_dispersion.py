@@ -58,7 +58,7 @@ def test_an_overdispersed_count_moves_as_phi_times_its_cases_and_says_so() -> No
     assert wide.cases == 30  # 12 x 2.5: the count's bounded spread, more than 18
     assert slight.cases == 18  # 12 x 1.1 = 13.2: never narrower than independent moves
     level = Fraction(1, 120)
-    assert wide.needed(level) == allowance(30, level) > plain.needed(level)
+    assert wide.allowance(level) == allowance(30, level) > plain.allowance(level)
     assert wide.described == ("band.json: 3 runs, 20 cases moved; overdispersed: spread x2.5 "
                               "beyond independent case moves (chi-square bound at 50% over 3 "
                               "runs)")

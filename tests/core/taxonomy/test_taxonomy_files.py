@@ -167,7 +167,7 @@ def test_a_group_ceiling_counts_its_categories_together(tmp_path: Path) -> None:
     rows = _gate_rows(tmp_path, "version: 1\ntaxonomy: t.yaml\nceilings:\n  miss: 5\n"
                                 "  group:retrieval: 2\n", cases)
     group = rows["group:retrieval"]
-    assert (group.count, group.allowed, group.verdict) == (3, 2, "fail")  # type: ignore[attr-defined]
+    assert (group.count, group.limit, group.verdict) == (3, 2, "fail")  # type: ignore[attr-defined]
 
 
 def test_a_rate_over_a_population_counts_within_it(tmp_path: Path) -> None:
@@ -179,9 +179,9 @@ def test_a_rate_over_a_population_counts_within_it(tmp_path: Path) -> None:
             "per: \"not answerable\"}\n")
     # 3 of the 6 unanswerable cases: exactly the rate (of 100 cases it would be 3%)
     row = _gate_rows(tmp_path, text % "0.5", cases)["verifier_false_negative"]
-    assert (row.count, row.allowed, row.verdict) == (3, 3, "pass")  # type: ignore[attr-defined]
+    assert (row.count, row.limit, row.verdict) == (3, 3, "pass")  # type: ignore[attr-defined]
     row = _gate_rows(tmp_path, text % "0.4", cases)["verifier_false_negative"]
-    assert (row.allowed, row.verdict) == (2, "fail")  # type: ignore[attr-defined]
+    assert (row.limit, row.verdict) == (2, "fail")  # type: ignore[attr-defined]
     assert "counted among the 6 cases where `not answerable`" in row.message  # type: ignore[attr-defined]
 
 
