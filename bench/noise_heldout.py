@@ -37,9 +37,19 @@ run), then the measures:
   check says it catches (``detectable``, with 80% probability): a pull request moving
   exactly that many passing cases into it: caught in at least 80% if honest.
 
+``--same-day-baseline`` is the remedy for day drift: compare with main run on the same day.
+Each pull request's check also gets ``--baseline`` of main re-run on the pull request's day
+(both runs share the day's shift, which the pairing cancels; a regressed pull request too),
+and each merge's ratchet gets ``--confirm-baseline`` of the system before the merge re-run
+on main's run's day, with ``--confirm`` main's previous run as before (either confirms;
+``--paired-only`` leaves ``--confirm`` out). The real fix is then ratcheted on the fix's
+merge (main's previous run and the same-day run are the system before it) and on the
+next merge (both of the fixed system).
+
 Everything runs the real ``failgate`` command; only the system is random (``--seed``)::
 
     python bench/noise_heldout.py --model probit --trials 10 --merges 30
+    python bench/noise_heldout.py --model probit --trials 10 --merges 30 --same-day-baseline
 """
 
 from __future__ import annotations
@@ -150,8 +160,9 @@ class HeldOut:
         moved["correct"] = 1 - after
         return moved
 
-    def run(self, rng: random.Random) -> list[str]:
-        day = self.day(rng)
+    def run(self, rng: random.Random, day: dict[str, float] | None = None) -> list[str]:
+        """One run on ``day`` (None: a day of its own)."""
+        day = self.day(rng) if day is None else day
         outcomes = []
         for index in range(len(self.base.outcome)):
             table = self.shifted(index, day)
@@ -196,52 +207,83 @@ def _total(ceilings: Path) -> tuple[int, int]:
     return int(entry["max"]), int(entry.get("observed", entry["max"]))
 
 
-def trial(seed: int, model: str, repeats: int, merges: int, work: Path) -> Trial:
+def trial(seed: int, model: str, repeats: int, merges: int, work: Path,
+          same_day: bool = False, paired_only: bool = False) -> Trial:
     rng = random.Random(seed)
     system = HeldOut.draw(400, model, rng)
     folder = work / f"{model}{seed}"
     numbers = iter(range(10**6))
 
-    def run(of: HeldOut) -> Path:
+    def run(of: HeldOut, day: dict[str, float] | None = None) -> Path:
         number = next(numbers)
-        return write_run(folder / f"run{number:03d}", of.base, of.run(rng), rng,
+        return write_run(folder / f"run{number:03d}", of.base, of.run(rng, day), rng,
                          f"run-{seed}-{number}")
 
     ceilings = folder / "ceilings.yaml"
     band = folder / "noise_band.json"
     Gate(ceilings, None).measure_noise([run(system) for _ in range(repeats)], band)
     gate = Gate(ceilings, band)
+
+    def check(of: HeldOut, *more: str) -> int:
+        """A pull request's check: with ``same_day``, against main re-run on its day."""
+        if not same_day:
+            return gate._run("check", run(of)) if not more else gate.command(
+                "check", str(run(of)), "--ceilings", str(ceilings), "--noise", str(band), *more)
+        day = of.day(rng)
+        pull = run(of, day)
+        return gate.command("check", str(pull), "--ceilings", str(ceilings), "--noise",
+                            str(band), "--baseline", str(run(system, day)), *more)
+
+    def ratchet(of: HeldOut, before: HeldOut, previous: Path) -> Path:
+        """Main's run after a merge, confirmed by the system before the merge re-run on the
+        same day (paired: ``--confirm-baseline``) and, unless ``paired_only``, by main's
+        previous run too (``--confirm``: either confirms); main's run, for the next merge."""
+        day = of.day(rng)
+        now = run(of, day)
+        second = [] if paired_only else ["--confirm", str(previous)]
+        gate.command("ratchet", str(now), "--ceilings", str(ceilings), "--noise", str(band),
+                     "--confirm-baseline", str(run(before, day)), *second)
+        return now
+
     main = run(system)
     gate.init(main)
     outcome = Trial(true_total=system.mean_total(random.Random(seed + 10**6)))
     start = _total(ceilings)
     for merge in range(merges):
-        failed = gate.check(run(system)) != 0
+        failed = check(system) != 0
         if merge < merges // 2:
             outcome.alarms_first += failed
         else:
             outcome.alarms_second += failed
         before = ceilings.read_text(encoding="utf-8")
-        previous, main = main, run(system)
-        gate.ratchet(main, previous)
+        if same_day:
+            main = ratchet(system, system, main)
+        else:
+            previous, main = main, run(system)
+            gate.ratchet(main, previous)
         outcome.lowered += ceilings.read_text(encoding="utf-8") != before
     outcome.total = (start, _total(ceilings))
     report = folder / "unchanged.json"
-    gate.command("check", str(run(system)), "--ceilings", str(ceilings), "--noise", str(band),
-                 "--json", str(report))
+    check(system, "--json", str(report))
     rows = {row["name"]: row for r in json.loads(report.read_text(encoding="utf-8"))["reports"]
             for row in r["rows"]}
     for category in CATEGORIES:
-        outcome.caught[category] = gate.check(run(system.regressed(category, 20, rng))) == 1
+        outcome.caught[category] = check(system.regressed(category, 20, rng)) == 1
         promised = rows.get(category, {}).get("detectable")
         if isinstance(promised, int):
             outcome.promised[category] = promised
-            outcome.honest[category] = gate.check(
-                run(system.regressed(category, promised, rng))) == 1
-    # last, a real fix, merged: main's next two runs (the second confirmed by the first) lower
+            outcome.honest[category] = check(system.regressed(category, promised, rng)) == 1
+    # last, a real fix, merged: main's next two runs (the second confirmed by the first) lower;
+    # same day: the fixed system's run confirmed by the system before it, re-run that day
     fixed = system.fixed("retrieval_miss", 20, rng)
     before = ceilings.read_text(encoding="utf-8")
-    gate.ratchet(run(fixed), run(fixed))
+    if same_day:  # the fix's merge (paired with the system before it), then the next merge
+        # (confirmed by the fix's run, paired with the fixed system; not with paired_only)
+        after = ratchet(fixed, system, main)
+        if not paired_only:
+            ratchet(fixed, fixed, after)
+    else:
+        gate.ratchet(run(fixed), run(fixed))
     outcome.fix_lowered = ceilings.read_text(encoding="utf-8") != before
     return outcome
 
@@ -253,16 +295,26 @@ def main() -> None:
     parser.add_argument("--merges", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=26)
+    parser.add_argument("--same-day-baseline", action="store_true",
+                        help="each pull request's check also gets --baseline of main re-run on "
+                             "its day; the ratchet is confirmed by --confirm-baseline, the "
+                             "system before the merge re-run on main's run's day, and "
+                             "--confirm by main's previous run (either confirms)")
+    parser.add_argument("--paired-only", action="store_true",
+                        help="with --same-day-baseline: the ratchet without --confirm")
     args = parser.parse_args()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="failgate-heldout-") as tmp:
-        trials = [trial(args.seed + i, args.model, args.repeats, args.merges, Path(tmp))
+        trials = [trial(args.seed + i, args.model, args.repeats, args.merges, Path(tmp),
+                        args.same_day_baseline, args.paired_only)
                   for i in range(args.trials)]
     prs = args.trials * args.merges
     first = sum(t.alarms_first for t in trials)
     second = sum(t.alarms_second for t in trials)
     half = args.merges // 2
-    print(f"model {args.model}: 400 cases, band from {args.repeats} repeats, {args.trials} "
+    paired = ((", same-day baseline" + (" (ratchet: paired only)" if args.paired_only else ""))
+              if args.same_day_baseline else "")
+    print(f"model {args.model}{paired}: 400 cases, band from {args.repeats} repeats, {args.trials} "
           f"trials of {args.merges} merges (seed {args.seed}; "
           f"{time.perf_counter() - started:.0f} s)")
     print(f"  unchanged pull requests that failed: {first + second} of {prs} "

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .core.base.errors import FailgateError, display_path
+from .core.base.errors import FailgateError, display_path, os_error_line
 from .core.base.formatting import inert_lines, one_line
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
@@ -28,6 +28,7 @@ from .options import OPTIONS, for_command
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from .commands.app import Failgate
     from .commands.config import Config
     from .core.base.advice import Advice
     from .core.base.result import GateResult
@@ -115,11 +116,17 @@ def _print_summary(result: GateResult) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .commands.app import Failgate
-    from .commands.gating import check, write_reports
+    from .commands.gating import check
 
-    config = configure(args)
-    app = Failgate(config)
-    result = check(app)
+    app = Failgate(configure(args))
+    return _finish(app, check(app))
+
+
+def _finish(app: Failgate, result: GateResult) -> int:
+    """A gate's outcome (check's, or watch's once it ends): the summary, the report files
+    asked for and the exit code, alike for both."""
+    from .commands.gating import write_reports
+
     _print_summary(result)
     written = write_reports(app, result)
     for line in written.lines:
@@ -374,7 +381,6 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
     from .commands.app import Failgate
-    from .commands.gating import write_reports
     from .commands.sequential import Watch, Watched, futility_of, read_plan, watch
 
     try:
@@ -397,16 +403,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     for item in watching:
         if isinstance(item, Watched):  # the check's summary, outputs and exit code
             _out()
-            _print_summary(item.result)
-            written = write_reports(app, item.result)
-            for line in written.lines:
-                if not line.startswith("wrote "):
-                    _out(line)
-            if written.failed:
-                print("failgate: error: a report file could not be written (above)",
-                      file=sys.stderr)
-                return EXIT_INPUT
-            return EXIT[item.result.verdict]
+            return _finish(app, item.result)
         _out(item)
     return EXIT_INCONCLUSIVE  # pragma: no cover - watch always ends with how it ended
 
@@ -664,7 +661,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _reader_left()
         return EXIT_FAIL
     except OSError as exc:  # a file the system refused (a name too long, permissions)
-        print(_inert(f"failgate: error: {_os_error(exc)}"), file=sys.stderr)
+        print(_inert(f"failgate: error: {os_error_line(exc)}"), file=sys.stderr)
         return EXIT_INPUT
 
 
@@ -694,14 +691,6 @@ def entry() -> None:
                                                or threading.active_count() == 1):
         os._exit(code)
     sys.exit(code)
-
-
-def _os_error(exc: OSError) -> str:
-    """An ``OSError`` in one line: the file (its start, when long) and the system's words."""
-    name = exc.filename if isinstance(exc.filename, str) else None
-    if name is not None and len(name) > 100:
-        name = name[:60] + "..."
-    return f"{name}: {exc.strerror or exc}" if name else str(exc.strerror or exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -94,7 +94,8 @@ def _config(**arguments: Any) -> Config:
         limit = min(limit, ini_limit)
     config = replace(config, advice=tool_advice(config), run_plugins=LIMITS.plugins,
                      max_report_bytes=str(limit) if limit is not None else None)
-    for path in (*config.paths, config.ceilings, *config.baseline, config.noise):
+    for path in (*config.paths, config.ceilings, *config.baseline, config.noise,
+                 *config.confirm, *config.confirm_baseline):
         if path is not None:
             check_inside(path)
     return config
@@ -110,7 +111,7 @@ def _check_named_paths(arguments: dict[str, Any]) -> None:
     from .core.taxonomy.files import names_a_file
 
     for key in ("paths", "ceilings", "baseline", "noise", "taxonomy", "base", "candidate",
-                "report", "plan"):
+                "report", "plan", "confirm", "confirm_baseline"):
         value = arguments.get(key)
         for named in (value if isinstance(value, list) else [value]):
             if not isinstance(named, str) or not named:
@@ -190,12 +191,16 @@ def init(paths: list[str] | None = None, ceilings: str | None = None,
 
 
 def ratchet(paths: list[str] | None = None, ceilings: str | None = None,
-            noise: str | None = None) -> dict[str, Any]:
+            noise: str | None = None, confirm: list[str] | None = None,
+            confirm_baseline: list[str] | None = None) -> dict[str, Any]:
     """Lower every ceiling whose count fell (``failgate ratchet``); never raises one. On a
-    noisy pipeline (``noise``, or the ceilings file's ``noise:``) only past the allowance."""
+    noisy pipeline (``noise``, or the ceilings file's ``noise:``) only past the allowance,
+    and only a drop confirmed by ``confirm`` (a second, independent run of the same system)
+    or ``confirm_baseline`` (the system before the change, re-run the same day)."""
     from .commands.gating import ratchet as run
 
-    return run(_config(paths=paths, ceilings=ceilings, noise=noise)).model_dump(mode="json")
+    return run(_config(paths=paths, ceilings=ceilings, noise=noise, confirm=confirm,
+                       confirm_baseline=confirm_baseline)).model_dump(mode="json")
 
 
 def replay(report: str, ceilings: str | None = None, plan: str | None = None,

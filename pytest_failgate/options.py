@@ -157,6 +157,11 @@ OPTIONS: tuple[Option, ...] = (
            "run): on a noisy pipeline the ratchet lowers a ceiling only when this run's count "
            "fell past the noise too, and records the mean of the two", "PATH",
            commands=("ratchet",)),
+    Option("confirm-baseline", "paths", "the system before the change re-run on the same day "
+           "as this run (main's previous commit, in the same CI job): on a noisy pipeline the "
+           "ratchet lowers a ceiling when its cases, paired with that run's, fell significantly "
+           "and beyond the noise band; the day's shared shift cancels in the pairing", "PATH",
+           commands=("ratchet",)),
     Option("analyze", "flag", "add a single-run diagnosis to the summary: failures by the "
            "taxonomy's stage, the bottleneck stage, the weakest slices with exact intervals, "
            "and what to look at first with the taxonomy's hints", commands=("check",)),

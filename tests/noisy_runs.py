@@ -68,13 +68,15 @@ class System:
         return cls(answerable, [_draw(a, rng) for a in answerable],
                    [rng.choice(SLICES) if a else "no_answer" for a in answerable], flip, drift)
 
-    def run(self, rng: random.Random) -> list[str]:
+    def run(self, rng: random.Random, shift: float | None = None) -> list[str]:
         """One evaluation run: each case re-draws its outcome with probability ``flip``;
-        with ``drift``, then the run's day shifts every case's log-odds of failing."""
+        with ``drift``, then the run's day shifts every case's log-odds of failing (by
+        ``shift``: a day shared with another run; None: a day of its own)."""
         outcomes = [_draw(a, rng) if rng.random() < self.flip else usual
                     for a, usual in zip(self.answerable, self.outcome, strict=True)]
         if self.drift > 0:
-            outcomes = self._shifted(outcomes, rng.gauss(0.0, self.drift), rng)
+            day = rng.gauss(0.0, self.drift) if shift is None else shift
+            outcomes = self._shifted(outcomes, day, rng)
         return outcomes
 
     def failing(self, index: int) -> float:

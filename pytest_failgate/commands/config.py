@@ -57,6 +57,7 @@ class Config:
     baseline: tuple[Path, ...] = ()
     noise: Path | None = None
     confirm: tuple[Path, ...] = ()
+    confirm_baseline: tuple[Path, ...] = ()
     analyze: bool = False
     exclude_unstable: bool = False
     max_report_bytes: str | None = None
@@ -84,7 +85,8 @@ class Config:
             baseline=self.baseline, noise=None if repeats else self.noise,
             noise_repeats=repeats, exclude_unstable=self.exclude_unstable,
             analyze=self.analyze, max_report_bytes=self.max_report_bytes, engine=self.engine,
-            advice=self.advice, confirm=self.confirm)
+            advice=self.advice, confirm=self.confirm,
+            confirm_baseline=self.confirm_baseline)
 
     @property
     def outputs(self) -> Outputs:

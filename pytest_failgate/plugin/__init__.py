@@ -84,6 +84,11 @@ PYTEST_OPTIONS: tuple[tuple[str, str, str | None, tuple[str, ...] | None, bool, 
      "a second, independent run of the same system (main's previous run): on a noisy "
      "pipeline the ratchet lowers a ceiling only when this run's count fell past the noise "
      'too, and records the mean of the two'),
+    ('failgate_confirm_baseline', 'paths', 'PATH', None, True,
+     "the system before the change re-run on the same day as this run (main's previous "
+     'commit, in the same CI job): on a noisy pipeline the ratchet lowers a ceiling when '
+     "its cases, paired with that run's, fell significantly and beyond the noise band; "
+     "the day's shared shift cancels in the pairing"),
     ('failgate_analyze', 'flag', None, None, True,
      "add a single-run diagnosis to the summary: failures by the taxonomy's stage, the "
      'bottleneck stage, the weakest slices with exact intervals, and what to look at first '

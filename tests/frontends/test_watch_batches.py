@@ -5,10 +5,13 @@ verdict is settled."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -313,3 +316,137 @@ def test_real_promptfoo_in_batches_settles_a_broken_system_early(
     assert "batch 1: exit 100, 10 cases in results.jsonl" in out  # promptfoo: tests failed
     assert f"settled: the {6 - batches} later batches are not run" in out
     assert sorted((tmp_path / "calls.log").read_text().split()) == sorted(plan[:10 * batches])
+
+
+# An offline lm-eval task: a local JSON Lines dataset, generate_until scored by exact_match.
+# lm-eval's `dummy` model answers "lol" to every request, so a document whose target is "lol"
+# passes and any other fails: the targets make the system broken or clean.
+LM_EVAL_TASK = """\
+task: fg
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+test_split: test
+output_type: generate_until
+doc_to_text: "{{{{question}}}}"
+doc_to_target: "{{{{answer}}}}"
+generation_kwargs:
+  until: ["\\n"]
+metric_list:
+  - metric: exact_match
+"""
+
+
+def _lm_eval_task(root: Path, targets: list[str], monkeypatch: pytest.MonkeyPatch) -> str:
+    """The task folder (for ``--include_path``) over documents ``q0``, ``q1``, ... answered
+    by ``targets``, lm-eval kept offline, and the command that runs lm-eval."""
+    if importlib.util.find_spec("lm_eval") is None:
+        pytest.skip("lm_eval is not importable: pip install lm_eval==0.4.13 (CI installs it)")
+    for name in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
+                 "HF_HUB_DISABLE_TELEMETRY", "DO_NOT_TRACK"):
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setenv("HF_HOME", str(root / "hf"))
+    monkeypatch.chdir(root)
+    (root / "tasks").mkdir()
+    data = root / "tasks" / "fg.jsonl"
+    data.write_text("".join(json.dumps({"question": f"q{i}", "answer": target}) + "\n"
+                            for i, target in enumerate(targets)))
+    # lm-eval resolves data_files from the working directory: the path is absolute
+    (root / "tasks" / "fg.yaml").write_text(LM_EVAL_TASK.format(data=json.dumps(str(data))))
+    (root / "docs.jsonl").write_text("".join(json.dumps({"doc_id": i}) + "\n"
+                                             for i in range(len(targets))))
+    (root / "ceilings.yaml").write_text("version: 1\ntaxonomy: lm-eval\ninconclusive: 0.5\n"
+                                        "ceilings:\n  wrong: 4\n  partial: 0\n  no_score: 20\n")
+    return (f"{shlex.quote(sys.executable)} -m lm_eval --model dummy --tasks fg "
+            "--include_path tasks --log_samples")
+
+
+def _lm_eval_rows(path: Path) -> dict[int, tuple[Any, ...]]:
+    """A samples file's rows by ``doc_id``: the document, its target and its score."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    found = {row["doc_id"]: (row["doc"], row["target"], row["exact_match"]) for row in rows}
+    assert len(found) == len(rows), path
+    return found
+
+
+@pytest.mark.slow
+def test_real_lm_eval_in_batches_settles_a_broken_system_early(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The real lm-eval (0.4.13, offline: the ``dummy`` model over a local task) run in
+    batches of ten through ``--samples`` and ``{indices}``, the docs' recipe: 36 of 40
+    answers wrong settle as a fail within two batches, no later batch starts, each logged
+    ``doc_id`` labels its own document, and a full run's samples fail ``check`` too."""
+    lm_eval = _lm_eval_task(tmp_path, ["lol" if i % 10 == 0 else f"a{i}" for i in range(40)],
+                            monkeypatch)
+    code, _, err = run(capsys, "plan", "docs.jsonl", "--id", "doc_id", "--seed", "7")
+    assert code == 0, err
+    plan = json.loads((tmp_path / "plan.json").read_text())["cases"]
+    batch = (f"{lm_eval} --output_path out/{{batch}}/results.json "
+             '--samples "{\\"fg\\": {indices}}" '
+             "&& cp out/{batch}/samples_fg_*.jsonl samples_{batch}.jsonl")
+    code, out, err = run(capsys, "watch", "samples_{batch}.jsonl", "--name", "fg", "--plan",
+                         "plan.json", "--batch", "10", "--batch-key", "doc_id", "--",
+                         "sh", "-c", batch)
+    assert code == 1, err
+    verdict, n, of = _settled(out)
+    assert (verdict, of) == ("fail", 40)
+    assert n <= 20  # wrong is over at its fifth; a fail waits for no_score to clear
+    batches = -(-n // 10)
+    assert "batch 1: exit 0, 10 cases in samples_1.jsonl" in out
+    assert f"settled: the {4 - batches} later batches are not run" in out
+    # lm-eval ran only the settled batches: their output folders and samples, none later
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        str(b) for b in range(1, batches + 1)]
+    assert sorted(p.name for p in tmp_path.glob("samples_*.jsonl")) == [
+        f"samples_{b}.jsonl" for b in range(1, batches + 1)]
+    ran: dict[int, tuple[Any, ...]] = {}
+    for b in range(batches):
+        rows = _lm_eval_rows(tmp_path / f"samples_{b + 1}.jsonl")
+        assert sorted(rows) == sorted(int(doc) for doc in plan[10 * b:10 * b + 10])
+        ran.update(rows)
+    # the full run, every document: the batch's rows are its rows, and check fails it too
+    full = tmp_path / "full"
+    done = subprocess.run([*shlex.split(lm_eval), "--output_path", str(full / "results.json")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (samples,) = full.glob("samples_fg_*.jsonl")
+    everything = _lm_eval_rows(samples)
+    assert sorted(everything) == list(range(40))
+    assert all(doc == {"question": f"q{i}", "answer": target} for i, (doc, target, _)
+               in everything.items())
+    assert ran == {doc: everything[doc] for doc in ran}
+    assert sum(score for _, _, score in everything.values()) == 4
+    code, out, err = run(capsys, "check", str(samples))
+    assert code == 1, out + err
+
+
+@pytest.mark.slow
+def test_real_lm_eval_in_batches_passes_a_clean_system_after_running_its_batches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The same recipe over 20 documents the ``dummy`` model answers right but one: a pass
+    is settled only once ``wrong`` is ruled over its ceiling, so lm-eval runs both batches,
+    each logging its own planned documents."""
+    lm_eval = _lm_eval_task(tmp_path, ["a7" if i == 7 else "lol" for i in range(20)],
+                            monkeypatch)
+    code, _, err = run(capsys, "plan", "docs.jsonl", "--id", "doc_id", "--seed", "3")
+    assert code == 0, err
+    plan = json.loads((tmp_path / "plan.json").read_text())["cases"]
+    batch = (f"{lm_eval} --output_path out/{{batch}}/results.json "
+             '--samples "{\\"fg\\": {indices}}" '
+             "&& cp out/{batch}/samples_fg_*.jsonl samples_{batch}.jsonl")
+    code, out, err = run(capsys, "watch", "samples_{batch}.jsonl", "--name", "fg", "--plan",
+                         "plan.json", "--batch", "10", "--batch-key", "doc_id", "--",
+                         "sh", "-c", batch)
+    assert code == 0, err
+    verdict, n, of = _settled(out)
+    assert (verdict, of) == ("pass", 20)
+    assert n > 10  # 10 right answers cannot rule out 5 wrong in the other 10
+    assert "batch 2: exit 0, 10 cases in samples_2.jsonl" in out
+    for b in (1, 2):
+        rows = _lm_eval_rows(tmp_path / f"samples_{b}.jsonl")
+        assert sorted(rows) == sorted(int(doc) for doc in plan[10 * b - 10:10 * b])
+        assert all(doc["question"] == f"q{i}" and score == (doc["answer"] == "lol")
+                   for i, (doc, _, score) in rows.items())

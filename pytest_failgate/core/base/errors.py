@@ -74,3 +74,11 @@ def line_col(text: str, index: int) -> tuple[int, int]:
     line = text.count("\n", 0, index) + 1
     col = index - (text.rfind("\n", 0, index) + 1) + 1
     return line, col
+
+
+def os_error_line(exc: OSError) -> str:
+    """An ``OSError`` in one line: the file (its start, when long) and the system's words."""
+    name = exc.filename if isinstance(exc.filename, str) else None
+    if name is not None and len(name) > 100:
+        name = name[:60] + "..."
+    return f"{name}: {exc.strerror or exc}" if name else str(exc.strerror or exc)

@@ -86,7 +86,8 @@ def ratchet_rate(least: Fraction, largest_n: int) -> Fraction:
 
 
 def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
-                 confirmed: Mapping[tuple[str, str], int] | None = None) -> list[Lowering]:
+                 confirmed: Mapping[tuple[str, str], int] | None = None,
+                 paired: Mapping[tuple[str, str], int] | None = None) -> list[Lowering]:
     """Every number that can come down; none ever goes up.
 
     An entry under ``ceilings:`` governs that name in every report without an
@@ -107,8 +108,15 @@ def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
     independent run of the same system (``confirmed``: its count per ``(report,
     name)``, e.g. main's previous run), whose count fell past the allowance too; the
     entry's ``observed`` is then the mean of the two counts (rounded half up), never the
-    one low run's. Without ``confirmed`` a noisy entry is never lowered
-    (:func:`unconfirmed` names the drops that wait for it).
+    one low run's. Under day-level drift the allowance carries the day-to-day spread, and a
+    real fix rarely gets past it in two runs of two days: ``paired`` holds the drops a run
+    of the system before the change, made the same day, confirms case by case
+    (``compare.improvement.confirmed_drops``: significant and beyond the noise band; the
+    day's shift cancels), by ``(report, name)``. A paired drop lowers the entry's
+    ``observed`` by the drop, from the count it was set from (never from this run's
+    count, which carries the day). Given both kinds of evidence, either confirms, and the
+    entry falls to the higher of the two (the smaller lowering). Without either a noisy
+    entry is never lowered (:func:`unconfirmed` names the drops that wait for one).
 
     A category of cases that failed outside the system under test (``outside: true``) is
     a tolerance, not a quality: its ceiling says when a run is inconclusive, and a ratchet
@@ -132,8 +140,8 @@ def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
             continue  # no noise measured for it: its count may be a lucky one
         allowance = max(needs) if needs else entry.ceiling.allowance
         if noisy or entry.ceiling.allowance is not None:  # a noisy ceiling: confirmed only
-            plan += _lower_confirmed(entry, group, allowance or 0, confirmed)
-            if confirmed is not None:
+            plan += _lower_confirmed(entry, group, allowance or 0, confirmed, paired)
+            if confirmed is not None or paired:
                 plan += _lower_rate(entry, group, max(needs, default=0))
             continue
         plan += _lower_max(entry, group, allowance)
@@ -186,22 +194,45 @@ def _evidence(group: Sequence[Check], confirmed: Mapping[tuple[str, str], int] |
 
 
 def _lower_confirmed(entry: Entry, group: Sequence[Check], allowance: int,
-                     confirmed: Mapping[tuple[str, str], int] | None) -> list[Lowering]:
-    """A noisy entry's lowering, only where a second run confirms the drop (see
-    :func:`plan_ratchet`); its ``observed`` from both runs."""
+                     confirmed: Mapping[tuple[str, str], int] | None,
+                     paired: Mapping[tuple[str, str], int] | None = None) -> list[Lowering]:
+    """A noisy entry's lowering, only where a second run, or a same-day run of the system
+    before the change, confirms the drop (see :func:`plan_ratchet`)."""
     ceiling = entry.ceiling
-    if ceiling.max is None or entry.max_span is None or confirmed is None:
+    if ceiling.max is None or entry.max_span is None:
         return []
     reference = ceiling.observed if ceiling.observed is not None else ceiling.max - allowance
+    found = [observed for observed in (_by_second_run(group, reference, allowance, confirmed),
+                                       _by_pairing(group, reference, paired))
+             if observed is not None]
+    if not found or max(found) + allowance >= ceiling.max:
+        return []
+    return _lowered_to(entry, max(found), allowance)
+
+
+def _by_second_run(group: Sequence[Check], reference: int, allowance: int,
+                   confirmed: Mapping[tuple[str, str], int] | None) -> int | None:
+    """The ``observed`` a second run of the same system confirms: the means of the two
+    counts, where both fell past the allowance (None: not confirmed)."""
+    if confirmed is None:
+        return None
     for check in group:
         other = confirmed.get((check.report.name, check.name))
         if other is None or reference - max(check.count, other) <= allowance:
-            return []  # not past the noise in both runs
-    observed = _evidence(group, confirmed)
-    assert observed is not None
-    if observed + allowance >= ceiling.max:
-        return []
-    return _lowered_to(entry, observed, allowance)
+            return None  # not past the noise in both runs
+    return _evidence(group, confirmed)
+
+
+def _by_pairing(group: Sequence[Check], reference: int,
+                paired: Mapping[tuple[str, str], int] | None) -> int | None:
+    """The ``observed`` a same-day paired run confirms: the count the ceiling was set from,
+    less the smallest confirmed drop of its checks (None: one is not confirmed)."""
+    if not paired:
+        return None
+    drops = [paired.get((check.report.name, check.name)) for check in group]
+    if any(drop is None for drop in drops):
+        return None
+    return max(0, reference - min(drop for drop in drops if drop is not None))
 
 
 def unconfirmed(checks: Iterable[Check]) -> list[Check]:

@@ -22,7 +22,7 @@ from .config import ConfigChange, diff_config, hint_line
 from .metrics import MetricChange, compare_metric
 from .noise import NoiseDocument, read_noise_band
 from .pairing import RunComparison, compare_runs
-from .verdicts import band_cases, regression_verdict
+from .verdicts import band_cases, band_of, regression_verdict
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -73,7 +73,7 @@ class BaselineRun:
             return None
         change = found.change(name)
         new, fixed = change.new_count, change.fixed_count
-        band = self.noise.bands.get(name)
+        band = band_of(self.noise.bands, name)
         tail = paired_increase(new, fixed)
         decided = self.decided.get((report, name))
         verdict = regression_verdict(new, fixed, band, self.alpha, decided)

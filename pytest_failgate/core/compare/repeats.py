@@ -12,6 +12,8 @@ written in the gate's ``noise_band.json`` format (see :mod:`.noise`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -63,10 +65,17 @@ def _metrics(reports: Sequence[Report]) -> dict[str, float]:
     return values
 
 
-def _run_id(reports: Sequence[Report], fallback: str) -> str:
+def run_identity(reports: Sequence[Report]) -> str:
+    """What names a run in a band's ``run_ids``: the run id its report records (a run
+    folder's header ``run_id``), else a digest of its cases' outcomes (``cases:<sha256>``,
+    16 hex digits). Not the folder's name: ``init`` on one of the band's own runs must know
+    it is one of them (its count is in the band's mean already), wherever it was copied."""
     recorded = reports[0].recorded if len(reports) == 1 else {}
     run_id = recorded.get("run_id")
-    return run_id if isinstance(run_id, str) and run_id else fallback
+    if isinstance(run_id, str) and run_id:
+        return run_id
+    outcomes = json.dumps(sorted(_outcomes(reports).items()), ensure_ascii=False)
+    return "cases:" + hashlib.sha256(outcomes.encode("utf-8")).hexdigest()[:16]
 
 
 def _count_bands(runs: Sequence[Sequence[Report]]) -> dict[str, NoiseBand]:
@@ -102,7 +111,7 @@ def _per_report(runs: Sequence[tuple[str, Sequence[Report]]]) -> dict[str, Repor
         mine = [(label, reports) for label, reports in mine if reports]
         if len(mine) >= 2:
             found[name] = ReportNoise(_count_bands([reports for _, reports in mine]),
-                                      tuple(_run_id(reports, label) for label, reports in mine))
+                                      tuple(run_identity(reports) for _, reports in mine))
     return found
 
 
@@ -124,5 +133,5 @@ def noise_from_runs(runs: Sequence[tuple[str, Sequence[Report]]]) -> NoiseDocume
         bands=bands, metric_bands=metric_bands, case_stability=stability,
         unstable_cases=tuple(case for case, moved in stability.items() if moved),
         n_runs=len(runs), config=config,
-        run_ids=tuple(_run_id(reports, label) for label, reports in runs),
+        run_ids=tuple(run_identity(reports) for _, reports in runs),
         reports=_per_report(runs))

@@ -22,12 +22,25 @@ from typing import TYPE_CHECKING
 
 from ..stats.binomial import paired_increase
 from ..stats.checks import check_alpha, check_int
+from ..taxonomy.model import TOTAL
+from . import PASSED_MODE
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from fractions import Fraction
 
     from ..base.verdict import BaselineVerdict
     from .noise import NoiseBand
+
+
+def band_of(bands: Mapping[str, NoiseBand], name: str) -> NoiseBand | None:
+    """A count's band: its own, and for ``total`` the passed cases' (``mode:correct``, as
+    the regression gate writes it: a case leaves the passed ones as it fails, so over runs
+    of one size the failed count spreads exactly as the passed count does)."""
+    band = bands.get(name)
+    if band is None and name == TOTAL:
+        return bands.get(PASSED_MODE)
+    return band
 
 
 def band_cases(band: NoiseBand | None) -> int:

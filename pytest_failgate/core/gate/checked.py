@@ -47,6 +47,8 @@ class GateConfig:
     engine: str = "python"  # where cases are classified: python, duckdb or spark
     # a second, independent run of the same system: what confirms a noisy ratchet's drop
     confirm: tuple[Path, ...] = ()
+    # the system before the change re-run on this run's day: a paired confirmation
+    confirm_baseline: tuple[Path, ...] = ()
     advice: Advice = field(default_factory=Advice)  # the front end's words for init, ratchet
 
 

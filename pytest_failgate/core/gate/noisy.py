@@ -206,18 +206,20 @@ def observed_center(model: NoiseModel, check: Check, taxonomy: Taxonomy,
     """The count a new noisy ceiling is set from: all the evidence, not one run.
 
     The mean of the band's runs, with this run added when it is not one of them (by its
-    ``run_id``), rounded half up. Without a band mean it is this run's count; when this
-    run's count is further from the band's mean than the allowance, the band measured
-    another system: None (the caller sets the ceiling from this run and says so).
+    ``run_id``, else its cases' digest: ``compare.repeats.run_identity``), rounded half
+    up. Without a band mean it is this run's count; when this run's count is further
+    from the band's mean than the allowance, the band measured another system: None
+    (the caller sets the ceiling from this run and says so).
     """
+    from ..compare.repeats import run_identity  # an init with a noise band only
+
     mean = model.mean(check.name, taxonomy, check.report.n_cases)
     if mean is None:
         return check.count
     if abs(check.count - mean) > allowance:
         return None
     runs = len(model.run_ids)
-    run_id = check.report.recorded.get("run_id")
-    if runs and not (isinstance(run_id, str) and run_id in model.run_ids):
+    if runs and run_identity([check.report]) not in model.run_ids:
         mean = (runs * mean + check.count) / (runs + 1)
     return math.floor(mean + Fraction(1, 2))
 

@@ -42,6 +42,7 @@ from ..taxonomy.expr import ExprRuntimeError
 from ..taxonomy.files import taxonomy_by_name_or_path
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 from .checked import ContractResult, GateConfig, Mode, ReportGate
+from .confirming import paired_drops
 from .family import decide
 from .inconclusive import Inconclusive
 from .inconclusive import judge as judge_inconclusive
@@ -142,11 +143,19 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     baseline, family = decide(gated, baseline, budget)
     # nothing is lowered from a report that cannot be judged
     checks = [check for g in gated if g.inconclusive is None for check in g.checks]
-    confirmed = None
+    confirmed = paired = None
     if config.mode == "ratchet" and ceilings is not None:
         confirmed = _confirmed(config, choice, spec, checks)
-        warnings += _unconfirmed_notes(checks, confirmed, config)
-    plan = plan_ratchet(checks, noisy is not None, confirmed) if ceilings is not None else []
+        if config.confirm_baseline:
+            try:
+                before = load_run_or_raise(config.confirm_baseline, choice, spec, config.engine)
+            except FailgateError as exc:
+                raise FailgateError(f"confirm-baseline: {exc}") from None
+            paired = paired_drops(before, gated, ceilings.model.instruments,
+                                  source.path if source is not None else None, budget)
+        warnings += _unconfirmed_notes(checks, confirmed, config, paired)
+    plan = (plan_ratchet(checks, noisy is not None, confirmed, paired)
+            if ceilings is not None else [])
     loosened = guard_error = None
     if config.guard_ref:  # the guard, git and the comparison of versions: imported if asked
         from ..guard.loosening import guard
@@ -249,17 +258,22 @@ def _confirmed(config: GateConfig, choice: TaxonomyChoice, spec: ReadSpec,
 
 
 def _unconfirmed_notes(checks: Sequence[Check], confirmed: Mapping[tuple[str, str], int] | None,
-                       config: GateConfig) -> list[str]:
+                       config: GateConfig, paired: Mapping[tuple[str, str], int] | None = None
+                       ) -> list[str]:
     """The drops past the noise that wait for a second run (the ratchet lowers none alone)."""
     waiting = [c for c in unconfirmed(checks)
-               if confirmed is None or (c.report.name, c.name) not in confirmed]
+               if (confirmed is None or (c.report.name, c.name) not in confirmed)
+               and (paired is None or (c.report.name, c.name) not in paired)]
     if not waiting:
         return []
     names = ", ".join(f"{c.report.name}::{c.name} {c.count}" for c in waiting[:5])
     more = f" and {len(waiting) - 5} more" if len(waiting) > 5 else ""
     how = ("the confirming run does not measure them" if config.confirm
+           else "the same-day run before the change does not confirm them (not significant "
+                "and beyond the noise band, paired)" if config.confirm_baseline
            else "give a second, independent run of the same system with --confirm (main's "
-                "previous run)")
+                "previous run), or the system before the change re-run the same day with "
+                "--confirm-baseline")
     return [f"ratchet: {names}{more} fell past the noise in this run alone; a noisy ceiling "
             f"is lowered only when a second run confirms the drop ({how})"]
 
