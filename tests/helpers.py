@@ -151,34 +151,8 @@ def mcp_calls(cwd: Path, calls: list[tuple[str, dict[str, Any]]], args: Sequence
     """Start ``failgate mcp`` in ``cwd`` with the MCP SDK's own stdio client, list its tools,
     make each call; (tool names, results). ``args``: the server's options; ``roots``: the
     folders the client declares as its MCP roots (none: it declares no roots capability)."""
-    import sys
-    import tempfile
-
-    import anyio
-    from mcp import ClientSession, types
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-    from pydantic import FileUrl
-
-    async def list_roots(context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(root.resolve().as_uri()))
-                                            for root in roots or ()])
-
-    async def run() -> tuple[list[str], list[Any]]:
-        params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "pytest_failgate.cli", "mcp", *args],
-                                       cwd=str(cwd))
-        # the server's stderr goes to a real file: sys.stderr may be a capture with no fd
-        with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), \
-                    ClientSession(read, write, list_roots_callback=list_roots
-                                  if roots is not None else None) as session:
-                await session.initialize()
-                tools = [tool.name for tool in (await session.list_tools()).tools]
-                results = [await session.call_tool(name, arguments)
-                           for name, arguments in calls]
-                return tools, results
-
-    return anyio.run(run)
+    with mcp_server(cwd, args, roots) as server:
+        return server.tools, server.calls(calls)
 
 
 class McpServer:

@@ -232,16 +232,22 @@ def _c_nodes(text: str, aliases: str | None) -> list[yaml.Node] | None:
         return None
     loader = _CLoader(text)
     try:
-        nodes: list[yaml.Node] = []
-        while loader.check_node():
-            node = loader.get_node()
-            if node is not None:
-                nodes.append(node)
+        nodes = _documents(loader)
     except (yaml.YAMLError, RecursionError):
         return None
     finally:
         loader.dispose()
     return nodes if _composed_alike(nodes, aliases is not None) else None
+
+
+def _documents(loader: Any) -> list[yaml.Node]:
+    """Every document's node tree, as the loader (either composer) composes them."""
+    nodes: list[yaml.Node] = []
+    while loader.check_node():
+        node = loader.get_node()
+        if node is not None:
+            nodes.append(node)
+    return nodes
 
 
 def _composed_alike(nodes: list[yaml.Node], refuse_aliases: bool) -> bool:
@@ -277,11 +283,7 @@ def _python_nodes(path: Path, text: str, aliases: str | None) -> list[yaml.Node]
                             "YAML file", path, line, col) from None
     loader.path, loader.refuse_aliases = path, aliases
     try:
-        nodes: list[yaml.Node] = []
-        while loader.check_node():
-            node = loader.get_node()
-            if node is not None:
-                nodes.append(node)
+        nodes = _documents(loader)
     except RecursionError:
         raise FailgateError("the YAML is nested too deeply to read", path) from None
     except yaml.MarkedYAMLError as exc:
