@@ -216,3 +216,41 @@ def gate_in_pytest(pytester: Any, project: Path) -> Any:
                                            "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     return result
+
+
+# A run folder of the regression gate on a harsh and a mild day: the same-day pairing tests
+# (ratchet --confirm-baseline through the core, the CLI and MCP).
+SAME_DAY_CEILINGS = """\
+# kept as written
+version: 1
+taxonomy: rag-gate
+ceilings:
+  retrieval_miss:    # the noisy one
+    max: 20
+    observed: 12
+    allowance: 8
+  hallucination: {max: 9, observed: 6, allowance: 3}
+  false_refusal: 5
+  over_answer: 5
+  other: 5
+"""
+SAME_DAY_OTHERS = (["hallucination"] * 6 + ["false_refusal"] * 5 + ["over_answer"] * 5
+                   + ["other"] * 5)
+
+
+def same_day_run(folder: Path, outcomes: list[str], judge: str = "gpt-4o-2024-08-06") -> Path:
+    """A run folder whose case ``c<i>`` has ``outcomes[i]``, every run alike in its ids."""
+    folder.mkdir(parents=True)
+    lines = [json.dumps({"id": f"c{i:03d}", "primary_failure": mode, "note": "근거 없음"},
+                        ensure_ascii=False) for i, mode in enumerate(outcomes)]
+    (folder / "attribution.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    header = {"type": "header", "judge_model": judge, "n_cases": len(outcomes),
+              "config": {"top_k": 5}}
+    (folder / "run.jsonl").write_text(json.dumps(header) + "\n", encoding="utf-8")
+    return folder
+
+
+def same_day_outcomes(missed: int, fixed: int = 0) -> list[str]:
+    """``missed`` retrieval misses (the first ``fixed`` of them now pass), then the rest."""
+    misses = ["correct"] * fixed + ["retrieval_miss"] * (missed - fixed)
+    return [*misses, *SAME_DAY_OTHERS, *["correct"] * 40]

@@ -3,43 +3,14 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
-from helpers import mcp_calls
+from helpers import SAME_DAY_CEILINGS as CEILINGS
+from helpers import mcp_calls, same_day_outcomes, same_day_run
 
 from pytest_failgate.cli import main
-
-CEILINGS = """\
-version: 1
-taxonomy: rag-gate
-ceilings:
-  retrieval_miss:
-    max: 20
-    observed: 12
-    allowance: 8
-  hallucination: {max: 9, observed: 6, allowance: 3}
-  false_refusal: 5
-  over_answer: 5
-  other: 5
-"""
-OTHERS = ["hallucination"] * 6 + ["false_refusal"] * 5 + ["over_answer"] * 5 + ["other"] * 5
-
-
-def _run(folder: Path, missed: int, fixed: int = 0) -> None:
-    """A run folder: ``missed`` retrieval misses of which the first ``fixed`` now pass."""
-    outcomes = ["correct"] * fixed + ["retrieval_miss"] * (missed - fixed) + OTHERS + [
-        "correct"] * 40
-    folder.mkdir(parents=True)
-    (folder / "attribution.jsonl").write_text("".join(
-        json.dumps({"id": f"c{i:03d}", "primary_failure": mode}) + "\n"
-        for i, mode in enumerate(outcomes)), encoding="utf-8")
-    (folder / "run.jsonl").write_text(json.dumps(
-        {"type": "header", "judge_model": "gpt-4o-2024-08-06", "n_cases": len(outcomes),
-         "config": {"top_k": 5}})
-        + "\n", encoding="utf-8")
 
 
 @pytest.mark.slow
@@ -49,8 +20,8 @@ def test_the_mcp_ratchet_lowers_on_a_same_day_pairing_as_the_cli_does(
     confirmed by the run itself, nothing lowers; paired with the day's run before the fix,
     the tool writes what ``failgate ratchet --confirm-baseline`` writes."""
     served, cli = tmp_path / "served", tmp_path / "cli"
-    _run(served / "before", 16)
-    _run(served / "after", 16, fixed=10)
+    same_day_run(served / "before", same_day_outcomes(16))
+    same_day_run(served / "after", same_day_outcomes(16, fixed=10))
     (served / "ceilings.yaml").write_text(CEILINGS, encoding="utf-8")
     outside = tmp_path / "outside"
     shutil.copytree(served / "before", outside)

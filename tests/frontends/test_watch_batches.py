@@ -370,6 +370,16 @@ def _lm_eval_rows(path: Path) -> dict[int, tuple[Any, ...]]:
     return found
 
 
+def _lm_eval_in_batches(capsys: pytest.CaptureFixture[str], lm_eval: str
+                        ) -> tuple[int, str, str]:
+    """``watch`` running the docs' lm-eval recipe in batches of ten of plan.json's order."""
+    batch = (f"{lm_eval} --output_path out/{{batch}}/results.json "
+             '--samples "{\\"fg\\": {indices}}" '
+             "&& cp out/{batch}/samples_fg_*.jsonl samples_{batch}.jsonl")
+    return run(capsys, "watch", "samples_{batch}.jsonl", "--name", "fg", "--plan", "plan.json",
+               "--batch", "10", "--batch-key", "doc_id", "--", "sh", "-c", batch)
+
+
 @pytest.mark.slow
 def test_real_lm_eval_in_batches_settles_a_broken_system_early(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -383,12 +393,7 @@ def test_real_lm_eval_in_batches_settles_a_broken_system_early(
     code, _, err = run(capsys, "plan", "docs.jsonl", "--id", "doc_id", "--seed", "7")
     assert code == 0, err
     plan = json.loads((tmp_path / "plan.json").read_text())["cases"]
-    batch = (f"{lm_eval} --output_path out/{{batch}}/results.json "
-             '--samples "{\\"fg\\": {indices}}" '
-             "&& cp out/{batch}/samples_fg_*.jsonl samples_{batch}.jsonl")
-    code, out, err = run(capsys, "watch", "samples_{batch}.jsonl", "--name", "fg", "--plan",
-                         "plan.json", "--batch", "10", "--batch-key", "doc_id", "--",
-                         "sh", "-c", batch)
+    code, out, err = _lm_eval_in_batches(capsys, lm_eval)
     assert code == 1, err
     verdict, n, of = _settled(out)
     assert (verdict, of) == ("fail", 40)
@@ -434,12 +439,7 @@ def test_real_lm_eval_in_batches_passes_a_clean_system_after_running_its_batches
     code, _, err = run(capsys, "plan", "docs.jsonl", "--id", "doc_id", "--seed", "3")
     assert code == 0, err
     plan = json.loads((tmp_path / "plan.json").read_text())["cases"]
-    batch = (f"{lm_eval} --output_path out/{{batch}}/results.json "
-             '--samples "{\\"fg\\": {indices}}" '
-             "&& cp out/{batch}/samples_fg_*.jsonl samples_{batch}.jsonl")
-    code, out, err = run(capsys, "watch", "samples_{batch}.jsonl", "--name", "fg", "--plan",
-                         "plan.json", "--batch", "10", "--batch-key", "doc_id", "--",
-                         "sh", "-c", batch)
+    code, out, err = _lm_eval_in_batches(capsys, lm_eval)
     assert code == 0, err
     verdict, n, of = _settled(out)
     assert (verdict, of) == ("pass", 20)

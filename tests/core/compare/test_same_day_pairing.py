@@ -6,12 +6,14 @@ whose cases keep their ids from run to run, so that pairing sees exactly the mov
 
 from __future__ import annotations
 
-import json
 import math
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from helpers import SAME_DAY_CEILINGS as CEILINGS
+from helpers import same_day_outcomes as _outcomes
+from helpers import same_day_run as _run
 
 from pytest_failgate.cli import main
 from pytest_failgate.core.ceilings import writeback
@@ -84,41 +86,6 @@ def test_a_report_left_out_confirms_nothing_and_takes_no_share() -> None:
     counts_only = RunComparison([ReportComparison("a", False, [change("retrieval_miss", 0, 9)])],
                                 [], [])
     assert confirmed_drops(counts_only, NoiseDocument(), BUDGET) == {}
-
-
-CEILINGS = """\
-# kept as written
-version: 1
-taxonomy: rag-gate
-ceilings:
-  retrieval_miss:    # the noisy one
-    max: 20
-    observed: 12
-    allowance: 8
-  hallucination: {max: 9, observed: 6, allowance: 3}
-  false_refusal: 5
-  over_answer: 5
-  other: 5
-"""
-OTHERS = ["hallucination"] * 6 + ["false_refusal"] * 5 + ["over_answer"] * 5 + ["other"] * 5
-
-
-def _run(folder: Path, outcomes: list[str], judge: str = "gpt-4o-2024-08-06") -> Path:
-    """A run folder whose case ``c<i>`` has ``outcomes[i]``, every run alike in its ids."""
-    folder.mkdir(parents=True)
-    lines = [json.dumps({"id": f"c{i:03d}", "primary_failure": mode, "note": "근거 없음"},
-                        ensure_ascii=False) for i, mode in enumerate(outcomes)]
-    (folder / "attribution.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    header = {"type": "header", "judge_model": judge, "n_cases": len(outcomes),
-              "config": {"top_k": 5}}
-    (folder / "run.jsonl").write_text(json.dumps(header) + "\n", encoding="utf-8")
-    return folder
-
-
-def _outcomes(missed: int, fixed: int = 0) -> list[str]:
-    """``missed`` retrieval misses (the first ``fixed`` of them now pass), then the rest."""
-    misses = ["correct"] * fixed + ["retrieval_miss"] * (missed - fixed)
-    return [*misses, *OTHERS, *["correct"] * 40]
 
 
 def _ratchet(tmp_path: Path, run: Path, **given: tuple[Path, ...]) -> str:
