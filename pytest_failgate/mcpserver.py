@@ -33,10 +33,10 @@ process to keep running; an HTTP service would be a third copy of the same calls
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .core.base.classes import dataclass
 from .core.base.errors import FailgateError
 
 if TYPE_CHECKING:

@@ -17,8 +17,9 @@ nothing beyond the standard library at module level.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .core.base.classes import dataclass
 
 if TYPE_CHECKING:
     from .core.base.inifile import Kind

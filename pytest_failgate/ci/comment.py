@@ -21,11 +21,11 @@ import json
 import re
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from typing import IO, Any
 from urllib.parse import urlsplit
 
 from .. import __version__
+from ..core.base.classes import dataclass
 
 API_VERSION = "2022-11-28"
 BODY_LIMIT = 65_536  # characters GitHub accepts in a comment

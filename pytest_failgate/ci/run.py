@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..cli import EXIT
+from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError
 from ..core.base.formatting import one_line
 from ..core.base.inifile import DEFAULT_CEILINGS

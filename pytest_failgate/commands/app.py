@@ -8,10 +8,11 @@ decides which taxonomy classifies each report, and reads and gates runs the same
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError
 
 if TYPE_CHECKING:

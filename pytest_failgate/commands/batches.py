@@ -21,9 +21,9 @@ import json
 import re
 import shlex
 import subprocess
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError
 from ..core.gate.sequential import quoted
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.base.advice import Advice
+from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError, display_path
 from ..options import OPTIONS, Option
 

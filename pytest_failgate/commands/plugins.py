@@ -33,9 +33,10 @@ import importlib
 import importlib.util
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError, display_path
 from ..core.reports.readers import as_reader
 from ..core.taxonomy import Taxonomies, Taxonomy, builtin_taxonomies

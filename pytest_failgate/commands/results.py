@@ -7,9 +7,9 @@ MCP server returns them as structured content: one computation, two renderings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from ..core.base.classes import dataclass
 from ..core.base.records import Record, described
 from ..core.base.result import GateResult, GuardResultModel, ReportAnalysis
 

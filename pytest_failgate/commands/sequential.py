@@ -21,10 +21,11 @@ import secrets
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError
 from ..core.gate.sequential import (
     Futility,

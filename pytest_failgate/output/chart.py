@@ -30,8 +30,9 @@ import hashlib
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ..core.base.classes import dataclass
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -6,9 +6,10 @@ controller, or the CLI), from the same result, so every adapter writes the same 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
+from ..core.base.classes import dataclass
 from ..core.base.errors import display_path
 from . import github
 

@@ -17,9 +17,11 @@ Only the direction that lets the gate accept more is checked: a gate item made t
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..core.base.classes import dataclass
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -15,8 +15,10 @@ items in several ways, and each is told apart here:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
+
+from ..core.base.classes import dataclass
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

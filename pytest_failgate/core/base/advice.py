@@ -10,7 +10,7 @@ ceilings file it was given, so the suggestion can be pasted as it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .classes import dataclass
 
 
 @dataclass(frozen=True)

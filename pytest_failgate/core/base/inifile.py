@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .classes import dataclass
 from .errors import FailgateError
 
 if TYPE_CHECKING:

@@ -8,9 +8,10 @@ That is how the two give identical numbers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any, Literal
 
+from .classes import dataclass
 from .formatting import plural
 from .records import Record, described
 from .verdict import FAILING, BaselineVerdict, GuardVerdict, RowVerdict, RunVerdict, run_verdict

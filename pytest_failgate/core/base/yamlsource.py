@@ -19,12 +19,12 @@ file is rewritten number by number, and an alias would make one number mean two.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from .classes import dataclass
 from .errors import FailgateError, line_col
 from .safeopen import read_regular
 

@@ -7,9 +7,10 @@ fraction ``count / cases <= max_rate``, and its allowance in whole cases is
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..taxonomy.model import TOTAL
 
 if TYPE_CHECKING:

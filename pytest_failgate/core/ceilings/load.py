@@ -11,9 +11,9 @@ holds more cases than its report, so the report's ceiling bounds it already.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError, closest, did_you_mean, display_path
 from ..base.yamlsource import Loc, Span, YamlDoc, load_yaml
 from ..reports.model import MetricSpec

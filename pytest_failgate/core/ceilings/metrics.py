@@ -11,10 +11,10 @@ fails until the report stops doing it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from ..base.classes import dataclass
 from ..base.formatting import format_number, plural
 from ..stats.intervals import wilson_interval
 

@@ -14,10 +14,11 @@ so the error names the earliest problem in the file and counts the others.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..base.classes import dataclass
 from ..base.errors import did_you_mean
 from ..base.reasons import reason_words
 from ..taxonomy import DEFAULT_TAXONOMY

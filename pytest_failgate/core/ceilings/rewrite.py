@@ -15,10 +15,10 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..base.formatting import format_number
 from ..taxonomy.model import TOTAL

@@ -7,10 +7,10 @@ CLI (where every check "ran"), so both refuse and write in exactly the same case
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..base.formatting import plural
 from ..base.yamlsource import digest, read_text

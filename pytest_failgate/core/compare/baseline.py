@@ -9,9 +9,10 @@ regression gate's rule, computed exactly: no resampling, no seed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..base.formatting import one_line, plural
 from ..base.result import BaselineResult, ConfigChangeResult

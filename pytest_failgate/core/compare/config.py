@@ -11,8 +11,9 @@ it) names the changed setting to look at first. Rules, never a model's guess.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ..base.classes import dataclass
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -25,8 +25,9 @@ guard's to catch), and cases are paired by id (those in one run only are listed)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ..base.classes import dataclass
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -12,10 +12,10 @@ No resampling, no seed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..stats.binomial import paired_increase
 from .verdicts import paired_verdict
 

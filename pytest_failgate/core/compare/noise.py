@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from ..base.classes import dataclass
 from ..stats.checks import check_int
 from . import PASSED_MODE as PASSED_MODE  # defined in compare/__init__, read here too
 

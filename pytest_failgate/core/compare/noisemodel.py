@@ -27,10 +27,11 @@ and their model says so.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..base.formatting import plural
 from ..stats.allowance import Movement, rate_allowance
 from ..stats.dispersion import dispersion_bound

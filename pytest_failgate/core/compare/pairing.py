@@ -8,9 +8,10 @@ the baseline is an error, because a comparison of different test sets says nothi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..taxonomy.model import TOTAL
 

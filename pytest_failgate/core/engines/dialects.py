@@ -9,7 +9,8 @@ Spark's ANSI mode (``try_element_at``), and so that ``len`` of null is never -1.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from ..base.classes import dataclass
 
 
 @dataclass(frozen=True)

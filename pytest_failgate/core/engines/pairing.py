@@ -9,9 +9,9 @@ first few ids of each transition, for the messages.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..compare.pairing import CategoryChange, ReportComparison
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..reports.read import ReadSpec
 from ..taxonomy.expr import ExprError

@@ -9,8 +9,9 @@ Spark's ``simpleString`` (``struct<a:bigint,b:array<string>>``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from ..base.classes import dataclass
 
 Kind = Literal["bool", "int", "float", "str", "null", "list", "struct", "map", "set", "other"]
 

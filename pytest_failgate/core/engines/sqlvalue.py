@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ..base.classes import dataclass
 
 if TYPE_CHECKING:
     from .sqltypes import SqlType

@@ -7,10 +7,11 @@ its messages (``messages``) and the steps that settle its checks (``family``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..base.advice import Advice
+from ..base.classes import dataclass
 
 if TYPE_CHECKING:
     from pathlib import Path

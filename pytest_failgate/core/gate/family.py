@@ -12,9 +12,10 @@ test this is the plain test at the budget, as before.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..base.formatting import format_number, plural
 from ..ceilings.check import settle
 from ..stats.holm import holm

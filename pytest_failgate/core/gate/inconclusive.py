@@ -21,9 +21,9 @@ inconclusive too (see ``compare.instrument``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..base.formatting import format_number, plural
 from ..ceilings.model import DEFAULT_SHARE
 from ..taxonomy.model import TOTAL

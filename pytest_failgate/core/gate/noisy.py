@@ -19,11 +19,12 @@ it catches, and the noise line which model the allowances rest on.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..base.confine import check_inside
 from ..base.errors import FailgateError, display_path
 from ..base.formatting import format_number, plural

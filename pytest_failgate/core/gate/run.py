@@ -7,9 +7,11 @@ every front end reads (``runner.Gate.result``).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import PurePath
 from typing import TYPE_CHECKING
+
+from ..base.classes import dataclass
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

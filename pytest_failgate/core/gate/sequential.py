@@ -31,9 +31,9 @@ rule; a ceilings file that decides more (noise allowances, significance tests, s
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..base.formatting import format_number
 from ..base.result import Sequential

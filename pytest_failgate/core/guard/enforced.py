@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from ..base.classes import dataclass
 from ..base.formatting import format_number
 from ..base.reasons import reason_words
 from ..ceilings.model import (

@@ -18,10 +18,10 @@ tightens.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..base.formatting import format_number
 from ..compare import DEFAULT_ALPHA

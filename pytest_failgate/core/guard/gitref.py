@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import posixpath
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..base.inifile import configured_ceilings as configured
 from ..base.inifile import locate

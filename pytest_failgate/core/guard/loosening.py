@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError, display_path
 from ..base.formatting import plural
 from ..base.yamlsource import load_yaml, read_text

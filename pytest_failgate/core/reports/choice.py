@@ -9,9 +9,10 @@ everything after. The fallback for a report nothing names a taxonomy for,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..taxonomy import DEFAULT_TAXONOMY, Taxonomy, builtin_taxonomies
 

@@ -24,11 +24,12 @@ from __future__ import annotations
 import codecs
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from ..base.classes import dataclass
 from ..taxonomy import kind_of
 from .scan import MISSING
 

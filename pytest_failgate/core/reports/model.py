@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
+
+from ..base.classes import dataclass
 
 if TYPE_CHECKING:
     from collections.abc import Callable

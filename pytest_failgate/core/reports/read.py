@@ -10,9 +10,9 @@ line and the case.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError, did_you_mean
 from ..base.safeopen import read_limit
 from ..taxonomy import Taxonomy, kind_of

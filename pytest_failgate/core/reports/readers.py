@@ -44,9 +44,10 @@ class MyReader(Reader):            # pytest_failgate.api.Reader
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..base.classes import dataclass
 from ..base.errors import FailgateError
 
 if TYPE_CHECKING:

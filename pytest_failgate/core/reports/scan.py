@@ -30,9 +30,9 @@ import copy
 import re
 import types
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..base.classes import dataclass
 from ..taxonomy.expr import Compiled
 from ..taxonomy.expr.quantifiers import QUANTIFIER_HELPERS
 from ..taxonomy.expr.runtime import HELPERS, _has

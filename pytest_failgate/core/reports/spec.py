@@ -6,9 +6,10 @@ importing the reading they are part of.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
+from ..base.classes import dataclass
 from ..taxonomy import Tallier, Taxonomy
 
 if TYPE_CHECKING:

@@ -43,9 +43,9 @@ resampled. Without a noise source there is no movement: ``d = 0``, the allowance
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
+from ..base.classes import dataclass
 from ..base.formatting import format_number
 from .binomial import binomial_upper_tail
 from .checks import check_alpha, check_fraction, check_int

@@ -38,10 +38,10 @@ place, holds with room to spare in every C library in use.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
+from ..base.classes import dataclass
 from .checks import check_fraction, check_int
 
 __all__ = ["HALF", "TailProbability", "binomial_upper_tail", "paired_increase"]

@@ -38,8 +38,9 @@ decisions made from the interval compare integers.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
+
+from ..base.classes import dataclass
 
 DEFAULT_DELTA = Fraction(1, 20)
 

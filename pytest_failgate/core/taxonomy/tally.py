@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..base.classes import dataclass
 from .model import Case, metric_number
 
 if TYPE_CHECKING:

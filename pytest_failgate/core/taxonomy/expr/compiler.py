@@ -7,9 +7,10 @@ import copy
 import re
 import types
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ...base.classes import dataclass
 from .errors import ExprError
 from .quantifiers import QUANTIFIER_HELPERS
 from .regex import UnsupportedPattern, compile_search
