@@ -70,6 +70,7 @@ def dataclass(cls: type[T] | None = None, /, *, frozen: bool = False, slots: boo
         if undocumented:  # as the stdlib: the signature is the doc (and the schema's text)
             import inspect
 
+            _compiled_init(made)
             made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
         return made
 
@@ -85,7 +86,7 @@ def _add_methods(cls: type, *, frozen: bool, repr_: bool, eq: bool) -> None:
             method.__qualname__ = f"{cls.__qualname__}.{name}"
             setattr(cls, name, method)
 
-    put("__init__", _init(cls, fields, frozen=frozen, slots="__slots__" in own))
+    put("__init__", _first_init(cls, fields, frozen=frozen, slots="__slots__" in own))
     if repr_:
         put("__repr__", _repr(tuple(f.name for f in fields if f.repr)))
     if eq:
@@ -104,6 +105,34 @@ def _add_methods(cls: type, *, frozen: bool, repr_: bool, eq: bool) -> None:
             getstate, setstate = _state(tuple(f.name for f in fields))
             put("__getstate__", getstate)
             put("__setstate__", setstate)
+
+
+def _first_init(cls: type, fields: tuple[dataclasses.Field[Any], ...], *, frozen: bool,
+                slots: bool) -> Callable[..., None]:
+    """``__init__`` until the first instance: it compiles the real one and puts it in its
+    place, so a class no run instantiates costs no compile (half the classes a check
+    imports). Until then ``inspect.signature`` of the class reads ``(*args, **kwargs)``."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        _compiled_init(cls, _init(cls, fields, frozen=frozen, slots=slots))(
+            self, *args, **kwargs)
+
+    __init__.__compile__ = (fields, frozen, slots)  # type: ignore[attr-defined]
+    return __init__
+
+
+def _compiled_init(cls: type, init: Callable[..., None] | None = None) -> Callable[..., None]:
+    """The class's compiled ``__init__``, compiled now if it is still the first one."""
+    current = cls.__dict__["__init__"]
+    pending = getattr(current, "__compile__", None)
+    if pending is None:
+        return current  # type: ignore[no-any-return]
+    if init is None:
+        fields, frozen, slots = pending
+        init = _init(cls, fields, frozen=frozen, slots=slots)
+    init.__qualname__ = current.__qualname__
+    type.__setattr__(cls, "__init__", init)
+    return init
 
 
 def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...], *, frozen: bool,

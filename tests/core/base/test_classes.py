@@ -127,12 +127,13 @@ def hashed(instance: object) -> object:
 def observe(kinds: dict[str, type]) -> list[Any]:
     """Everything a caller can see of the classes and their instances."""
     seen: list[Any] = []
+    pairs = samples(kinds)  # first instances: each class's __init__ is compiled by now
     for name, cls in kinds.items():
         seen.append((name, str(inspect.signature(cls)), cls.__doc__,
                      [(f.name, f.init, f.repr, f.compare, f.kw_only) for f in
                       dataclasses.fields(cls)], getattr(cls, "__match_args__", None),
                      hasattr(cls, "__slots__"), cls.__hash__ is None))
-    for name, one, other in samples(kinds):
+    for name, one, other in pairs:
         twin = copy.copy(one)
         first = dataclasses.fields(one)[0].name
         seen.append((name, blank(repr(one)), one == twin, one == other, one != other,
@@ -154,6 +155,24 @@ def test_a_class_behaves_as_the_stdlib_builds_it(options: dict[str, bool]) -> No
     stdlib = observe(declare(dataclasses.dataclass, options))
     ours = observe(declare(classes.dataclass, options))
     assert ours == stdlib
+
+
+def test_a_class_compiles_its_init_at_its_first_instance_and_only_then() -> None:
+    kinds = declare(classes.dataclass, {"frozen": True, "slots": True, "kw_only": True})
+    plain = kinds["Plain"]
+    first = plain.__dict__["__init__"]
+    assert str(inspect.signature(plain)).startswith("(*args")
+    plain(name="a")
+    compiled = plain.__dict__["__init__"]
+    assert compiled is not first
+    assert str(inspect.signature(plain)) == (
+        "(*, name: 'str', count: 'int' = 0, tags: 'list[str]' = <factory>, "
+        "note: 'str | None' = None) -> None")
+    plain(name="b")
+    assert plain.__dict__["__init__"] is compiled
+    # an undocumented class's doc is its signature, as the stdlib writes it: compiled at once
+    assert kinds["Undocumented"].__doc__ == (
+        "Undocumented(*, path: 'str', rows: 'list[int]' = <factory>)")
 
 
 def test_default_factories_give_each_instance_its_own_value() -> None:
