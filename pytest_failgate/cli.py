@@ -17,7 +17,8 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 from . import __version__
 from .core.base.errors import FailgateError, display_path, os_error_line
@@ -421,8 +422,11 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"failgate {__version__}")
     parser.add_argument(*COLOR_FLAG, **COLOR_ARGUMENT)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    # where the arguments of the commands not built go: never parsed
-    unbuilt = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")
+    # where the arguments of the commands not built go: nowhere (argparse would build a
+    # help formatter, and ask the terminal its size, for each)
+    drop = lambda *_, **__: None  # noqa: E731 - what an unbuilt command's parser does
+    unbuilt = cast("argparse.ArgumentParser", SimpleNamespace(add_argument=drop,
+                                                              set_defaults=drop))
     built: list[str] = []
 
     def command(name: str, help_text: str, example: str,
