@@ -413,20 +413,19 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser; ``only``, when it names a command, with that command's
     arguments alone (a run parses one command: building the others' would be most of the
     parsing time), else every command's (the top level's help and errors)."""
+    from .output.colour import TerminalHelp
+
     parser = argparse.ArgumentParser(
         prog="failgate",
         description="Gate LLM/RAG evaluation reports by failure category, outside pytest. "
                     "Same core, configuration and numbers as `pytest --failgate`.",
-        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EXIT_CODES, formatter_class=TerminalHelp,
     )
     parser.add_argument("--version", action="version", version=f"failgate {__version__}")
     parser.add_argument(*COLOR_FLAG, **COLOR_ARGUMENT)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    # where the arguments of the commands not built go: nowhere (argparse would build a
-    # help formatter, and ask the terminal its size, for each)
-    drop = lambda *_, **__: None  # noqa: E731 - what an unbuilt command's parser does
-    unbuilt = cast("argparse.ArgumentParser", SimpleNamespace(add_argument=drop,
-                                                              set_defaults=drop))
+    drop = lambda *_, **__: None  # noqa: E731 - unbuilt commands' arguments go nowhere
+    unbuilt = cast("argparse.ArgumentParser", SimpleNamespace(add_argument=drop, set_defaults=drop))
     built: list[str] = []
 
     def command(name: str, help_text: str, example: str,
@@ -437,7 +436,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         built.append(name)
         sub = commands.add_parser(
             name, help=help_text, description=help_text,
-            epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter,
+            epilog=f"example:\n  {example}", formatter_class=TerminalHelp,
         )
         sub.set_defaults(run=run, command_parser=sub)
         # after the command too (``failgate check --color=no``); absent, the top level's holds

@@ -89,7 +89,8 @@ def test_a_plain_check_imports_no_guard_analysis_or_engine() -> None:
               "pytest_failgate.core.reports.promptfoo", "pytest_failgate.core.reports.karenina",
               "hashlib",  # the ceilings file's digest is CPython's own SHA-256
               "pytest_failgate.core.compare.noisemodel",  # no noise file: no noise model
-              "pytest_failgate.output.markdown")  # no --md, no --github
+              "pytest_failgate.output.markdown",  # no --md, no --github
+              "shutil", "lzma")  # argparse is told the terminal's width (output/colour.py)
     assert [m for m in unused if m in lines] == []
     if importlib.util.find_spec("msgspec") is not None:  # the fast extra decodes alone
         assert "msgspec" in lines
@@ -266,3 +267,30 @@ def test_pytest_is_given_failgates_hooks_with_their_arguments() -> None:
                 for name in dir(source) if name.startswith("pytest_failgate_")}
 
     assert spec(plugin.Hookspecs) == spec(hookspecs) != {}
+
+
+@pytest.mark.parametrize("columns", ["44", "120", None])
+def test_every_commands_help_is_argparses_own_at_the_terminals_width(
+        monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    """The CLI's help formatter only spares argparse's import of shutil: each command's help
+    is what argparse's own formatter writes, at ``COLUMNS`` or else the terminal's width."""
+    import argparse
+
+    from pytest_failgate import cli
+    from pytest_failgate.output import colour
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+
+    def helps() -> list[str]:
+        parser = cli._parser()
+        commands = next(action for action in parser._actions
+                        if isinstance(action, argparse._SubParsersAction))
+        return [parser.format_help()] + [sub.format_help() for sub in commands.choices.values()]
+
+    ours = helps()
+    monkeypatch.setattr(colour, "TerminalHelp", argparse.RawDescriptionHelpFormatter)
+    assert ours == helps()
+    assert len(ours) > 10
