@@ -413,7 +413,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser; ``only``, when it names a command, with that command's
     arguments alone (a run parses one command: building the others' would be most of the
     parsing time), else every command's (the top level's help and errors)."""
-    from .output.colour import TerminalHelp
+    from .helpformat import TerminalHelp
 
     parser = argparse.ArgumentParser(
         prog="failgate",

@@ -10,10 +10,8 @@ file, never ``TERM=dumb``).
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
-import sys
 from typing import TextIO
 
 RED, GREEN, YELLOW, BOLD, RESET = "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[1m", "\x1b[0m"
@@ -47,26 +45,3 @@ def paint(line: str) -> str:
         return line
     return _STATUS.sub(lambda m: f"{_STATUS_COLOUR[m.group(1)]}{m.group(1)}{RESET}", line)
 
-
-class TerminalHelp(argparse.RawDescriptionHelpFormatter):
-    """argparse's help formatter, told the terminal's width: left to find it, argparse
-    imports ``shutil`` (and ``lzma`` and ``bz2`` with it) for every argument added."""
-
-    def __init__(self, prog: str) -> None:
-        super().__init__(prog, width=terminal_columns() - 2)  # argparse's own margin
-
-
-def terminal_columns() -> int:
-    """The width ``shutil.get_terminal_size`` finds: ``COLUMNS``, else stdout's terminal,
-    else 80."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    stdout = sys.__stdout__
-    if columns <= 0 and stdout is not None:
-        try:
-            columns = os.get_terminal_size(stdout.fileno()).columns
-        except (ValueError, OSError):
-            columns = 0
-    return columns or 80

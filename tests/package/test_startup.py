@@ -90,7 +90,7 @@ def test_a_plain_check_imports_no_guard_analysis_or_engine() -> None:
               "hashlib",  # the ceilings file's digest is CPython's own SHA-256
               "pytest_failgate.core.compare.noisemodel",  # no noise file: no noise model
               "pytest_failgate.output.markdown",  # no --md, no --github
-              "shutil", "lzma")  # argparse is told the terminal's width (output/colour.py)
+              "shutil", "lzma")  # argparse is told the terminal's width (helpformat.py)
     assert [m for m in unused if m in lines] == []
     if importlib.util.find_spec("msgspec") is not None:  # the fast extra decodes alone
         assert "msgspec" in lines
@@ -276,8 +276,7 @@ def test_every_commands_help_is_argparses_own_at_the_terminals_width(
     is what argparse's own formatter writes, at ``COLUMNS`` or else the terminal's width."""
     import argparse
 
-    from pytest_failgate import cli
-    from pytest_failgate.output import colour
+    from pytest_failgate import cli, helpformat
 
     if columns is None:
         monkeypatch.delenv("COLUMNS", raising=False)
@@ -291,6 +290,6 @@ def test_every_commands_help_is_argparses_own_at_the_terminals_width(
         return [parser.format_help()] + [sub.format_help() for sub in commands.choices.values()]
 
     ours = helps()
-    monkeypatch.setattr(colour, "TerminalHelp", argparse.RawDescriptionHelpFormatter)
+    monkeypatch.setattr(helpformat, "TerminalHelp", argparse.RawDescriptionHelpFormatter)
     assert ours == helps()
     assert len(ours) > 10
