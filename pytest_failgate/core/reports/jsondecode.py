@@ -41,6 +41,7 @@ _WHITESPACE = b" \t\n\r"
 _JIT_ERROR = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$", re.DOTALL)
 _CHUNK = 1 << 14  # bytes checked for UTF-8 at a time: small strings, made and freed in cache
 BLOCK = 1 << 16  # bytes of JSON Lines read and decoded at a time: whole lines, in cache
+_LINE = 4 * _CHUNK  # a longer line of JSON Lines is checked for UTF-8 in chunks
 
 
 class JsonSyntaxError(ValueError):
@@ -198,7 +199,7 @@ class _Default:
 
         validate = _validators(case_fields, ())[2].validate_json
 
-        def batch(lines: list[bytes], block: bytes) -> list[Any] | None:
+        def batch(lines: list[bytes]) -> list[Any] | None:
             try:
                 return list(map(validate, lines))
             except ValidationError:
@@ -300,14 +301,14 @@ class _Fast:
         return self._decoders(case_fields, ())[3]
 
     def lines(self, handle: BinaryIO, case_fields: tuple[str, ...]) -> Iterator[Any]:
-        """The cases of a JSON Lines stream (see ``stream``): a block checked for UTF-8
-        once, its lines decoded in one ``map`` by one decoder; a block msgspec refuses
-        anywhere is decoded a line at a time, the exact decoder deciding."""
+        """The cases of a JSON Lines stream (see ``stream``): a block's lines checked for
+        UTF-8 and decoded in one ``map`` by one decoder; a block msgspec refuses anywhere
+        is decoded a line at a time, the exact decoder deciding."""
         decode_struct = self._decoders(case_fields, ())[2].decode
         refused = (self.msgspec.DecodeError, RecursionError)
 
-        def batch(lines: list[bytes], block: bytes) -> list[Any] | None:
-            if not _utf8(block):
+        def batch(lines: list[bytes]) -> list[Any] | None:
+            if not _utf8_lines(lines):
                 return None
             try:
                 return list(map(decode_struct, lines))
@@ -331,6 +332,23 @@ def _utf8(data: bytes) -> bool:
     return True
 
 
+def _utf8_lines(lines: list[bytes]) -> bool:
+    """Whether every line is UTF-8 text: an ASCII line is one quick test, a line of
+    other text is decoded whole (a small string, made and freed in cache), a longer one
+    a chunk at a time (``_utf8``)."""
+    try:
+        for line in lines:
+            if not line.isascii():
+                if len(line) > _LINE:
+                    if not _utf8(line):
+                        return False
+                else:
+                    line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 class LineError(ValueError):
     """A JSON Lines line that is not a case: ``error`` (invalid JSON, or not an object)
     at 1-based line ``number``, the ``case``-th case of the file, whose first byte that
@@ -345,27 +363,34 @@ class LineError(ValueError):
         self.col = col
 
 
-def _blocks(handle: BinaryIO) -> Iterator[bytes]:
-    """The stream as blocks of whole lines, about ``BLOCK`` bytes each (a longer line
-    whole), without a leading UTF-8 byte-order mark."""
-    parts: list[bytes] = []
+def _blocks(handle: BinaryIO) -> Iterator[tuple[list[bytes], bool]]:
+    """The stream's lines, without their ``\\n``, a read of ``BLOCK`` bytes at a time (a
+    longer line whole), without a leading UTF-8 byte-order mark; with each list, whether
+    its last line ended with a ``\\n`` (only the stream's last line may not).
+
+    Each read is split once: a line's bytes are copied only into its own ``bytes``, and
+    a line cut by the end of a read is joined once, when its end is read."""
+    parts: list[bytes] = []  # a line begun in earlier reads
     first = True
     while chunk := handle.read(BLOCK):
         if first:
             chunk, first = chunk.removeprefix(codecs.BOM_UTF8), False
-        end = chunk.rfind(b"\n") + 1
-        if end == 0:
+        lines = chunk.split(b"\n")
+        if len(lines) == 1:
             parts.append(chunk)
             continue
-        parts.append(chunk[:end])
-        yield b"".join(parts)
-        parts = [chunk[end:]]
+        if parts:
+            parts.append(lines[0])
+            lines[0] = b"".join(parts)
+        rest = lines.pop()
+        parts = [rest] if rest else []
+        yield lines, True
     tail = b"".join(parts)
     if tail:
-        yield tail
+        yield [tail], False
 
 
-def stream(handle: BinaryIO, batch: Callable[[list[bytes], bytes], list[Any] | None],
+def stream(handle: BinaryIO, batch: Callable[[list[bytes]], list[Any] | None],
            one: Callable[[bytes], Any]) -> Iterator[Any]:
     """The cases of a JSON Lines stream, one per line that is not blank.
 
@@ -377,23 +402,24 @@ def stream(handle: BinaryIO, batch: Callable[[list[bytes], bytes], list[Any] | N
 
     The lines are split here, not by msgspec's ``decode_lines``: that reads values
     separated by any whitespace, so two objects on one line, or one object spread over
-    two, would be read where a line-at-a-time reader refuses them.
+    two, would be read where a line-at-a-time reader refuses them. Nor is a block
+    decoded as one JSON array of its lines joined by commas: a line holding
+    ``{...}, {...}`` and an object spread over two lines would make as many elements
+    as lines, and be read.
     """
     return chain.from_iterable(_batches(handle, batch, one))
 
 
-def _batches(handle: BinaryIO, batch: Callable[[list[bytes], bytes], list[Any] | None],
+def _batches(handle: BinaryIO, batch: Callable[[list[bytes]], list[Any] | None],
              one: Callable[[bytes], Any]) -> Iterator[Iterable[Any]]:
     number = cases = 0  # lines and cases before the block
-    for block in _blocks(handle):
-        lines = block.split(b"\n")
-        if not lines[-1]:
-            lines.pop()
-        found = batch(lines, block)
+    for lines, ended in _blocks(handle):
+        found = batch(lines)
         if found is not None:
             yield found
             cases += len(found)
         else:  # lazily: a case before the refused line is classified (and refused) first
+            block = b"\n".join(lines) + (b"\n" if ended else b"")
             yield _one_by_one(block, number, cases, one)
             cases += sum(1 for line in lines if start_of(line) < len(line))
         number += len(lines)
@@ -417,8 +443,8 @@ def case_line(handle: BinaryIO, position: int) -> tuple[int, int]:
     """(line, column of its first byte that is not blank) of the ``position``-th case of
     a JSON Lines stream: for an error about a case, found again only then."""
     number = seen = 0
-    for block in _blocks(handle):
-        for line in io.BytesIO(block):
+    for lines, _ in _blocks(handle):
+        for line in lines:
             number += 1
             if start_of(line) < len(line):
                 seen += 1
