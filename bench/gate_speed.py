@@ -25,8 +25,10 @@ The commands, each in a fresh interpreter, in interleaved rounds after one warm-
 
 - the floors, which decode the same file and free it: ``json.load`` (the reference; a
   streaming ``json.loads`` per line for JSON Lines), "by hand" (``json.load`` and the
-  rag rules written in Python, what a user would write), and "msgspec" (msgspec
-  decoding a struct of only the fields the rules read: what the machine can do);
+  rag rules written in Python, what a user would write), "msgspec" (msgspec
+  decoding a struct of only the fields the rules read: what the machine can do) and
+  "pydantic-core" (pydantic-core validating the same fields: what the default install's
+  decoder can do, the floor under "default");
 - the gate under pytest (``pytest --failgate``, failgate as pytest's only plugin:
   ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 -p pytest_failgate.plugin``) and ``failgate
   check``, each with the default install ("default": msgspec made unimportable) and
@@ -288,6 +290,26 @@ else:
         found = msgspec.json.Decoder(Top).decode(handle.read())
     del found
 """
+# What the default install's decoder can do: pydantic-core validating only the rule fields.
+PYDANTIC_CORE = """import sys
+from pydantic_core import SchemaValidator, core_schema as cs
+fields = ["id", "answerable", "abstained", "accuracy", "term_match", "expected_doc_ids",
+          "evidence_doc_ids", "query_type", "attempt_latency", "claim_citation_alignment"]
+case = cs.typed_dict_schema({f: cs.typed_dict_field(cs.any_schema(), required=False)
+                             for f in fields}, extra_behavior="ignore")
+path = sys.argv[1]
+if path.endswith(".jsonl"):
+    validate = SchemaValidator(case).validate_json
+    with open(path, "rb") as lines:
+        for line in lines:
+            validate(line)
+else:
+    top = cs.typed_dict_schema({"case_results": cs.typed_dict_field(cs.list_schema(case))},
+                               extra_behavior="ignore")
+    with open(path, "rb") as handle:
+        found = SchemaValidator(top).validate_json(handle.read())
+    del found
+"""
 
 
 def gate_command(report: Path, default: bool, cli: bool) -> list[str]:
@@ -319,12 +341,13 @@ def timed(command: list[str], cwd: Path) -> tuple[float, float]:
     return cpu, wall
 
 
-COMMANDS = ("json.load", "by hand", "msgspec", "pytest default", "pytest fast",
+COMMANDS = ("json.load", "by hand", "msgspec", "pydantic-core", "pytest default", "pytest fast",
             "cli default", "cli fast")
 
 
 def commands_for(report: Path, names: list[str]) -> dict[str, list[str]]:
-    floors = {"json.load": JSON_LOAD, "by hand": BY_HAND, "msgspec": MSGSPEC}
+    floors = {"json.load": JSON_LOAD, "by hand": BY_HAND, "msgspec": MSGSPEC,
+              "pydantic-core": PYDANTIC_CORE}
     found = {}
     for name in names:
         if name in floors:

@@ -27,7 +27,7 @@ import re
 from dataclasses import field
 from functools import lru_cache
 from itertools import chain
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from ..base.classes import dataclass
 from ..taxonomy import kind_of
@@ -42,6 +42,7 @@ _WHITESPACE = b" \t\n\r"
 _JIT_ERROR = re.compile(r"^Invalid JSON: (.*) at line (\d+) column (\d+)$", re.DOTALL)
 _CHUNK = 1 << 14  # bytes checked for UTF-8 at a time: small strings, made and freed in cache
 BLOCK = 1 << 16  # bytes of JSON Lines read and decoded at a time: whole lines, in cache
+_LINE = 4 * _CHUNK  # a longer line of JSON Lines is checked for UTF-8 in chunks
 
 
 class JsonSyntaxError(ValueError):
@@ -199,13 +200,13 @@ class _Default:
 
         validate = _validators(case_fields, ())[2].validate_json
 
-        def batch(lines: list[bytes], block: bytes) -> list[Any] | None:
-            try:
-                return list(map(validate, lines))
+        def batch(lines: list[Line], ascii_text: bool) -> list[Any] | None:
+            try:  # ``bytes`` (not views): pydantic-core reads no other buffer
+                return list(map(validate, cast("list[bytes]", lines)))
             except ValidationError:
                 return None
 
-        return stream(handle, batch, self.case_decoder(case_fields))
+        return stream(handle, batch, self.case_decoder(case_fields), views=False)
 
 
 def from_json_error(data: bytes, exc: ValueError) -> JsonSyntaxError:
@@ -301,21 +302,22 @@ class _Fast:
         return self._decoders(case_fields, ())[3]
 
     def lines(self, handle: BinaryIO, case_fields: tuple[str, ...]) -> Iterator[Any]:
-        """The cases of a JSON Lines stream (see ``stream``): a block checked for UTF-8
-        once, its lines decoded in one ``map`` by one decoder; a block msgspec refuses
-        anywhere is decoded a line at a time, the exact decoder deciding."""
+        """The cases of a JSON Lines stream (see ``stream``): a block's lines, views of
+        the bytes read (msgspec decodes any buffer), checked for UTF-8 (nothing to do
+        when the read was ASCII) and decoded in one ``map`` by one decoder; a block
+        msgspec refuses anywhere is decoded a line at a time, the exact decoder deciding."""
         decode_struct = self._decoders(case_fields, ())[2].decode
         refused = (self.msgspec.DecodeError, RecursionError)
 
-        def batch(lines: list[bytes], block: bytes) -> list[Any] | None:
-            if not _utf8(block):
+        def batch(lines: list[Line], ascii_text: bool) -> list[Any] | None:
+            if not ascii_text and not _utf8_lines(lines):
                 return None
             try:
                 return list(map(decode_struct, lines))
             except refused:
                 return None
 
-        return stream(handle, batch, self.case_decoder(case_fields))
+        return stream(handle, batch, self.case_decoder(case_fields), views=True)
 
 
 def _utf8(data: bytes) -> bool:
@@ -327,6 +329,22 @@ def _utf8(data: bytes) -> bool:
     try:
         for start in range(0, len(data), _CHUNK):
             decoder.decode(view[start:start + _CHUNK], start + _CHUNK >= len(data))
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _utf8_lines(lines: list[Line]) -> bool:
+    """Whether every line is UTF-8 text: each decoded whole (a small string, made and
+    freed in cache; ASCII decodes at a copy's speed), a longer one a chunk at a time
+    (``_utf8``)."""
+    try:
+        for line in lines:
+            if len(line) > _LINE:
+                if not _utf8(bytes(line)):
+                    return False
+            else:
+                str(line, "utf-8")
     except UnicodeDecodeError:
         return False
     return True
@@ -346,57 +364,87 @@ class LineError(ValueError):
         self.col = col
 
 
-def _blocks(handle: BinaryIO) -> Iterator[bytes]:
-    """The stream as blocks of whole lines, about ``BLOCK`` bytes each (a longer line
-    whole), without a leading UTF-8 byte-order mark."""
-    parts: list[bytes] = []
+Line = bytes | memoryview  # a JSON Lines line without its end
+
+
+def _views(chunk: bytes) -> list[Line]:
+    """``chunk.split(b"\\n")`` as views of the chunk: no line's bytes copied."""
+    view, find = memoryview(chunk), chunk.find
+    lines: list[Line] = []
+    start = 0
+    while (end := find(b"\n", start)) >= 0:
+        lines.append(view[start:end])
+        start = end + 1
+    lines.append(view[start:])
+    return lines
+
+
+def _blocks(handle: BinaryIO, views: bool = False
+            ) -> Iterator[tuple[list[Line], bool, bool]]:
+    """The stream's lines, without their ``\\n``, a read of ``BLOCK`` bytes at a time (a
+    longer line whole), without a leading UTF-8 byte-order mark; with each list, whether
+    its last line ended with a ``\\n`` (only the stream's last line may not) and, for
+    ``views``, whether its bytes are ASCII (``False`` when not checked).
+
+    Each read is split once, into ``bytes`` (a copy of each line) or, for ``views``,
+    into views of the read; a line cut by the end of a read is joined once, when its
+    end is read."""
+    parts: list[Line] = []  # a line begun in earlier reads
+    parts_ascii = True  # whether those reads were ASCII
     first = True
     while chunk := handle.read(BLOCK):
         if first:
             chunk, first = chunk.removeprefix(codecs.BOM_UTF8), False
-        end = chunk.rfind(b"\n") + 1
-        if end == 0:
+        ascii_text = views and chunk.isascii()
+        lines: list[Line] = _views(chunk) if views else list(chunk.split(b"\n"))
+        if len(lines) == 1:
             parts.append(chunk)
+            parts_ascii = parts_ascii and ascii_text
             continue
-        parts.append(chunk[:end])
-        yield b"".join(parts)
-        parts = [chunk[end:]]
+        if parts:
+            parts.append(lines[0])
+            lines[0] = b"".join(parts)
+        rest = lines.pop()
+        yield lines, True, ascii_text and parts_ascii
+        parts, parts_ascii = ([rest] if rest else []), ascii_text
     tail = b"".join(parts)
     if tail:
-        yield tail
+        yield [tail], False, views and parts_ascii
 
 
-def stream(handle: BinaryIO, batch: Callable[[list[bytes], bytes], list[Any] | None],
-           one: Callable[[bytes], Any]) -> Iterator[Any]:
+def stream(handle: BinaryIO, batch: Callable[[list[Line], bool], list[Any] | None],
+           one: Callable[[bytes], Any], *, views: bool) -> Iterator[Any]:
     """The cases of a JSON Lines stream, one per line that is not blank.
 
     Python's work is per block of lines, not per line: ``batch`` decodes a block's lines
-    (split on ``\\n``) in native code, or returns ``None`` when any line is refused
+    (split on ``\\n``, as views of the bytes read for ``views``; with whether they are
+    all ASCII, see ``_blocks``) in native code, or returns ``None`` when any line is refused
     (invalid, blank, not UTF-8); that block is then decoded a line at a time by ``one``
     (the exact decoder: same values, and the error of the first refused line, as a
     ``LineError`` naming its line, after the cases before it).
 
     The lines are split here, not by msgspec's ``decode_lines``: that reads values
     separated by any whitespace, so two objects on one line, or one object spread over
-    two, would be read where a line-at-a-time reader refuses them.
+    two, would be read where a line-at-a-time reader refuses them. Nor is a block
+    decoded as one JSON array of its lines joined by commas: a line holding
+    ``{...}, {...}`` and an object spread over two lines would make as many elements
+    as lines, and be read.
     """
-    return chain.from_iterable(_batches(handle, batch, one))
+    return chain.from_iterable(_batches(handle, batch, one, views))
 
 
-def _batches(handle: BinaryIO, batch: Callable[[list[bytes], bytes], list[Any] | None],
-             one: Callable[[bytes], Any]) -> Iterator[Iterable[Any]]:
+def _batches(handle: BinaryIO, batch: Callable[[list[Line], bool], list[Any] | None],
+             one: Callable[[bytes], Any], views: bool) -> Iterator[Iterable[Any]]:
     number = cases = 0  # lines and cases before the block
-    for block in _blocks(handle):
-        lines = block.split(b"\n")
-        if not lines[-1]:
-            lines.pop()
-        found = batch(lines, block)
+    for lines, ended, ascii_text in _blocks(handle, views):
+        found = batch(lines, ascii_text)
         if found is not None:
             yield found
             cases += len(found)
         else:  # lazily: a case before the refused line is classified (and refused) first
+            block = b"\n".join(lines) + (b"\n" if ended else b"")
             yield _one_by_one(block, number, cases, one)
-            cases += sum(1 for line in lines if start_of(line) < len(line))
+            cases += sum(1 for line in io.BytesIO(block) if start_of(line) < len(line))
         number += len(lines)
 
 
@@ -418,8 +466,8 @@ def case_line(handle: BinaryIO, position: int) -> tuple[int, int]:
     """(line, column of its first byte that is not blank) of the ``position``-th case of
     a JSON Lines stream: for an error about a case, found again only then."""
     number = seen = 0
-    for block in _blocks(handle):
-        for line in io.BytesIO(block):
+    for lines, _, _ in _blocks(handle):
+        for line in cast("list[bytes]", lines):
             number += 1
             if start_of(line) < len(line):
                 seen += 1

@@ -10,6 +10,7 @@ lines, CRLF ends, a byte-order mark and raw UTF-8 text among them.
 
 from __future__ import annotations
 
+import io
 import json
 import random
 from itertools import product
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from helpers import RAG, cases_for
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.reports import jsondecode, read, sink
@@ -160,3 +163,60 @@ def test_a_line_longer_than_a_block_is_read_whole(reading: str, tmp_path: Path) 
     report = _load(path)
     assert report.n_cases == 3_000
     assert {k: v for k, v in report.counts.items() if v} == COUNTS
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.lists(st.sampled_from([b"\n", b"\r\n", b"{}", b"ab", "한".encode(), b"\xff",
+                                      b"\xef\xbb\xbf", b" "]), max_size=40).map(b"".join),
+       block=st.integers(3, 12))
+def test_reads_split_into_the_lines_of_the_whole_stream(text: bytes, block: int) -> None:
+    """Whatever the read size (from 3 bytes: a byte-order mark comes whole in the first
+    read): as ``bytes`` or as views of the reads, the lines are the stream's split on
+    ``\\n`` (a leading byte-order mark dropped, a last empty line not a line); every
+    block but the last ends with a line end, the last only if the stream does; views of
+    ASCII text are said to be ASCII (no UTF-8 check needed), no block of other text is."""
+    expected = text.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    unended = expected[-1] != b""
+    if not unended:
+        expected.pop()
+    for views in (False, True):
+        blocks = _blocks_of(text, block, views)
+        assert [bytes(line) for found, _, _ in blocks for line in found] == expected
+        assert [ended for _, ended, _ in blocks] == [True] * (len(blocks) - 1) + (
+            [not unended] if blocks else [])
+        for found, _, ascii_text in blocks:
+            ascii_lines = all(bytes(line).isascii() for line in found)
+            assert ascii_text is (views and ascii_text and ascii_lines)
+            if views and text.isascii():
+                assert ascii_text
+
+
+def _blocks_of(text: bytes, block: int, views: bool) -> list[tuple[list[jsondecode.Line],
+                                                                   bool, bool]]:
+    saved = jsondecode.BLOCK
+    jsondecode.BLOCK = block
+    try:
+        return list(jsondecode._blocks(io.BytesIO(text), views))
+    finally:
+        jsondecode.BLOCK = saved
+
+
+@pytest.mark.parametrize("name", list(DECODERS))
+def test_a_bad_byte_in_a_line_cut_by_reads_is_named_by_its_line(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line with a byte that is not UTF-8, in a field no rule reads, in the read that
+    begins it, and ending in an ASCII read: refused, at its line (``[fast]`` skips that
+    field's text, so its check must cover the bytes of every read that made the line)."""
+    monkeypatch.setattr(read, "decoder", lambda: DECODERS[name])
+    monkeypatch.setattr(jsondecode, "BLOCK", 64)
+    good = b'{"id": "a", "accuracy": 1.0}'
+    bad = b'{"id": "b", "note": "\xff' + b"x" * 70 + b'", "accuracy": 1.0}'
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes(b"\n".join([good, bad, good.replace(b'"a"', b'"c"')]) + b"\n")
+    with pytest.raises(FailgateError) as caught:
+        _load(path)
+    assert "not UTF-8" in caught.value.message
+    assert caught.value.line == 2
+    path.write_bytes(b"\n".join([good, bad.replace(b"\xff", "é".encode()),
+                                 good.replace(b'"a"', b'"c"')]) + b"\n")
+    assert _load(path).n_cases == 3
