@@ -70,12 +70,15 @@ def _category_positions(taxonomy: Taxonomy) -> tuple[str, ...]:
 def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
                  spec: ReadSpec | None = None, dialect: Dialect = DUCKDB,
                  position: str | None = None, raw_json: str | None = None,
-                 first_ids: int = 0) -> GateQuery:
+                 first_ids: int = 0, first_positions: bool = False) -> GateQuery:
     """The gate query over ``source`` (a table name or a parenthesised query).
 
     With ``first_ids``, its last column holds each category's first ``first_ids`` failing
     case ids (by position, else by id) from the same scan: a bounded ``min_by``, so
-    nothing proportional to the table is kept or returned."""
+    nothing proportional to the table is kept or returned. With ``first_positions``, it
+    holds their positions instead, for an engine that looks a few rows up by position for
+    less than reading every id in the scan (DuckDB's Parquet: the id column is most of
+    what the gate query would read beyond the rules' columns)."""
     spec = spec or ReadSpec()
     defaults = {f.name: f.default for f in taxonomy.fields if f.default is not None}
     expr = SqlExpr(schema, defaults, dialect, raw_json)
@@ -183,7 +186,8 @@ def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
     selects += [f"count(*) FILTER (WHERE {q(f'_a{i}')})" for i in range(len(sometimes))]
     if first_ids:
         order = q("_pos") if position is not None else q("_id")
-        selects.append(f"min_by({q('_id')}, {order}, {int(first_ids)}) "
+        kept = q("_pos") if first_positions and position is not None else q("_id")
+        selects.append(f"min_by({kept}, {order}, {int(first_ids)}) "
                        f"FILTER (WHERE {q('_decided')} > 0)")
     inner = ",\n    ".join(columns)
     cte = f"WITH {q('_cases')} AS (\n  SELECT\n    {inner}\n  FROM {source}\n)\n"

@@ -76,6 +76,27 @@ def test_duckdb_brings_back_the_python_readers_first_failing_ids(tmp_path: Path)
         assert got == {name: ids[:FIRST_IDS] for name, ids in expected.items()}, path.name
 
 
+def test_duckdb_looks_up_the_first_failing_ids_of_a_parquet_file_by_position(
+        tmp_path: Path) -> None:
+    """On one Parquet file the gate query keeps positions and the ids are read from those
+    rows alone: still the Python reader's ids, across row groups, and a case without an id
+    still named by its position (``#8``)."""
+    cases = rag_cases(1500, seed=5)
+    for case in cases[::7]:
+        del case["id"]
+    lines, _ = write(tmp_path, cases)
+    parquet = tmp_path / "groups.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * FROM read_json('{lines}', format="
+                             f"'newline_delimited', sample_size=-1)) TO '{parquet}' "
+                             "(FORMAT parquet, ROW_GROUP_SIZE 100)")
+    expected = {name: ids[:FIRST_IDS] for name, ids in python_ids(lines).items()}
+    assert any(i.startswith("#") for ids in expected.values() for i in ids)
+    assert max(int(i[1:]) for ids in expected.values() for i in ids if i.startswith("#")) > 100
+    report = load_duckdb(ReportFile(parquet, "r"), RAG, ReadSpec())
+    assert report.tally is not None
+    assert {name: [str(i) for i in ids] for name, ids in report.tally.ids.items()} == expected
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("candidates", [sqlquery.CANDIDATES, 0])
 def test_a_repeated_case_id_is_refused_by_duckdb_as_by_python(
