@@ -265,7 +265,7 @@ CANDIDATES = 1000
 
 
 def duplicate_id(run: Callable[[str], Sequence[Sequence[Any]]], ids: str, hash_function: str,
-                 ordered: bool = False) -> tuple[str, int] | None:
+                 ordered: bool = False, nulls: bool = True) -> tuple[str, int] | None:
     """A case id held by more than one case (and how many), or None. ``ids`` is a query
     selecting ``_id``; ``run`` runs a query in the engine.
 
@@ -276,14 +276,21 @@ def duplicate_id(run: Callable[[str], Sequence[Sequence[Any]]], ids: str, hash_f
     the one before (a window), where the engine sorts integers for less than it groups
     them (DuckDB: about 0.6 of the CPU and 0.7 of the memory); else by grouping them,
     which a distributed engine (Spark) spreads where a global window would not.
+    ``nulls=False``: no id is null (a case without one is named by its position), so the
+    hashes are taken without a test per case.
     """
     hashed = f"{hash_function}(_id)"
-    hashes = f"SELECT {hashed} AS _h FROM ({ids}) _ids WHERE _id IS NOT NULL"
+    hashes = f"SELECT {hashed} AS _h FROM ({ids}) _ids"
+    if nulls:
+        hashes += " WHERE _id IS NOT NULL"
     if ordered:
         repeated = (f"SELECT DISTINCT _h FROM (SELECT _h, lag(_h) OVER (ORDER BY _h) AS _p "
                     f"FROM ({hashes}) _hs) _sorted WHERE _h = _p")
     else:
-        repeated = f"SELECT _h FROM ({hashes}) _hs GROUP BY _h HAVING count(*) > 1"
+        # (a null hash, of null ids hashed without the test, names no id; ``_h = _p``
+        # above holds for none)
+        repeated = (f"SELECT _h FROM ({hashes}) _hs GROUP BY _h HAVING count(*) > 1 AND _h "
+                    "IS NOT NULL")
     found_hashes = [h for (h,) in run(f"{repeated} LIMIT {CANDIDATES + 1}")]
     if not found_hashes:
         return None

@@ -115,13 +115,16 @@ def test_a_repeated_case_id_is_refused_by_duckdb_as_by_python(
         assert refused.value.path == path
 
 
+@pytest.mark.parametrize("nulls", [True, False], ids=["nulls", "no-nulls"])
 @pytest.mark.parametrize("ordered", [True, False], ids=["sorted", "grouped"])
 @pytest.mark.parametrize("candidates", [sqlquery.CANDIDATES, 0])
 def test_the_duplicate_check_compares_as_text_the_ids_behind_a_repeated_hash(
-        monkeypatch: pytest.MonkeyPatch, ordered: bool, candidates: int) -> None:
+        monkeypatch: pytest.MonkeyPatch, ordered: bool, candidates: int, nulls: bool) -> None:
     """A hash that repeats is not a duplicate: with ``length`` as the hash, every id of
     the same length shares one, and only the text comparison behind it tells the one
-    real duplicate (the smallest, with its count) from hundreds of distinct ids."""
+    real duplicate (the smallest, with its count) from hundreds of distinct ids. Hashed
+    without the null test (``nulls=False``), two null ids share a hash but are no
+    duplicate either."""
     monkeypatch.setattr(sqlquery, "CANDIDATES", candidates)
     con = duckdb.connect()
 
@@ -129,11 +132,13 @@ def test_the_duplicate_check_compares_as_text_the_ids_behind_a_repeated_hash(
         return [tuple(row) for row in con.execute(sql).fetchall()]
 
     distinct = "SELECT 'id-' || lpad(i::VARCHAR, 4, '0') AS _id FROM range(500) t(i)"
-    assert sqlquery.duplicate_id(run, distinct, "length", ordered) is None
+    assert sqlquery.duplicate_id(run, distinct, "length", ordered, nulls) is None
+    unnamed = f"{distinct} UNION ALL SELECT NULL UNION ALL SELECT NULL"
+    assert sqlquery.duplicate_id(run, unnamed, "length", ordered, nulls) is None
     twice = (f"{distinct} UNION ALL SELECT 'id-0321' UNION ALL SELECT 'id-0123' "
              "UNION ALL SELECT 'id-0123' UNION ALL SELECT NULL UNION ALL SELECT NULL")
-    assert sqlquery.duplicate_id(run, twice, "length", ordered) == ("id-0123", 3)
-    assert sqlquery.duplicate_id(run, twice, "hash", ordered) == ("id-0123", 3)
+    assert sqlquery.duplicate_id(run, twice, "length", ordered, nulls) == ("id-0123", 3)
+    assert sqlquery.duplicate_id(run, twice, "hash", ordered, nulls) == ("id-0123", 3)
 
 
 def test_duckdb_keeps_no_spill_folder_in_the_working_folder(
