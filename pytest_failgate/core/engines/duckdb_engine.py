@@ -177,13 +177,14 @@ DUPLICATES_MEMORY = "256MB"
 folder, so a table of any size is checked without holding its ids in memory."""
 
 
-def _duplicate(con: Any, ids: str, nulls: bool) -> tuple[str, int] | None:
+def _duplicate(con: Any, ids: str) -> tuple[str, int] | None:
     """``duplicate_id`` in DuckDB: the id hashes sorted (DuckDB sorts 64-bit integers for
-    less CPU and memory than it groups them), spilling past ``DUPLICATES_MEMORY``."""
+    less CPU and memory than it groups them), spilling past ``DUPLICATES_MEMORY``. No id
+    is null: every one is coalesced with the case's position (``#7``)."""
     con.execute(f"SET memory_limit = {DUCKDB.string(DUPLICATES_MEMORY)}")
     try:
         return duplicate_id(lambda sql: con.execute(sql).fetchall(), ids, "hash",
-                            ordered=True, nulls=nulls)
+                            ordered=True, nulls=False)
     finally:  # the connection is the gate's own: back to DuckDB's default
         con.execute("RESET memory_limit")
 
@@ -229,9 +230,7 @@ def _load(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec, first_ids: int
                       if set(taxonomy.failed.reads) & set(query.absent) else [])
             check_fit(report, taxonomy, dict.fromkeys(query.absent, n_cases), n_cases, sample,
                       OWN_FORMAT, None)
-            # every id is coalesced with the case's position ('#7'): none is null
-            duplicate = _duplicate(con, f"SELECT {query.id_sql} AS _id FROM {source}",
-                                   nulls=False)
+            duplicate = _duplicate(con, f"SELECT {query.id_sql} AS _id FROM {source}")
         except FailgateError:
             raise
         except Exception as exc:
