@@ -115,6 +115,11 @@ def _structure(t: SqlType) -> Any:
             "null": "JSON"}.get(t.kind, "JSON")
 
 
+ROW_POSITION = "(file_row_number + 1)"
+"""A single Parquet file's case position: DuckDB skips to the rows a filter on
+``file_row_number`` names, so a few cases are looked up by position without a scan."""
+
+
 def source_of(con: Any, path: Path, reads: Collection[str] | None = None
               ) -> tuple[str, dict[str, SqlType], str, str | None]:
     """(the FROM clause, the schema, the position expression, the raw JSON column or
@@ -147,10 +152,24 @@ def source_of(con: Any, path: Path, reads: Collection[str] | None = None
     relation = (f"read_parquet({_sql_list(files)}, filename={DUCKDB.string(filename)}, "
                 "file_row_number=true, union_by_name=true)")
     if len(files) == 1 and not is_glob(path):
-        return relation, schema, "(file_row_number + 1)", None
+        return relation, schema, ROW_POSITION, None
     ordered = (f"(SELECT *, row_number() OVER (ORDER BY {filename}, file_row_number) AS {pos} "
                f"FROM {relation})")
     return ordered, schema, pos, None
+
+
+def _ids_at(con: Any, relation: str, id_sql: str, first: dict[str, list[Any]]) -> None:
+    """Each category's first failing positions (``first``, in place) as their case ids,
+    read from the rows at those positions alone (``ROW_POSITION``): the gate query kept
+    positions, so it read no id column."""
+    wanted = sorted({int(p) for positions in first.values() for p in positions})
+    if not wanted:
+        return
+    rows = con.execute(f"SELECT file_row_number + 1, {id_sql} FROM {relation} WHERE "
+                       f"file_row_number IN ({', '.join(str(p - 1) for p in wanted)})")
+    at = dict(rows.fetchall())
+    for name, positions in first.items():
+        first[name] = [at[int(p)] for p in positions]
 
 
 DUPLICATES_MEMORY = "256MB"
@@ -160,11 +179,12 @@ folder, so a table of any size is checked without holding its ids in memory."""
 
 def _duplicate(con: Any, ids: str) -> tuple[str, int] | None:
     """``duplicate_id`` in DuckDB: the id hashes sorted (DuckDB sorts 64-bit integers for
-    less CPU and memory than it groups them), spilling past ``DUPLICATES_MEMORY``."""
+    less CPU and memory than it groups them), spilling past ``DUPLICATES_MEMORY``. No id
+    is null: every one is coalesced with the case's position (``#7``)."""
     con.execute(f"SET memory_limit = {DUCKDB.string(DUPLICATES_MEMORY)}")
     try:
         return duplicate_id(lambda sql: con.execute(sql).fetchall(), ids, "hash",
-                            ordered=True)
+                            ordered=True, nulls=False)
     finally:  # the connection is the gate's own: back to DuckDB's default
         con.execute("RESET memory_limit")
 
@@ -189,7 +209,7 @@ def _load(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec, first_ids: int
         source, schema, position, raw = source_of(con, report.path, read_roots(taxonomy, spec))
         try:
             query = compile_gate(taxonomy, schema, source, spec, DUCKDB, position, raw,
-                                 first_ids)
+                                 first_ids, first_positions=position == ROW_POSITION)
         except RuleNotExpressible as exc:
             raise FailgateError(exc.message, report.path) from None
         except SqlUnsupported as exc:  # pragma: no cover - compile_gate wraps these
@@ -197,6 +217,8 @@ def _load(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec, first_ids: int
         try:
             rows = con.execute(query.sql).fetchall()
             counted = decode(query, taxonomy, rows)
+            if position == ROW_POSITION and first_ids:
+                _ids_at(con, source, query.id_sql, counted.tally.ids)
             if counted.violations:
                 message, n = counted.violations[0]
                 raise FailgateError(f"{n} case(s): {message}", report.path)

@@ -70,12 +70,15 @@ def _category_positions(taxonomy: Taxonomy) -> tuple[str, ...]:
 def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
                  spec: ReadSpec | None = None, dialect: Dialect = DUCKDB,
                  position: str | None = None, raw_json: str | None = None,
-                 first_ids: int = 0) -> GateQuery:
+                 first_ids: int = 0, first_positions: bool = False) -> GateQuery:
     """The gate query over ``source`` (a table name or a parenthesised query).
 
     With ``first_ids``, its last column holds each category's first ``first_ids`` failing
     case ids (by position, else by id) from the same scan: a bounded ``min_by``, so
-    nothing proportional to the table is kept or returned."""
+    nothing proportional to the table is kept or returned. With ``first_positions``, it
+    holds their positions instead, for an engine that looks a few rows up by position for
+    less than reading every id in the scan (DuckDB's Parquet: the id column is most of
+    what the gate query would read beyond the rules' columns)."""
     spec = spec or ReadSpec()
     defaults = {f.name: f.default for f in taxonomy.fields if f.default is not None}
     expr = SqlExpr(schema, defaults, dialect, raw_json)
@@ -183,7 +186,8 @@ def compile_gate(taxonomy: Taxonomy, schema: Mapping[str, SqlType], source: str,
     selects += [f"count(*) FILTER (WHERE {q(f'_a{i}')})" for i in range(len(sometimes))]
     if first_ids:
         order = q("_pos") if position is not None else q("_id")
-        selects.append(f"min_by({q('_id')}, {order}, {int(first_ids)}) "
+        kept = q("_pos") if first_positions and position is not None else q("_id")
+        selects.append(f"min_by({kept}, {order}, {int(first_ids)}) "
                        f"FILTER (WHERE {q('_decided')} > 0)")
     inner = ",\n    ".join(columns)
     cte = f"WITH {q('_cases')} AS (\n  SELECT\n    {inner}\n  FROM {source}\n)\n"
@@ -261,7 +265,7 @@ CANDIDATES = 1000
 
 
 def duplicate_id(run: Callable[[str], Sequence[Sequence[Any]]], ids: str, hash_function: str,
-                 ordered: bool = False) -> tuple[str, int] | None:
+                 ordered: bool = False, nulls: bool = True) -> tuple[str, int] | None:
     """A case id held by more than one case (and how many), or None. ``ids`` is a query
     selecting ``_id``; ``run`` runs a query in the engine.
 
@@ -272,14 +276,21 @@ def duplicate_id(run: Callable[[str], Sequence[Sequence[Any]]], ids: str, hash_f
     the one before (a window), where the engine sorts integers for less than it groups
     them (DuckDB: about 0.6 of the CPU and 0.7 of the memory); else by grouping them,
     which a distributed engine (Spark) spreads where a global window would not.
+    ``nulls=False``: no id is null (a case without one is named by its position), so the
+    hashes are taken without a test per case.
     """
     hashed = f"{hash_function}(_id)"
-    hashes = f"SELECT {hashed} AS _h FROM ({ids}) _ids WHERE _id IS NOT NULL"
+    hashes = f"SELECT {hashed} AS _h FROM ({ids}) _ids"
+    if nulls:
+        hashes += " WHERE _id IS NOT NULL"
     if ordered:
         repeated = (f"SELECT DISTINCT _h FROM (SELECT _h, lag(_h) OVER (ORDER BY _h) AS _p "
                     f"FROM ({hashes}) _hs) _sorted WHERE _h = _p")
     else:
-        repeated = f"SELECT _h FROM ({hashes}) _hs GROUP BY _h HAVING count(*) > 1"
+        # (a null hash, of null ids hashed without the test, names no id; ``_h = _p``
+        # above holds for none)
+        repeated = (f"SELECT _h FROM ({hashes}) _hs GROUP BY _h HAVING count(*) > 1 AND _h "
+                    "IS NOT NULL")
     found_hashes = [h for (h,) in run(f"{repeated} LIMIT {CANDIDATES + 1}")]
     if not found_hashes:
         return None

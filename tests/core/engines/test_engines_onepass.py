@@ -76,6 +76,27 @@ def test_duckdb_brings_back_the_python_readers_first_failing_ids(tmp_path: Path)
         assert got == {name: ids[:FIRST_IDS] for name, ids in expected.items()}, path.name
 
 
+def test_duckdb_looks_up_the_first_failing_ids_of_a_parquet_file_by_position(
+        tmp_path: Path) -> None:
+    """On one Parquet file the gate query keeps positions and the ids are read from those
+    rows alone: still the Python reader's ids, across row groups, and a case without an id
+    still named by its position (``#8``)."""
+    cases = rag_cases(1500, seed=5)
+    for case in cases[::7]:
+        del case["id"]
+    lines, _ = write(tmp_path, cases)
+    parquet = tmp_path / "groups.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * FROM read_json('{lines}', format="
+                             f"'newline_delimited', sample_size=-1)) TO '{parquet}' "
+                             "(FORMAT parquet, ROW_GROUP_SIZE 100)")
+    expected = {name: ids[:FIRST_IDS] for name, ids in python_ids(lines).items()}
+    assert any(i.startswith("#") for ids in expected.values() for i in ids)
+    assert max(int(i[1:]) for ids in expected.values() for i in ids if i.startswith("#")) > 100
+    report = load_duckdb(ReportFile(parquet, "r"), RAG, ReadSpec())
+    assert report.tally is not None
+    assert {name: [str(i) for i in ids] for name, ids in report.tally.ids.items()} == expected
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("candidates", [sqlquery.CANDIDATES, 0])
 def test_a_repeated_case_id_is_refused_by_duckdb_as_by_python(
@@ -94,13 +115,16 @@ def test_a_repeated_case_id_is_refused_by_duckdb_as_by_python(
         assert refused.value.path == path
 
 
+@pytest.mark.parametrize("nulls", [True, False], ids=["nulls", "no-nulls"])
 @pytest.mark.parametrize("ordered", [True, False], ids=["sorted", "grouped"])
 @pytest.mark.parametrize("candidates", [sqlquery.CANDIDATES, 0])
 def test_the_duplicate_check_compares_as_text_the_ids_behind_a_repeated_hash(
-        monkeypatch: pytest.MonkeyPatch, ordered: bool, candidates: int) -> None:
+        monkeypatch: pytest.MonkeyPatch, ordered: bool, candidates: int, nulls: bool) -> None:
     """A hash that repeats is not a duplicate: with ``length`` as the hash, every id of
     the same length shares one, and only the text comparison behind it tells the one
-    real duplicate (the smallest, with its count) from hundreds of distinct ids."""
+    real duplicate (the smallest, with its count) from hundreds of distinct ids. Hashed
+    without the null test (``nulls=False``), two null ids share a hash but are no
+    duplicate either."""
     monkeypatch.setattr(sqlquery, "CANDIDATES", candidates)
     con = duckdb.connect()
 
@@ -108,11 +132,13 @@ def test_the_duplicate_check_compares_as_text_the_ids_behind_a_repeated_hash(
         return [tuple(row) for row in con.execute(sql).fetchall()]
 
     distinct = "SELECT 'id-' || lpad(i::VARCHAR, 4, '0') AS _id FROM range(500) t(i)"
-    assert sqlquery.duplicate_id(run, distinct, "length", ordered) is None
+    assert sqlquery.duplicate_id(run, distinct, "length", ordered, nulls) is None
+    unnamed = f"{distinct} UNION ALL SELECT NULL UNION ALL SELECT NULL"
+    assert sqlquery.duplicate_id(run, unnamed, "length", ordered, nulls) is None
     twice = (f"{distinct} UNION ALL SELECT 'id-0321' UNION ALL SELECT 'id-0123' "
              "UNION ALL SELECT 'id-0123' UNION ALL SELECT NULL UNION ALL SELECT NULL")
-    assert sqlquery.duplicate_id(run, twice, "length", ordered) == ("id-0123", 3)
-    assert sqlquery.duplicate_id(run, twice, "hash", ordered) == ("id-0123", 3)
+    assert sqlquery.duplicate_id(run, twice, "length", ordered, nulls) == ("id-0123", 3)
+    assert sqlquery.duplicate_id(run, twice, "hash", ordered, nulls) == ("id-0123", 3)
 
 
 def test_duckdb_keeps_no_spill_folder_in_the_working_folder(
