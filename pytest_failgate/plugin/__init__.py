@@ -6,7 +6,8 @@ options and ini keys are registered from ``PYTEST_OPTIONS``, a copy of the pytes
 the option table (``options.OPTIONS``, the one place an option is written; the copy is
 generated from it by ``options.pytest_table()`` and ``tests/package/test_startup.py`` checks
 they are equal). The configuration resolver, the gate (``session``, the core, YAML) are
-imported only when a failgate option or ini key is given.
+imported only when a failgate option or ini key is given, and then plainly, not through
+pytest's assert rewriter (``imports``).
 """
 
 from __future__ import annotations
@@ -168,6 +169,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if _idle(config):
         return
+    from .imports import import_plainly
+
+    import_plainly(config)  # before the gate's modules: not through the assert rewriter
     seed = config.getoption("failgate_sequential")
     alone = [flag for flag in ("--failgate-futility", "--failgate-strata")
              if config.getoption(flag.lstrip("-").replace("-", "_")) is not None]

@@ -266,3 +266,49 @@ def test_pytest_is_given_failgates_hooks_with_their_arguments() -> None:
                 for name in dir(source) if name.startswith("pytest_failgate_")}
 
     assert spec(plugin.Hookspecs) == spec(hookspecs) != {}
+
+
+# pytest's run, then the failgate modules its assert rewriter loaded
+REWRITTEN = """
+    import sys
+
+    def pytest_unconfigure(config):
+        loaded = {name: type(getattr(module, "__loader__", None)).__name__
+                  for name, module in list(sys.modules.items())
+                  if name.split(".")[0] == "pytest_failgate"}
+        print("REWRITTEN", sorted(name for name, loader in loaded.items()
+                                  if loader == "AssertionRewritingHook"))
+        print("LOADED", len(loaded))
+"""
+
+
+@pytest.mark.heavy
+def test_a_gate_run_imports_failgates_modules_past_pytests_assert_rewriter(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest rewrites the asserts of a plugin's package (``-p``: the entry module's; an
+    installed plugin: the whole distribution's) into a cache of its own that no installer
+    writes: without it each module a gate imports would be parsed and compiled from source
+    on a fresh install and wherever that cache cannot be written
+    (``PYTHONDONTWRITEBYTECODE``). Only the entry module, imported before any hook of
+    failgate's ran, and the module that then steps past the rewriter are still pytest's."""
+    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
+    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
+    assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
+    pytester.makeconftest(REWRITTEN)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    done = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p",
+                                         "no:cacheprovider", "--failgate=eval_summary.json")
+    assert done.ret == pytest.ExitCode.TESTS_FAILED  # the gate ran: a category regressed
+    done.stdout.fnmatch_lines([
+        "FAILED *retrieval_miss*",
+        "REWRITTEN ['pytest_failgate.plugin', 'pytest_failgate.plugin.imports']"])
+    loaded = int(next(line for line in done.outlines if line.startswith("LOADED "))[7:])
+    assert loaded > 40  # the gate's modules, imported plainly
+    # the rewriter itself is left as it was: a test module's assert is still explained
+    pytester.makepyfile(test_one="def test_one():\n    x = 2\n    assert x == 3\n")
+    plain = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p",
+                                          "no:cacheprovider", "--failgate=eval_summary.json",
+                                          "test_one.py", "ceilings.yaml")
+    plain.stdout.fnmatch_lines(["*assert 2 == 3*"])
