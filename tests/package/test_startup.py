@@ -260,6 +260,27 @@ def test_the_plugins_option_table_is_the_pytest_half_of_the_option_table() -> No
         + "\n".join(map(repr, expected)))
 
 
+def test_pytest_help_shows_every_option_and_ini_key_of_the_table_and_nothing_else(
+    pytester: pytest.Pytester,
+) -> None:
+    """What the idle plugin registers, as ``pytest --help`` shows it: the group's options
+    in table order, each with its metavar and help, and the ini keys with their types."""
+    text = " ".join(pytester.runpytest("--help").stdout.str().split())  # lines wrap anywhere
+    group = "failure-category ceilings for evaluation reports:"
+    assert text.count(group) == 1
+    shown = text.split(group + " ", 1)[1]
+    options = [f"--{dest.replace('_', '-')}{'=' + metavar if metavar else ''} {help}"
+               for dest, _, metavar, _, _, help in plugin.PYTEST_OPTIONS]
+    assert shown.startswith(" ".join(options) + " ")
+    after = shown[len(" ".join(options)) + 1:]
+    assert not after.startswith("--failgate")  # no option beyond the table's
+    types = {"flag": "bool", "paths": "paths", "names": "args"}
+    keys = [f"{dest} ({types.get(kind, 'string')}): {help}"
+            for dest, kind, _, _, ini, help in plugin.PYTEST_OPTIONS if ini]
+    assert len(keys) == 23
+    assert " ".join(keys) in after
+
+
 def test_pytest_is_given_failgates_hooks_with_their_arguments() -> None:
     def spec(source: object) -> dict[str, list[str]]:
         return {name: list(inspect.signature(getattr(source, name)).parameters)
