@@ -26,9 +26,11 @@ from pytest_failgate.commands.plugins import (
     entry_points,
     may_declare,
 )
+from pytest_failgate.core.base.result import GateResult
 from pytest_failgate.core.gate.runner import GateConfig, run_gate
 from pytest_failgate.core.taxonomy import BUILTIN_DIR, BuiltinTaxonomies, Taxonomies
 from pytest_failgate.options import pytest_table
+from pytest_failgate.plugin.session import for_workers, from_controller
 
 ROOT = EXAMPLES.parent
 
@@ -333,3 +335,53 @@ def test_a_gate_run_imports_failgates_modules_past_pytests_assert_rewriter(
                                           "no:cacheprovider", "--failgate=eval_summary.json",
                                           "test_one.py", "ceilings.yaml")
     plain.stdout.fnmatch_lines(["*assert 2 == 3*"])
+
+
+def test_an_xdist_worker_gets_the_controllers_result_as_its_items_need_it() -> None:
+    result = run_gate(GateConfig(paths=(EXAMPLES / "regression",),
+                                 ceilings_path=ROOT / "ceilings.yaml"), BuiltinTaxonomies()
+                      ).result()
+    copy = from_controller(for_workers(result))
+    assert copy is not result
+
+    def items(gate: GateResult) -> list[tuple[object, ...]]:
+        return [(row.key, row.verdict, row.failing, row.message, row.count, row.ceiling,
+                 row.source, row.warnings, row.baseline) for row in gate.rows]
+
+    assert items(copy) == items(result) != []
+    assert [row.key for row in result.rows if row.failing] != []  # a regression to carry
+    assert [(r.name, r.n_cases, r.error) for r in copy.reports] == [
+        (r.name, r.n_cases, r.error) for r in result.reports]
+    assert (copy.verdict, copy.guard) == (result.verdict, result.guard)
+    assert any(row.first_cases for row in result.rows)  # what only the summary shows
+    assert not any(row.first_cases or row.examples for row in copy.rows)
+
+
+# each process of the run appends its role and the pydantic modules it imported
+ROLES = """
+    import sys
+
+    def pytest_unconfigure(config):
+        role = "worker" if hasattr(config, "workerinput") else "controller"
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] == "pydantic")
+        with open("roles.txt", "a", encoding="utf-8") as log:
+            log.write(f"{role} {loaded}\\n")
+"""
+
+
+@pytest.mark.heavy  # a whole pytest-xdist run: CI runs it (CI=true)
+def test_under_xdist_neither_the_controller_nor_a_worker_imports_pydantic(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
+    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
+    assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
+    pytester.makeconftest(ROLES)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    done = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p", "xdist.plugin",
+                                         "-p", "no:cacheprovider", "-n", "2",
+                                         "--failgate=eval_summary.json")
+    assert done.ret == pytest.ExitCode.TESTS_FAILED
+    done.stdout.fnmatch_lines(["FAILED *retrieval_miss*"])
+    roles = sorted((pytester.path / "roles.txt").read_text(encoding="utf-8").splitlines())
+    assert roles == ["controller []", "worker []", "worker []"]
