@@ -220,14 +220,15 @@ def failgate_modules(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
     return done, ast.literal_eval(lines[0].removeprefix("FAILGATE "))
 
 
-def test_pytest_without_failgate_imports_only_the_plugins_entry_module(
+def test_pytest_without_failgate_imports_only_the_plugins_entry_module_and_hooks(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_one="def test_one():\n    pass\n")
     done, loaded = failgate_modules(pytester, monkeypatch, "--co", "-q")
     assert done.ret == pytest.ExitCode.OK
     done.stdout.fnmatch_lines(["test_one.py::test_one"])
-    assert loaded == ["pytest_failgate", "pytest_failgate.plugin"]
+    assert loaded == ["pytest_failgate", "pytest_failgate.plugin",
+                      "pytest_failgate.plugin.hooks"]
 
 
 @pytest.mark.parametrize(("ini", "args"), [
@@ -258,7 +259,7 @@ def test_a_failgate_option_or_ini_key_without_reports_resolves_the_configuration
 def test_the_plugins_option_table_is_the_pytest_half_of_the_option_table() -> None:
     expected = pytest_table()
     assert expected == plugin.PYTEST_OPTIONS, (
-        "plugin/__init__.py's PYTEST_OPTIONS must be options.pytest_table():\n"
+        "plugin/hooks.py's PYTEST_OPTIONS must be options.pytest_table():\n"
         + "\n".join(map(repr, expected)))
 
 
@@ -313,8 +314,8 @@ def test_a_gate_run_imports_failgates_modules_past_pytests_assert_rewriter(
     installed plugin: the whole distribution's) into a cache of its own that no installer
     writes: without it each module a gate imports would be parsed and compiled from source
     on a fresh install and wherever that cache cannot be written
-    (``PYTHONDONTWRITEBYTECODE``). Only the entry module, imported before any hook of
-    failgate's ran, and the module that then steps past the rewriter are still pytest's."""
+    (``PYTHONDONTWRITEBYTECODE``). Only the entry module, imported before any code of
+    failgate's ran, is still pytest's."""
     shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
     shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
     assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
@@ -326,9 +327,12 @@ def test_a_gate_run_imports_failgates_modules_past_pytests_assert_rewriter(
     assert done.ret == pytest.ExitCode.TESTS_FAILED  # the gate ran: a category regressed
     done.stdout.fnmatch_lines([
         "FAILED *retrieval_miss*",
-        "REWRITTEN ['pytest_failgate.plugin', 'pytest_failgate.plugin.imports']"])
+        "REWRITTEN ['pytest_failgate.plugin']"])
     loaded = int(next(line for line in done.outlines if line.startswith("LOADED "))[7:])
     assert loaded > 40  # the gate's modules, imported plainly
+    idle = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p",
+                                         "no:cacheprovider", "--co")
+    idle.stdout.fnmatch_lines(["REWRITTEN ['pytest_failgate.plugin']", "LOADED 3"])
     # the rewriter itself is left as it was: a test module's assert is still explained
     pytester.makepyfile(test_one="def test_one():\n    x = 2\n    assert x == 3\n")
     plain = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p",
