@@ -231,6 +231,31 @@ def test_pytest_without_failgate_imports_only_the_plugins_entry_module_and_hooks
                       "pytest_failgate.plugin.hooks"]
 
 
+@pytest.mark.heavy
+def test_a_plain_pytest_gate_imports_no_renderer_guard_analysis_engine_or_other_front_end(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pytest --failgate`` on a small report, nothing else asked: the gate and the text
+    summary load; the Markdown and HTML renderers (no --failgate-md, -html, -github), the
+    loosening guard, the analysis, the SQL engines, the sequential session, the noise model
+    and the other front ends (CLI, MCP, CI) stay unloaded."""
+    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
+    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
+    assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
+    done, loaded = failgate_modules(pytester, monkeypatch, "--failgate=eval_summary.json")
+    assert done.ret == pytest.ExitCode.TESTS_FAILED
+    done.stdout.fnmatch_lines(["verdict fail*", "FAILED *retrieval_miss*"])
+    assert {"pytest_failgate.plugin.session", "pytest_failgate.core.gate.runner",
+            "pytest_failgate.output.text"} <= set(loaded)
+    unused = ("pytest_failgate.output.markdown", "pytest_failgate.output.html",
+              "pytest_failgate.output.chart", "pytest_failgate.output.history",
+              "pytest_failgate.core.guard.loosening", "pytest_failgate.core.guard.gitref",
+              "pytest_failgate.core.gate.analyze", "pytest_failgate.core.engines.duckdb_engine",
+              "pytest_failgate.core.compare.noisemodel", "pytest_failgate.plugin.sequential",
+              "pytest_failgate.cli", "pytest_failgate.mcpserver", "pytest_failgate.ci")
+    assert [name for name in unused if name in loaded] == []
+
+
 @pytest.mark.parametrize(("ini", "args"), [
     ("", ("--failgate-md", "gate.md")),
     ("failgate_max_report_bytes = 2MB\n", ()),
