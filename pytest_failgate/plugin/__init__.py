@@ -13,7 +13,7 @@ rewritten ``assert``, so nothing is lost by importing them as Python imports the
 
 So this module, which pytest imports (and compiles) before any of failgate's code can run,
 holds only ``PlainImports``: it imports the hooks (``hooks``) past the rewriter, and an
-active gate keeps it just before pytest's hook for the run (``import_plainly``). The
+active gate keeps it just before pytest's hook for the run (``hooks.import_plainly``). The
 standard path finder's spec then loads the installer's ``.pyc``.
 """
 
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
-    import pytest
-
 
 class PlainImports:
     """A meta path finder for failgate's own submodules: the standard path finder's spec."""
@@ -38,22 +36,6 @@ class PlainImports:
         if not fullname.startswith("pytest_failgate."):
             return None  # anything else: the finders after this one, pytest's first
         return PathFinder.find_spec(fullname, path, target)
-
-
-def import_plainly(config: pytest.Config) -> None:
-    """Put ``PlainImports`` just before this run's assert rewriting hook (none with
-    ``--assert=plain``: nothing to do), until the run's configuration is cleaned up."""
-    hook = getattr(config.pluginmanager, "rewrite_hook", None)
-    if hook is None or hook not in sys.meta_path:
-        return
-    finder = PlainImports()
-    sys.meta_path.insert(sys.meta_path.index(hook), finder)
-
-    def remove() -> None:
-        if finder in sys.meta_path:
-            sys.meta_path.remove(finder)
-
-    config.add_cleanup(remove)
 
 
 _finder = PlainImports()
@@ -71,5 +53,5 @@ finally:
     sys.meta_path.remove(_finder)
     del _finder
 
-__all__ = ["PYTEST_OPTIONS", "Hookspecs", "import_plainly", "pytest_addhooks",
+__all__ = ["PYTEST_OPTIONS", "Hookspecs", "PlainImports", "pytest_addhooks",
            "pytest_addoption", "pytest_configure", "resolved_config"]
