@@ -12,31 +12,16 @@ checks fail items with their own messages (``items.GateFailure``), never through
 rewritten ``assert``, so nothing is lost by importing them as Python imports them.
 
 So this module, which pytest imports (and compiles) before any of failgate's code can run,
-holds only ``PlainImports``: it imports the hooks (``hooks``) past the rewriter, and an
-active gate keeps it just before pytest's hook for the run (``hooks.import_plainly``). The
+only imports the hooks (``hooks``) past the rewriter, with ``imports.PlainImports``, which
+an active gate keeps just before pytest's hook for the run (``imports.import_plainly``). The
 standard path finder's spec then loads the installer's ``.pyc``.
 """
 
 from __future__ import annotations
 
 import sys
-from importlib.machinery import ModuleSpec, PathFinder
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from types import ModuleType
-
-
-class PlainImports:
-    """A meta path finder for failgate's own submodules: the standard path finder's spec."""
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
-                  target: ModuleType | None = None) -> ModuleSpec | None:
-        if not fullname.startswith("pytest_failgate."):
-            return None  # anything else: the finders after this one, pytest's first
-        return PathFinder.find_spec(fullname, path, target)
-
+from .imports import PlainImports
 
 _finder = PlainImports()
 sys.meta_path.insert(0, _finder)
@@ -53,5 +38,5 @@ finally:
     sys.meta_path.remove(_finder)
     del _finder
 
-__all__ = ["PYTEST_OPTIONS", "Hookspecs", "PlainImports", "pytest_addhooks",
-           "pytest_addoption", "pytest_configure", "resolved_config"]
+__all__ = ["PYTEST_OPTIONS", "Hookspecs", "pytest_addhooks", "pytest_addoption",
+           "pytest_configure", "resolved_config"]

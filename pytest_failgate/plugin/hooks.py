@@ -8,12 +8,11 @@ registered from ``PYTEST_OPTIONS``, a copy of the pytest half of the option tabl
 ``options.pytest_table()`` and ``tests/package/test_startup.py`` checks they are equal).
 The configuration resolver, the gate (``session``, the core, YAML) are imported only when a
 failgate option or ini key is given, and then plainly, not through pytest's assert
-rewriter (``import_plainly``).
+rewriter (``imports.import_plainly``).
 """
 
 from __future__ import annotations
 
-import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -177,6 +176,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if _idle(config):
         return
+    from .imports import import_plainly
+
     import_plainly(config)  # before the gate's modules: not through the assert rewriter
     seed = config.getoption("failgate_sequential")
     alone = [flag for flag in ("--failgate-futility", "--failgate-strata")
@@ -199,25 +200,6 @@ def pytest_configure(config: pytest.Config) -> None:
     session = GateSession(config, *settings)
     config.stash[SESSION] = session
     config.pluginmanager.register(session, GateSession.NAME)
-
-
-def import_plainly(config: pytest.Config) -> None:
-    """Put the entry module's ``PlainImports`` just before this run's assert rewriting hook
-    (none with ``--assert=plain``: nothing to do), until the run's configuration is cleaned
-    up: the gate's modules then load from the installer's bytecode (see ``plugin``)."""
-    from . import PlainImports
-
-    hook = getattr(config.pluginmanager, "rewrite_hook", None)
-    if hook is None or hook not in sys.meta_path:
-        return
-    finder = PlainImports()
-    sys.meta_path.insert(sys.meta_path.index(hook), finder)
-
-    def remove() -> None:
-        if finder in sys.meta_path:
-            sys.meta_path.remove(finder)
-
-    config.add_cleanup(remove)
 
 
 def _idle(config: pytest.Config) -> bool:

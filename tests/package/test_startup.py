@@ -228,7 +228,7 @@ def test_pytest_without_failgate_imports_only_the_plugins_entry_module_and_hooks
     assert done.ret == pytest.ExitCode.OK
     done.stdout.fnmatch_lines(["test_one.py::test_one"])
     assert loaded == ["pytest_failgate", "pytest_failgate.plugin",
-                      "pytest_failgate.plugin.hooks"]
+                      "pytest_failgate.plugin.hooks", "pytest_failgate.plugin.imports"]
 
 
 @pytest.mark.heavy
@@ -339,8 +339,8 @@ def test_a_gate_run_imports_failgates_modules_past_pytests_assert_rewriter(
     installed plugin: the whole distribution's) into a cache of its own that no installer
     writes: without it each module a gate imports would be parsed and compiled from source
     on a fresh install and wherever that cache cannot be written
-    (``PYTHONDONTWRITEBYTECODE``). Only the entry module, imported before any code of
-    failgate's ran, is still pytest's."""
+    (``PYTHONDONTWRITEBYTECODE``). Only the entry module and the finder it steps past the
+    rewriter with, imported before that finder is in place, are still pytest's."""
     shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
     shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
     assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
@@ -352,12 +352,13 @@ def test_a_gate_run_imports_failgates_modules_past_pytests_assert_rewriter(
     assert done.ret == pytest.ExitCode.TESTS_FAILED  # the gate ran: a category regressed
     done.stdout.fnmatch_lines([
         "FAILED *retrieval_miss*",
-        "REWRITTEN ['pytest_failgate.plugin']"])
+        "REWRITTEN ['pytest_failgate.plugin', 'pytest_failgate.plugin.imports']"])
     loaded = int(next(line for line in done.outlines if line.startswith("LOADED "))[7:])
     assert loaded > 40  # the gate's modules, imported plainly
     idle = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p",
                                          "no:cacheprovider", "--co")
-    idle.stdout.fnmatch_lines(["REWRITTEN ['pytest_failgate.plugin']", "LOADED 3"])
+    idle.stdout.fnmatch_lines([
+        "REWRITTEN ['pytest_failgate.plugin', 'pytest_failgate.plugin.imports']", "LOADED 4"])
     # the rewriter itself is left as it was: a test module's assert is still explained
     pytester.makepyfile(test_one="def test_one():\n    x = 2\n    assert x == 3\n")
     plain = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p",
