@@ -1,6 +1,6 @@
 """Every option of failgate, once: the pytest options and ini keys and the CLI's flags.
 
-``OPTIONS`` is the one table. ``plugin/__init__.py`` generates ``--failgate-NAME`` and the ini
+``OPTIONS`` is the one table. ``plugin/hooks.py`` generates ``--failgate-NAME`` and the ini
 key ``failgate_NAME`` from it; ``cli.py`` generates ``--NAME`` on the commands an entry lists;
 the MCP server takes the entry's ``attribute`` as a tool argument. Every front end resolves
 the values the same way (``commands/config.py``: given, else the ini key, else the default)
@@ -206,9 +206,9 @@ def for_command(command: str) -> list[Option]:
 
 
 def pytest_table() -> tuple[tuple[str, str, str | None, tuple[str, ...] | None, bool, str], ...]:
-    """The pytest half of the table as the plugin's entry module holds it
-    (``plugin.PYTEST_OPTIONS``, a copy so that an idle pytest run imports nothing of failgate
-    beyond that module): dest and ini key, kind, metavar, choices, whether it has an ini key,
-    the help."""
+    """The pytest half of the table as the plugin's hooks hold it
+    (``plugin.hooks.PYTEST_OPTIONS``, a copy so that an idle pytest run imports nothing of
+    failgate beyond the plugin's entry module and hooks): dest and ini key, kind, metavar,
+    choices, whether it has an ini key, the help."""
     return tuple((option.dest, option.kind, option.metavar, option.choices, option.ini,
                   option.help_for("pytest")) for option in OPTIONS if option.pytest)

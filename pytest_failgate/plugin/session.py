@@ -11,6 +11,7 @@ depends on which worker ran what.
 
 from __future__ import annotations
 
+import pickle
 import re
 import time
 from typing import TYPE_CHECKING, Any, cast
@@ -18,7 +19,6 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from ..core.base.errors import FailgateError, display_path
-from ..core.base.result import GateResult
 from .items import MARKER, GateFile, is_gate_item
 from .outcomes import ROW_KEYS, OutcomeCheck
 from .selection import DRY_RUNS, Selection
@@ -29,15 +29,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..commands.config import Config
+    from ..core.base.result import GateResult
     from ..core.gate.runner import Mode
 
 # The item property that marks a report as an earlier run's (``tools``): never written from.
 _EARLIER_KEY = "failgate_earlier_run"
 # The keys of the controller's result (or error) in a worker's ``workerinput``.
 _RESULT_KEY, _ERROR_KEY = "failgate_result", "failgate_error"
-# What only the reports show, left out of the copy a worker builds its items from.
-_NOT_FOR_ITEMS: Any = {"init_text": True, "reports": {"__all__": {
-    "explain": True, "warnings": True, "rows": {"__all__": {"examples", "first_cases"}}}}}
 
 
 class GateSession:
@@ -66,7 +64,7 @@ class GateSession:
         self._rewritten: list[str] = []  # gate outcomes another hook rewrote
         self._notes: list[str] = []
         self._commands: list[str] = []  # failgate's own annotations (--failgate-github)
-        self._payload: dict[str, str] | None = None  # what the xdist controller hands on
+        self._payload: dict[str, str | bytes] | None = None  # what the xdist controller hands on
         self._started = time.time()  # to date the reports read against (``tools``)
         self._earlier: dict[str, str] = {}  # an earlier run's report -> its first item
 
@@ -85,7 +83,7 @@ class GateSession:
                 self._error = FailgateError(workerinput[_ERROR_KEY])
                 raise self._error
             if _RESULT_KEY in workerinput:
-                self.result = GateResult.model_validate_json(workerinput[_RESULT_KEY])
+                self.result = from_controller(workerinput[_RESULT_KEY])
                 return self.result
             try:  # here: an xdist worker never runs the gate
                 self.result = self.app.gate(self.config.mode).result()
@@ -100,8 +98,7 @@ class GateSession:
         every worker the serialised result, or the error every worker then reports."""
         if self._payload is None:
             try:
-                self._payload = {_RESULT_KEY: self.run().model_dump_json(
-                    exclude=_NOT_FOR_ITEMS)}
+                self._payload = {_RESULT_KEY: for_workers(self.run())}
             except FailgateError as exc:
                 self._payload = {_ERROR_KEY: str(exc)}
         node.workerinput.update(self._payload)
@@ -328,6 +325,26 @@ class GateSession:
         status = ratchet_status(result)
         if status is not None:
             yield status
+
+
+def for_workers(result: GateResult) -> bytes:
+    """The result as the xdist controller hands it to its workers: what the items need
+    (without the report texts, explanations and example cases only the summary shows),
+    pickled. A worker runs the controller's own install, started by it through execnet
+    (which runs the controller's code in it), so it reads the classes back as they are:
+    no JSON schema is built, and pydantic is imported by neither process."""
+    slim = result.model_copy(update={"init_text": None, "reports": [
+        report.model_copy(update={"explain": [], "warnings": [], "rows": [
+            row.model_copy(update={"examples": [], "first_cases": []})
+            for row in report.rows]})
+        for report in result.reports]})
+    return pickle.dumps(slim)
+
+
+def from_controller(payload: bytes) -> GateResult:
+    """A worker's copy of the controller's result (``for_workers``)."""
+    result: GateResult = pickle.loads(payload)  # the controller's own data: see for_workers
+    return result
 
 
 def _fail(session: pytest.Session, also: pytest.ExitCode = pytest.ExitCode.OK) -> None:

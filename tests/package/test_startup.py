@@ -26,9 +26,11 @@ from pytest_failgate.commands.plugins import (
     entry_points,
     may_declare,
 )
+from pytest_failgate.core.base.result import GateResult
 from pytest_failgate.core.gate.runner import GateConfig, run_gate
 from pytest_failgate.core.taxonomy import BUILTIN_DIR, BuiltinTaxonomies, Taxonomies
 from pytest_failgate.options import pytest_table
+from pytest_failgate.plugin.session import for_workers, from_controller
 
 ROOT = EXAMPLES.parent
 
@@ -219,14 +221,40 @@ def failgate_modules(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
     return done, ast.literal_eval(lines[0].removeprefix("FAILGATE "))
 
 
-def test_pytest_without_failgate_imports_only_the_plugins_entry_module(
+def test_pytest_without_failgate_imports_only_the_plugins_entry_module_and_hooks(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_one="def test_one():\n    pass\n")
     done, loaded = failgate_modules(pytester, monkeypatch, "--co", "-q")
     assert done.ret == pytest.ExitCode.OK
     done.stdout.fnmatch_lines(["test_one.py::test_one"])
-    assert loaded == ["pytest_failgate", "pytest_failgate.plugin"]
+    assert loaded == ["pytest_failgate", "pytest_failgate.plugin",
+                      "pytest_failgate.plugin.hooks", "pytest_failgate.plugin.imports"]
+
+
+@pytest.mark.heavy
+def test_a_plain_pytest_gate_imports_no_renderer_guard_analysis_engine_or_other_front_end(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pytest --failgate`` on a small report, nothing else asked: the gate and the text
+    summary load; the Markdown and HTML renderers (no --failgate-md, -html, -github), the
+    loosening guard, the analysis, the SQL engines, the sequential session, the noise model
+    and the other front ends (CLI, MCP, CI) stay unloaded."""
+    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
+    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
+    assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
+    done, loaded = failgate_modules(pytester, monkeypatch, "--failgate=eval_summary.json")
+    assert done.ret == pytest.ExitCode.TESTS_FAILED
+    done.stdout.fnmatch_lines(["verdict fail*", "FAILED *retrieval_miss*"])
+    assert {"pytest_failgate.plugin.session", "pytest_failgate.core.gate.runner",
+            "pytest_failgate.output.text"} <= set(loaded)
+    unused = ("pytest_failgate.output.markdown", "pytest_failgate.output.html",
+              "pytest_failgate.output.chart", "pytest_failgate.output.history",
+              "pytest_failgate.core.guard.loosening", "pytest_failgate.core.guard.gitref",
+              "pytest_failgate.core.gate.analyze", "pytest_failgate.core.engines.duckdb_engine",
+              "pytest_failgate.core.compare.noisemodel", "pytest_failgate.plugin.sequential",
+              "pytest_failgate.cli", "pytest_failgate.mcpserver", "pytest_failgate.ci")
+    assert [name for name in unused if name in loaded] == []
 
 
 @pytest.mark.parametrize(("ini", "args"), [
@@ -257,8 +285,29 @@ def test_a_failgate_option_or_ini_key_without_reports_resolves_the_configuration
 def test_the_plugins_option_table_is_the_pytest_half_of_the_option_table() -> None:
     expected = pytest_table()
     assert expected == plugin.PYTEST_OPTIONS, (
-        "plugin/__init__.py's PYTEST_OPTIONS must be options.pytest_table():\n"
+        "plugin/hooks.py's PYTEST_OPTIONS must be options.pytest_table():\n"
         + "\n".join(map(repr, expected)))
+
+
+def test_pytest_help_shows_every_option_and_ini_key_of_the_table_and_nothing_else(
+    pytester: pytest.Pytester,
+) -> None:
+    """What the idle plugin registers, as ``pytest --help`` shows it: the group's options
+    in table order, each with its metavar and help, and the ini keys with their types."""
+    text = " ".join(pytester.runpytest("--help").stdout.str().split())  # lines wrap anywhere
+    group = "failure-category ceilings for evaluation reports:"
+    assert text.count(group) == 1
+    shown = text.split(group + " ", 1)[1]
+    options = [f"--{dest.replace('_', '-')}{'=' + metavar if metavar else ''} {help}"
+               for dest, _, metavar, _, _, help in plugin.PYTEST_OPTIONS]
+    assert shown.startswith(" ".join(options) + " ")
+    after = shown[len(" ".join(options)) + 1:]
+    assert not after.startswith("--failgate")  # no option beyond the table's
+    types = {"flag": "bool", "paths": "paths", "names": "args"}
+    keys = [f"{dest} ({types.get(kind, 'string')}): {help}"
+            for dest, kind, _, _, ini, help in plugin.PYTEST_OPTIONS if ini]
+    assert len(keys) == 23
+    assert " ".join(keys) in after
 
 
 def test_pytest_is_given_failgates_hooks_with_their_arguments() -> None:
@@ -293,3 +342,103 @@ def test_every_commands_help_is_argparses_own_at_the_terminals_width(
     monkeypatch.setattr(helpformat, "TerminalHelp", argparse.RawDescriptionHelpFormatter)
     assert ours == helps()
     assert len(ours) > 10
+
+
+# pytest's run, then the failgate modules its assert rewriter loaded
+REWRITTEN = """
+    import sys
+
+    def pytest_unconfigure(config):
+        loaded = {name: type(getattr(module, "__loader__", None)).__name__
+                  for name, module in list(sys.modules.items())
+                  if name.split(".")[0] == "pytest_failgate"}
+        print("REWRITTEN", sorted(name for name, loader in loaded.items()
+                                  if loader == "AssertionRewritingHook"))
+        print("LOADED", len(loaded))
+"""
+
+
+@pytest.mark.heavy
+def test_a_gate_run_imports_failgates_modules_past_pytests_assert_rewriter(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest rewrites the asserts of a plugin's package (``-p``: the entry module's; an
+    installed plugin: the whole distribution's) into a cache of its own that no installer
+    writes: without it each module a gate imports would be parsed and compiled from source
+    on a fresh install and wherever that cache cannot be written
+    (``PYTHONDONTWRITEBYTECODE``). Only the entry module and the finder it steps past the
+    rewriter with, imported before that finder is in place, are still pytest's."""
+    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
+    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
+    assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
+    pytester.makeconftest(REWRITTEN)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    done = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p",
+                                         "no:cacheprovider", "--failgate=eval_summary.json")
+    assert done.ret == pytest.ExitCode.TESTS_FAILED  # the gate ran: a category regressed
+    done.stdout.fnmatch_lines([
+        "FAILED *retrieval_miss*",
+        "REWRITTEN ['pytest_failgate.plugin', 'pytest_failgate.plugin.imports']"])
+    loaded = int(next(line for line in done.outlines if line.startswith("LOADED "))[7:])
+    assert loaded > 40  # the gate's modules, imported plainly
+    idle = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p",
+                                         "no:cacheprovider", "--co")
+    idle.stdout.fnmatch_lines([
+        "REWRITTEN ['pytest_failgate.plugin', 'pytest_failgate.plugin.imports']", "LOADED 4"])
+    # the rewriter itself is left as it was: a test module's assert is still explained
+    pytester.makepyfile(test_one="def test_one():\n    x = 2\n    assert x == 3\n")
+    plain = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p",
+                                          "no:cacheprovider", "--failgate=eval_summary.json",
+                                          "test_one.py", "ceilings.yaml")
+    plain.stdout.fnmatch_lines(["*assert 2 == 3*"])
+
+
+def test_an_xdist_worker_gets_the_controllers_result_as_its_items_need_it() -> None:
+    result = run_gate(GateConfig(paths=(EXAMPLES / "regression",),
+                                 ceilings_path=ROOT / "ceilings.yaml"), BuiltinTaxonomies()
+                      ).result()
+    copy = from_controller(for_workers(result))
+    assert copy is not result
+
+    def items(gate: GateResult) -> list[tuple[object, ...]]:
+        return [(row.key, row.verdict, row.failing, row.message, row.count, row.ceiling,
+                 row.source, row.warnings, row.baseline) for row in gate.rows]
+
+    assert items(copy) == items(result) != []
+    assert [row.key for row in result.rows if row.failing] != []  # a regression to carry
+    assert [(r.name, r.n_cases, r.error) for r in copy.reports] == [
+        (r.name, r.n_cases, r.error) for r in result.reports]
+    assert (copy.verdict, copy.guard) == (result.verdict, result.guard)
+    assert any(row.first_cases for row in result.rows)  # what only the summary shows
+    assert not any(row.first_cases or row.examples for row in copy.rows)
+
+
+# each process of the run appends its role and the pydantic modules it imported
+ROLES = """
+    import sys
+
+    def pytest_unconfigure(config):
+        role = "worker" if hasattr(config, "workerinput") else "controller"
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] == "pydantic")
+        with open("roles.txt", "a", encoding="utf-8") as log:
+            log.write(f"{role} {loaded}\\n")
+"""
+
+
+@pytest.mark.heavy  # a whole pytest-xdist run: CI runs it (CI=true)
+def test_under_xdist_neither_the_controller_nor_a_worker_imports_pydantic(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
+    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
+    assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
+    pytester.makeconftest(ROLES)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    done = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p", "xdist.plugin",
+                                         "-p", "no:cacheprovider", "-n", "2",
+                                         "--failgate=eval_summary.json")
+    assert done.ret == pytest.ExitCode.TESTS_FAILED
+    done.stdout.fnmatch_lines(["FAILED *retrieval_miss*"])
+    roles = sorted((pytester.path / "roles.txt").read_text(encoding="utf-8").splitlines())
+    assert roles == ["controller []", "worker []", "worker []"]
