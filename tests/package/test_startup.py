@@ -140,9 +140,7 @@ def test_check_decides_without_importing_pydantic_and_json_still_writes(project:
 def test_pytest_failgate_decides_without_importing_pydantic(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
-    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
-    assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
+    regression_project(pytester.path)
     pytester.makeconftest("""
         import sys
 
@@ -160,6 +158,13 @@ def test_pytest_failgate_decides_without_importing_pydantic(
 def run_cli_quiet(cwd: Path, *args: str) -> int:
     return subprocess.run([FAILGATE, *args], cwd=cwd, capture_output=True,
                           check=False).returncode
+
+
+def regression_project(folder: Path) -> None:
+    """The regression example in ``folder``, with ceilings ``init`` wrote from the baseline."""
+    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", folder)
+    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", folder / "baseline.json")
+    assert run_cli_quiet(folder, "init", "baseline.json") == 0
 
 
 @pytest.mark.heavy
@@ -240,9 +245,7 @@ def test_a_plain_pytest_gate_imports_no_renderer_guard_analysis_engine_or_other_
     summary load; the Markdown and HTML renderers (no --failgate-md, -html, -github), the
     loosening guard, the analysis, the SQL engines, the sequential session, the noise model
     and the other front ends (CLI, MCP, CI) stay unloaded."""
-    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
-    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
-    assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
+    regression_project(pytester.path)
     done, loaded = failgate_modules(pytester, monkeypatch, "--failgate=eval_summary.json")
     assert done.ret == pytest.ExitCode.TESTS_FAILED
     done.stdout.fnmatch_lines(["verdict fail*", "FAILED *retrieval_miss*"])
@@ -368,9 +371,7 @@ def test_a_gate_run_imports_failgates_modules_past_pytests_assert_rewriter(
     on a fresh install and wherever that cache cannot be written
     (``PYTHONDONTWRITEBYTECODE``). Only the entry module and the finder it steps past the
     rewriter with, imported before that finder is in place, are still pytest's."""
-    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
-    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
-    assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
+    regression_project(pytester.path)
     pytester.makeconftest(REWRITTEN)
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
@@ -430,9 +431,7 @@ ROLES = """
 def test_under_xdist_neither_the_controller_nor_a_worker_imports_pydantic(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shutil.copy(EXAMPLES / "regression" / "eval_summary.json", pytester.path)
-    shutil.copy(EXAMPLES / "reports" / "eval_summary.json", pytester.path / "baseline.json")
-    assert run_cli_quiet(pytester.path, "init", "baseline.json") == 0
+    regression_project(pytester.path)
     pytester.makeconftest(ROLES)
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     done = pytester.runpytest_subprocess("-p", "pytest_failgate.plugin", "-p", "xdist.plugin",
