@@ -158,16 +158,22 @@ def source_of(con: Any, path: Path, reads: Collection[str] | None = None
     return ordered, schema, pos, None
 
 
-def _ids_at(con: Any, relation: str, id_sql: str, first: dict[str, list[Any]]) -> None:
+def _ids_at(con: Any, relation: str, id_sql: str, first: dict[str, list[Any]],
+            path: Path) -> None:
     """Each category's first failing positions (``first``, in place) as their case ids,
     read from the rows at those positions alone (``ROW_POSITION``): the gate query kept
-    positions, so it read no id column."""
+    positions, so it read no id column. A row gone since that query is one error: the
+    file was rewritten while the gate read it."""
     wanted = sorted({int(p) for positions in first.values() for p in positions})
     if not wanted:
         return
     rows = con.execute(f"SELECT file_row_number + 1, {id_sql} FROM {relation} WHERE "
                        f"file_row_number IN ({', '.join(str(p - 1) for p in wanted)})")
     at = dict(rows.fetchall())
+    gone = [p for p in wanted if p not in at]
+    if gone:
+        raise FailgateError(f"the file changed while the gate read it (case #{gone[0]} is no "
+                            "longer there); run the gate again on the finished file", path)
     for name, positions in first.items():
         first[name] = [at[int(p)] for p in positions]
 
@@ -218,7 +224,7 @@ def _load(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec, first_ids: int
             rows = con.execute(query.sql).fetchall()
             counted = decode(query, taxonomy, rows)
             if position == ROW_POSITION and first_ids:
-                _ids_at(con, source, query.id_sql, counted.tally.ids)
+                _ids_at(con, source, query.id_sql, counted.tally.ids, report.path)
             if counted.violations:
                 message, n = counted.violations[0]
                 raise FailgateError(f"{n} case(s): {message}", report.path)

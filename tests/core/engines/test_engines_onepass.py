@@ -97,6 +97,32 @@ def test_duckdb_looks_up_the_first_failing_ids_of_a_parquet_file_by_position(
     assert {name: [str(i) for i in ids] for name, ids in report.tally.ids.items()} == expected
 
 
+def test_a_parquet_file_cut_short_between_the_gate_query_and_the_id_lookup_is_one_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first failing ids are read at the positions the gate query kept: a file rewritten
+    between the two (a run still writing it) is an error naming the file, not a KeyError."""
+    from pytest_failgate.core.engines import duckdb_engine
+
+    lines, _ = write(tmp_path, rag_cases(300, seed=3))
+    parquet = tmp_path / "cut.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * FROM read_json('{lines}', format="
+                             f"'newline_delimited', sample_size=-1)) TO '{parquet}' "
+                             "(FORMAT parquet)")
+    def decode_then_cut(*args: Any) -> Any:
+        counted = sqlquery.decode(*args)
+        cut = duckdb.connect()
+        cut.execute(f"COPY (SELECT * FROM '{parquet}' LIMIT 1) TO '{tmp_path / 'one.parquet'}'"
+                    " (FORMAT parquet)")
+        cut.close()
+        (tmp_path / "one.parquet").replace(parquet)
+        return counted
+
+    monkeypatch.setattr(duckdb_engine, "decode", decode_then_cut)
+    with pytest.raises(FailgateError, match="the file changed while the gate read it") as error:
+        load_duckdb(ReportFile(parquet, "r"), RAG, ReadSpec())
+    assert error.value.path == parquet
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("candidates", [sqlquery.CANDIDATES, 0])
 def test_a_repeated_case_id_is_refused_by_duckdb_as_by_python(
