@@ -16,6 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from helpers import SAME_DAY_CEILINGS
 from noisy_runs import CATEGORIES, Loop, System, trial, write_run
 
 from pytest_failgate.cli import main
@@ -185,22 +186,6 @@ def test_without_a_noise_source_init_and_ratchet_are_exact_as_before(
         f"  {n}: {lowered[n]}" for n in (*CATEGORIES, "total")]
 
 
-CEILINGS = """\
-# kept as written
-version: 1
-taxonomy: rag-gate
-ceilings:
-  retrieval_miss:    # the noisy one
-    max: 20
-    observed: 12
-    allowance: 8
-  hallucination: {max: 9, observed: 6, allowance: 3}
-  false_refusal: 5
-  over_answer: 5
-  other: 5
-"""
-
-
 def _run(folder: Path, counts: dict[str, int]) -> Path:
     lines = []
     for mode, n in counts.items():
@@ -222,7 +207,7 @@ def test_the_ratchet_lowers_a_noisy_ceiling_only_past_its_allowance_in_two_runs(
         tmp_path: Path, retrieval: int, confirming: int | None,
         lowered: tuple[int, int, int] | None) -> None:
     ceilings = tmp_path / "ceilings.yaml"
-    ceilings.write_text(CEILINGS, encoding="utf-8")
+    ceilings.write_text(SAME_DAY_CEILINGS, encoding="utf-8")
     others = {"hallucination": 6, "false_refusal": 5, "over_answer": 5, "other": 5,
               "correct": 20}
     run = _run(tmp_path / "run", {"retrieval_miss": retrieval, **others})
@@ -234,9 +219,9 @@ def test_the_ratchet_lowers_a_noisy_ceiling_only_past_its_allowance_in_two_runs(
         assert any("fell past the noise in this run alone" in w for w in result.warnings)
     text = ceilings.read_text(encoding="utf-8")
     if lowered is None:
-        assert text == CEILINGS
+        assert text == SAME_DAY_CEILINGS
         return
-    assert text == CEILINGS.replace(
+    assert text == SAME_DAY_CEILINGS.replace(
         "    max: 20\n    observed: 12\n",
         f"    max: {lowered[0]}\n    observed: {lowered[1]}\n")
 
@@ -246,7 +231,7 @@ def test_with_a_noise_source_the_ratchet_sets_the_allowance_the_noise_asks_for(
     """A noise band that moves retrieval_miss by more asks for a larger allowance: the
     ceiling still only falls, to the count plus the new allowance."""
     ceilings = tmp_path / "ceilings.yaml"
-    ceilings.write_text(CEILINGS, encoding="utf-8")
+    ceilings.write_text(SAME_DAY_CEILINGS, encoding="utf-8")
     band = tmp_path / "band.json"
     entry = {"std": 0.0, "min": 0, "max": 0, "n": 3, "moved": 0, "discordant": 0}
     band.write_text(json.dumps({"metric_band": {
