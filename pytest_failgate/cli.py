@@ -384,12 +384,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from .commands.app import Failgate
     from .commands.sequential import Watch, Watched, futility_of, read_plan, watch
 
-    try:
-        delta = Fraction(args.delta)
-    except (ValueError, ZeroDivisionError):
-        raise FailgateError(f"--delta must be a number between 0 and 1, not {args.delta}"
-                            ) from None
     app = Failgate(configure(args))
+    try:  # given, else the option table's default
+        delta = Fraction(app.config.delta)
+    except (ValueError, ZeroDivisionError):
+        raise FailgateError(f"--delta must be a number between 0 and 1, not "
+                            f"{app.config.delta}") from None
     request = Watch(report=Path(args.report), planned=args.planned,
                     futility=futility_of(app.config, "--futility", "--margin"),
                     plan=read_plan(Path(args.plan)) if args.plan else None, delta=delta,
@@ -553,9 +553,6 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     watch.add_argument("--replay", action="store_true",
                        help="read a finished report as if its cases were arriving (N: its "
                             "cases, unless --planned or --plan says)")
-    watch.add_argument("--delta", default="0.05", metavar="D",
-                       help="the most probability that an early verdict is not the full "
-                            "run's (default: 0.05)")
     watch.add_argument("--name", metavar="NAME",
                        help="the report's name in the ceilings file (default: the file's "
                             "name without its suffix)")

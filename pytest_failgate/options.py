@@ -8,7 +8,10 @@ into one ``Config``, so the help, the default and the meaning of an option canno
 between ``pytest --failgate``, ``failgate check`` and the MCP ``check`` tool.
 
 Adding a setting is one entry here and one field of ``Config`` (named by the entry's
-``attribute``). An action (``--failgate-init``, ``--failgate-ratchet``: pytest's words for
+``attribute``). The entry's ``effect`` says how the setting moves the verdict, which is all
+the loosening guard needs to compare it wherever it is set (``core.guard.settings``): in
+every kind of ini file, ``addopts``, ``PYTEST_ADDOPTS``, a CI file's command lines and the
+Action's inputs. An action (``--failgate-init``, ``--failgate-ratchet``: pytest's words for
 the ``init`` and ``ratchet`` commands) has no ini key and no ``Config`` field.
 
 This module is imported by every pytest run where failgate is installed: it imports
@@ -17,7 +20,7 @@ nothing beyond the standard library at module level.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from .core.base.classes import dataclass
 
@@ -26,6 +29,22 @@ if TYPE_CHECKING:
 
 PREFIX = "failgate"
 GATE_COMMANDS = ("check", "init", "ratchet", "show")
+
+# How a setting moves the verdict, for the loosening guard (``core.guard.settings``):
+# ``raised``: a larger number lets more pass (not set: its default; no default: off, below
+# every number); ``on``: a flag that lets more pass when on; ``off``: a flag that lets
+# more pass when off (``strict``); ``evidence``: what it names is evidence judged by its
+# content (a baseline, a noise band, the ceilings file: the guard compares the value, and
+# the ceilings file and the noise band by what they say); ``changed``: no order between
+# values (the reports, the engine, the seed), so any change needs a reason; ``neutral``:
+# no verdict moves (where reports are written, what the summary adds).
+Effect = Literal["raised", "on", "off", "evidence", "changed", "neutral"]
+
+# The defaults every front end shares (the CLI, pytest, the MCP tools, the Python API, the
+# Inspect driver): the most probability that a sequential run's early verdict is not the
+# full run's, and the futility stop's margin in cases.
+DEFAULT_DELTA = "0.05"
+DEFAULT_MARGIN = "10"
 
 
 @dataclass(frozen=True)
@@ -41,6 +60,8 @@ class Option:
     ``positional``: the CLI takes it as the command's positional arguments of this name.
     An argument that only one CLI command has (``show --top``, ``diff BASE``) stays with
     that command in ``cli.py``. ``notes`` end the help in one context only (``help_for``).
+    ``effect``: how the setting moves the verdict (``Effect``); a new entry that says
+    nothing is compared as ``changed``, the cautious reading.
     """
 
     name: str
@@ -55,6 +76,7 @@ class Option:
     choices: tuple[str, ...] | None = None
     # what the help adds in one context: "pytest", a CLI command, or "cli" for every command
     notes: tuple[tuple[str, str], ...] = ()
+    effect: Effect = "changed"
 
     def help_for(self, context: str) -> str:
         """The help in ``context`` (``pytest``, or a CLI command): what the option means,
@@ -84,6 +106,12 @@ class Option:
         return self.positional or self.name.replace("-", "_")
 
     @property
+    def names_files(self) -> bool:
+        """Whether a value may name a file or folder (``path``, ``paths``, or a text whose
+        metavar allows a path such as ``NAME|PATH``): what MCP confines to its roots."""
+        return self.kind in ("path", "paths") or "PATH" in (self.metavar or "").split("|")
+
+    @property
     def ini(self) -> bool:
         """Whether the ini file may set it (``failgate_NAME``): settings, not actions."""
         return self.pytest and not self.action
@@ -94,47 +122,54 @@ OPTIONS: tuple[Option, ...] = (
            "of reports", "PATH", commands=(*GATE_COMMANDS, "analyze", "guard"),
            positional="paths",
            notes=(("pytest", " (repeatable; giving it turns failgate on)"),
-                  ("cli", " (default: the ini key failgate)"))),
+                  ("cli", " (default: the ini key failgate)")), effect="changed"),
     Option("ceilings", "path", "the ceilings file (default: the ini key failgate_ceilings, "
            "relative to the ini file, else ceilings.yaml in the rootdir)", "FILE",
            default="ceilings.yaml",
            commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard", "sql",
-                     "watch")),
+                     "watch"), effect="evidence"),
     Option("ratchet", "flag", "after the run, lower every ceiling whose count fell; never "
-           "raises one (the ratchet command)", action=True),
+           "raises one (the ratchet command)", action=True, effect="neutral"),
     Option("strict", "flag", "fail items whose ceiling is above the count, so gains must be "
-           "committed", commands=("check",)),
+           "committed", commands=("check",), effect="off"),
     Option("init", "flag", "write a new ceilings file from the current counts (never "
-           "overwrites; the init command)", action=True),
+           "overwrites; the init command)", action=True, effect="neutral"),
     Option("sequential", "text", "run the tests in a random order drawn from SEED (an integer, "
            "or `new` for a fresh one), each test a case of the ceilings file's taxonomy, and "
            "stop as soon as the verdict is settled: the full run's with probability at least "
-           "0.95", "SEED", action=True),
+           f"{1 - float(DEFAULT_DELTA):g}", "SEED", action=True, effect="changed"),
     Option("futility", "text", "sequential: also stop as a pass once a regression of the "
            "margin's cases past every open ceiling is ruled out; such a regression passes "
            "early with probability at most BETA (default: off)", "BETA", commands=("watch",),
-           notes=(("pytest", " (--failgate-sequential)"),)),
+           notes=(("pytest", " (--failgate-sequential)"),), effect="raised"),
     Option("margin", "text", "sequential: the regression, in cases past a ceiling, the "
-           "futility stop rules out (default: 10)", "M", default="10", commands=("watch",)),
+           f"futility stop rules out (default: {DEFAULT_MARGIN})", "M", default=DEFAULT_MARGIN,
+           commands=("watch",), effect="raised"),
+    Option("delta", "text", "the most probability that an early verdict is not the full "
+           f"run's (default: {DEFAULT_DELTA})", "D", default=DEFAULT_DELTA,
+           commands=("watch",), pytest=False, effect="raised"),
     Option("strata", "text", "--failgate-sequential: permute the tests within each stratum "
            "and gate each stratum's count: `module` (each test file a stratum) or a marker's "
-           "name (its first argument names the test's stratum)", "module|MARKER"),
+           "name (its first argument names the test's stratum)", "module|MARKER",
+           effect="changed"),
     Option("explain", "flag", "add rule diagnostics to the summary: what first-match hid, rules "
            "that never matched, how often the fields each rule reads were absent, the "
-           "fallback's cases", commands=("check",)),
+           "fallback's cases", commands=("check",), effect="neutral"),
     Option("md", "path", "write the gate as a Markdown report (a pull-request comment) to FILE",
-           "FILE", commands=("check", "watch")),
+           "FILE", commands=("check", "watch"), effect="neutral"),
     Option("json", "path", "write the gate's result as JSON to FILE (schema: `failgate "
-           "schema`)", "FILE", commands=("check", "watch")),
+           "schema`)", "FILE", commands=("check", "watch"), effect="neutral"),
     Option("html", "path", "write the gate as a self-contained HTML report to FILE", "FILE",
            commands=("check", "watch")),
     Option("history", "path", "a folder of past runs (report files or folders, in name order) "
-           "to chart in the Markdown and HTML reports", "DIR", commands=("check",)),
+           "to chart in the Markdown and HTML reports", "DIR", commands=("check",),
+           effect="neutral"),
     Option("github", "flag", "GitHub Actions: ::error annotations on failing ceilings, and the "
-           "Markdown report appended to $GITHUB_STEP_SUMMARY", commands=("check",)),
+           "Markdown report appended to $GITHUB_STEP_SUMMARY", commands=("check",),
+           effect="neutral"),
     Option("guard", "text", "fail when anything the gate enforces (ceilings, slices, floors, "
            "contracts, the taxonomy, the file) was loosened since the git ref REF "
-           "without a reason written in this change (e.g. origin/main)", "REF"),
+           "without a reason written in this change (e.g. origin/main)", "REF", effect="changed"),
     Option("baseline", "paths", "compare with a baseline run's reports (same layout), case by "
            "case: a category fails only when its increase is significant and beyond the noise "
            "band", "PATH", commands=("check", "watch"),
@@ -143,7 +178,7 @@ OPTIONS: tuple[Option, ...] = (
                    "run (paired mode)"),
                   ("pytest", "; with --failgate-sequential: one JSON Lines report of the "
                    "baseline run's cases by test id, and the run fails once a category's new "
-                   "cases exceed its fixed ones (paired mode)"))),
+                   "cases exceed its fixed ones (paired mode)")), effect="evidence"),
     Option("noise", "path", "the noise of a noisy pipeline: a noise_band.json from repeated "
            "runs (`failgate noise`; the regression gate's format), or the keyword `repeats` "
            "(each report's own repeated cases: epochs, replicates; a file of that name is "
@@ -153,31 +188,33 @@ OPTIONS: tuple[Option, ...] = (
                    "lowers only past the allowance, a baseline comparison uses its bands"),
                   ("init", "; each ceiling is written as observed + allowance"),
                   ("ratchet", "; a ceiling is lowered only past its allowance"),
-                  ("check", "; a baseline comparison uses its bands"))),
+                  ("check", "; a baseline comparison uses its bands")), effect="evidence"),
     Option("confirm", "paths", "a second, independent run of the same system (main's previous "
            "run): on a noisy pipeline the ratchet lowers a ceiling only when this run's count "
            "fell past the noise too, and records the mean of the two", "PATH",
-           commands=("ratchet",)),
+           commands=("ratchet",), effect="neutral"),  # the ratchet only lowers (guarded file)
     Option("confirm-baseline", "paths", "the system before the change re-run on the same day "
            "as this run (main's previous commit, in the same CI job): on a noisy pipeline the "
            "ratchet lowers a ceiling when its cases, paired with that run's, fell significantly "
            "and beyond the noise band; the day's shared shift cancels in the pairing", "PATH",
-           commands=("ratchet",)),
+           commands=("ratchet",), effect="neutral"),  # as confirm
     Option("analyze", "flag", "add a single-run diagnosis to the summary: failures by the "
            "taxonomy's stage, the bottleneck stage, the weakest slices with exact intervals, "
-           "and what to look at first with the taxonomy's hints", commands=("check",)),
+           "and what to look at first with the taxonomy's hints", commands=("check",),
+           effect="neutral"),
     Option("exclude-unstable", "flag", "leave the noise band's unstable cases (those that "
            "changed across repeats of one configuration) out of the paired tests",
-           commands=("check",)),
+           commands=("check",), effect="on"),
     Option("max-report-bytes", "text", "refuse report files larger than SIZE (bytes, or with "
            "KB, MB or GB: 200MB), for reports from untrusted sources (an archive's members "
            "decompress to at most SIZE together; without it, to 1 GB)", "SIZE",
-           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard")),
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard"),
+           effect="changed"),  # unset is no limit for a file: raising from it is tighter
     Option("engine", "text", "where cases are classified: python (the default), duckdb "
            "(Parquet, JSON Lines, globs; the [duckdb] extra) or spark (the active SparkSession, "
            "else local[*]; Parquet and ORC; the [spark] extra). Parquet always runs in a SQL "
            "engine (DuckDB unless spark is asked for)", "ENGINE", default="python",
-           commands=GATE_COMMANDS, choices=("python", "duckdb", "spark")),
+           commands=GATE_COMMANDS, choices=("python", "duckdb", "spark"), effect="changed"),
     Option("taxonomy", "text", "the taxonomy to classify with: a name (rag, a plugin's) or a "
            "taxonomy file (in the ini key: relative to the ini file)", "NAME|PATH",
            commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql"),

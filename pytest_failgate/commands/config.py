@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.base.advice import Advice
 from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError, display_path
-from ..options import OPTIONS, Option
+from ..options import DEFAULT_DELTA, OPTIONS, Option
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -67,6 +67,7 @@ class Config:
     plugins: tuple[str, ...] = ()
     futility: str | None = None  # sequential: the futility stop's beta (None: off)
     margin: str | None = None  # and the regression it rules out, in cases
+    delta: str = DEFAULT_DELTA  # watch: the error probability of an early verdict
     strata: str | None = None  # --failgate-sequential: `module`, or a marker's name
     given: frozenset[str] = frozenset()
     advice: Advice = field(default_factory=Advice)
@@ -75,6 +76,7 @@ class Config:
 
     def gate(self, mode: Mode) -> GateConfig:
         """The core's configuration of one gate run in ``mode``."""
+        from .. import options
         from ..core.gate.runner import GateConfig
 
         # `--noise repeats`: each report's own repeats, a keyword (a file of that name is
@@ -87,7 +89,7 @@ class Config:
             noise_repeats=repeats, exclude_unstable=self.exclude_unstable,
             analyze=self.analyze, max_report_bytes=self.max_report_bytes, engine=self.engine,
             advice=self.advice, confirm=self.confirm,
-            confirm_baseline=self.confirm_baseline)
+            confirm_baseline=self.confirm_baseline, guard_options=options.OPTIONS)
 
     @property
     def outputs(self) -> Outputs:

@@ -159,6 +159,7 @@ def compare_with_ref(config: Config | Failgate, ref: str) -> GuardResult:
     """The guard's comparison, told the run's reports as the gate is given them (the
     command's arguments, else the ini key ``failgate``): an override naming none of them is
     caught, and the guard says when it was not told them."""
+    from .. import options
     from ..core.gate.runner import guard_inputs
     from ..core.guard.loosening import guard as compare
 
@@ -167,7 +168,7 @@ def compare_with_ref(config: Config | Failgate, ref: str) -> GuardResult:
     if app.config.paths:  # the reports the overrides must still name, their readers
         gated, _ = app.load(app.config.paths)
         run = guard_inputs(gated, app.plugins.taxonomies, app.plugins.readers)
-    return compare(app.config.ceilings, ref, **run)
+    return compare(app.config.ceilings, ref, **run, options=options.OPTIONS)
 
 
 def sql(config: Config | Failgate, dialect: str, table: str, sample: Path | None = None

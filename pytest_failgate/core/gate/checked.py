@@ -51,6 +51,8 @@ class GateConfig:
     # the system before the change re-run on this run's day: a paired confirmation
     confirm_baseline: tuple[Path, ...] = ()
     advice: Advice = field(default_factory=Advice)  # the front end's words for init, ratchet
+    # the option table (``options.OPTIONS``): what the guard compares of every setting
+    guard_options: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

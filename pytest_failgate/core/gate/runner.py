@@ -162,7 +162,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
 
         try:  # with this run's inputs: its reports' names, plugins and readers
             loosened = guard(config.ceilings_path, config.guard_ref, **guard_inputs(
-                gated, taxonomies, readers))
+                gated, taxonomies, readers), options=config.guard_options)
         except FailgateError as exc:  # the gate's result stands; the guard's is an error
             guard_error = str(exc)
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,

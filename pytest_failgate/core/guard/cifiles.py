@@ -34,6 +34,7 @@ from ..base.yamlsource import load_yaml
 
 if TYPE_CHECKING:
     from .gitref import Tree
+    from .settings import Table
 
 ENV = "PYTEST_ADDOPTS"
 CI_FILES = (".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml",
@@ -57,9 +58,8 @@ _PYTHON = re.compile(r"[\"']PYTEST_ADDOPTS[\"'][ \t]*[:\]][ \t]*=?[ \t]*([\"'])(
 _GROOVY_DEF = re.compile(r"(?:def|String)[ \t]+(\w+)[ \t]*=[ \t]*([\"'])([^\"'\n]*)\2")
 # a command that runs the gate: pytest (or python -m pytest), or failgate's own
 _COMMAND = re.compile(r"(?:^|[\s;&|(`'\"])(pytest|failgate)(?=\s)")
-# options of `failgate check|init|ratchet` that are pytest's --failgate-<name>
-_CLI_OPTIONS = ("ceilings", "noise", "baseline", "plugins", "strict", "exclude-unstable",
-                "max-report-bytes", "engine", "taxonomy")
+# the repository name of failgate's Action (``uses: owner/pytest-failgate@v1``)
+_ACTION = "pytest-failgate"
 # pytest options that change the configuration read (PYTEST_ADDOPTS-like)
 _CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir", "--confcutdir", "-p")
 
@@ -77,33 +77,35 @@ def ci_files(tree: Tree) -> dict[str, str]:
     return found
 
 
-def ci_addopts(tree: Tree) -> dict[str, list[str]]:
-    """The words each CI file gives pytest after ``addopts`` (in file order), by its path."""
+def ci_addopts(tree: Tree, table: Table) -> dict[str, list[str]]:
+    """The words each CI file gives pytest after ``addopts`` (in file order), by its path:
+    its ``PYTEST_ADDOPTS``, and failgate's options on its command lines and in the inputs of
+    failgate's Action, in pytest's spelling (``table``: the option table)."""
     found: dict[str, list[str]] = {}
     for relative, text in ci_files(tree).items():
-        words = [word for value in _file_values(tree, relative, text)
+        words = [word for value in _file_values(tree, relative, text, table)
                  for word in _split(value)]
         if words:
             found[relative] = words
     return found
 
 
-def _file_values(tree: Tree, relative: str, text: str) -> list[str]:
+def _file_values(tree: Tree, relative: str, text: str, table: Table) -> list[str]:
     if relative.endswith(_YAML):
-        return _yaml_values(tree, relative, text)
+        return _yaml_values(tree, relative, text, table)
     if relative.endswith("Jenkinsfile"):
         text = _groovy_substituted(text)
-    values = _text_values(text)
+    values = _text_values(text, table)
     if relative.endswith(".py"):
         values += [match.group(2) for match in _PYTHON.finditer(text)]
     return values
 
 
-def _text_values(text: str) -> list[str]:
+def _text_values(text: str, table: Table) -> list[str]:
     """A file read as text: whole-line assignments, then the other assignments (of the
     lines left) and the gate's command lines."""
     lines = [match.group(1).strip() for match in _LINE.finditer(text)]
-    return lines + assigned(_LINE.sub("", text)) + command_options(text)
+    return lines + assigned(_LINE.sub("", text)) + command_options(text, table)
 
 
 def assigned(text: str) -> list[str]:
@@ -119,31 +121,40 @@ def assigned(text: str) -> list[str]:
     return values
 
 
-def command_options(text: str) -> list[str]:
+def command_options(text: str, table: Table) -> list[str]:
     """failgate's options (and the configuration-changing ones of pytest) passed on the
-    command lines in ``text`` that run pytest or ``failgate``, as pytest spells them."""
+    command lines in ``text`` that run pytest or ``failgate``, as pytest spells them (a
+    failgate command's ``--margin 100`` is ``--failgate-margin 100``: every option of the
+    table a command takes, so a new row is read here by its name)."""
     found: list[str] = []
     for line in text.replace("\\\n", " ").splitlines():
         for match in _COMMAND.finditer(line):
             words = _split(re.split(r"[;&|]", line[match.end():], maxsplit=1)[0])
-            found += _gate_words(words, cli=match.group(1) == "failgate")
+            found += gate_words(words, table, cli=match.group(1) == "failgate")
     return found
 
 
-def _gate_words(words: list[str], *, cli: bool) -> list[str]:
+def gate_words(words: list[str], table: Table, *, cli: bool) -> list[str]:
+    """The words of one command line that set failgate's options or pytest's
+    configuration, in pytest's spelling (``cli``: a failgate command's, spelt ``--NAME``;
+    what follows its ``--`` is the harness's)."""
     found: list[str] = []
+    switches = table.switches()
     index = 0
     while index < len(words):
         word = words[index]
         index += 1
         name, equals, _ = word.partition("=")
-        if cli and name.startswith("--") and name[2:] in _CLI_OPTIONS:
-            word, name = "--failgate-" + word[2:], "--failgate-" + name[2:]
+        if cli and word == "--":
+            break
+        option = table.cli(name[2:]) if cli and name.startswith("--") else None
+        if option is not None:
+            word, name = option.flag + word[len(name):], option.flag
         following = words[index] if index < len(words) else None
         takes = following is not None and not equals and not following.startswith("-")
         if name.startswith("--failgate") or name in _CONFIG_OPTIONS:
             found.append(word)
-            if takes and not name.endswith(("-strict", "-unstable")):
+            if takes and name not in switches:
                 found.append(words[index])
                 index += 1
         elif name in ("-o", "--override-ini") and (equals or takes):
@@ -164,7 +175,7 @@ def _groovy_substituted(text: str) -> str:
     return text
 
 
-def _yaml_values(tree: Tree, relative: str, text: str) -> list[str]:
+def _yaml_values(tree: Tree, relative: str, text: str, table: Table) -> list[str]:
     """Every ``PYTEST_ADDOPTS`` value and gate option of a YAML CI file and the local files
     it includes (GitLab ``include:``, Azure ``template:``), breadth first, in file order."""
     values: list[str] = []
@@ -174,9 +185,9 @@ def _yaml_values(tree: Tree, relative: str, text: str) -> list[str]:
         try:
             data = load_yaml(tree.top / place, body).data
         except FailgateError:  # a merge key, a tag: read as text, never refused
-            values += _text_values(body)
+            values += _text_values(body, table)
             continue
-        found, included = _walk(data)
+        found, included = _walk(data, table)
         values += found
         for name in included:  # beside the including file (Azure), else from the top
             for target in (posixpath.normpath(posixpath.join(posixpath.dirname(place), name)),
@@ -189,7 +200,7 @@ def _yaml_values(tree: Tree, relative: str, text: str) -> list[str]:
     return values
 
 
-def _walk(data: Any) -> tuple[list[str], list[str]]:
+def _walk(data: Any, table: Table) -> tuple[list[str], list[str]]:
     values: list[str] = []
     included: list[str] = []
     stack: list[Any] = [data]
@@ -201,6 +212,13 @@ def _walk(data: Any) -> tuple[list[str], list[str]]:
             if node.get("name") == ENV and _scalar(node.get("value")):
                 values.append(str(node["value"]))
                 continue
+            if _action_step(node):  # failgate's Action: its inputs are options
+                inputs = node["with"]
+                words = table.action_words(inputs)
+                args = inputs.get("args")
+                if _scalar(args):
+                    words += gate_words(_split(str(args)), table, cli=True)
+                values.append(shlex.join(words))
             for key, value in node.items():
                 if key == ENV and isinstance(value, dict) and _scalar(value.get("value")):
                     values.append(str(value["value"]))  # GitLab's {value:, description:}
@@ -216,8 +234,16 @@ def _walk(data: Any) -> tuple[list[str], list[str]]:
         elif isinstance(node, list):
             stack.extend(node)
         elif isinstance(node, str):
-            values += assigned(node) + command_options(node)
+            values += assigned(node) + command_options(node, table)
     return values, included
+
+
+def _action_step(node: dict[Any, Any]) -> bool:
+    """A workflow step that uses failgate's Action, with inputs."""
+    uses = node.get("uses")
+    if not isinstance(uses, str) or not isinstance(node.get("with"), dict):
+        return False
+    return uses.split("@", 1)[0].rstrip("/").rpartition("/")[2] == _ACTION
 
 
 def _scalar(value: object) -> bool:

@@ -37,6 +37,7 @@ from .enforced import (
 )
 from .evidence import noise_changes, noise_of
 from .gitref import Tree, git
+from .plans import plan_changes
 from .routes import (
     config_changes,
     digest,
@@ -49,13 +50,15 @@ from .routes import (
     report_files,
     vanished,
 )
+from .settings import Table
 from .workflows import ceilings_place, contexts
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator, Mapping
+    from collections.abc import Collection, Iterator, Mapping, Sequence
 
     from ..base.inifile import IniFile
     from ..base.result import GuardResultModel
+    from .settings import Setting
 
 
 __all__ = ["Change", "Comparison", "GuardResult", "guard", "loosenings", "parse_version"]
@@ -153,9 +156,12 @@ class GuardResult:
 def guard(path: Path, ref: str, cwd: Path | None = None, *,
           reports: Collection[str] | None = None,
           origins: Mapping[str, tuple[str, str | None]] | None = None,
-          readers: Mapping[str, tuple[str | None, bool]] | None = None) -> GuardResult:
+          readers: Mapping[str, tuple[str | None, bool]] | None = None,
+          options: Sequence[Setting]) -> GuardResult:
     """Compare the ceilings file (and the one the configuration names) with the ref's, and
-    every other route to a looser gate (``routes``).
+    every other route to a looser gate (``routes``), every setting the option table
+    (``options``: the front ends' ``options.OPTIONS``) says moves a verdict (``settings``)
+    and the plans of sequential runs (``plans``).
 
     ``reports``: the names of this run's reports, when known (an override naming none of
     them no longer applies); ``origins``: which plugin defines each taxonomy (``Taxonomies``);
@@ -168,7 +174,8 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
     link = work.relative(written)
     here = work.relative(cwd or Path.cwd())
     start = here if here is not None else posixpath.dirname(link) if link is not None else "."
-    now_contexts, base_contexts = contexts(work, start), contexts(base, start)
+    table = Table(options)
+    now_contexts, base_contexts = contexts(work, start, table), contexts(base, start, table)
     configured = {name: ceilings_place(work, ini) for name, ini in now_contexts.items()}
     routes: list[Change] = []
     for place, where in ((link, written), *((c, work.top / c) for c in configured.values())):
@@ -202,7 +209,7 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
                                           found in (place, real), loosenings(old, new),
                                           name))
     routes += _routes(work, base, (base_contexts, now_contexts), pairs, reports, origins,
-                      readers)
+                      readers, table)
     # a reason excuses only in words this change wrote: not one the ref's files already
     # carry anywhere (an instruments: entry's reason copied onto a raised ceiling)
     said = {words for pair in pairs for words in written_reasons(pair.old)}
@@ -236,17 +243,18 @@ def _open(written: Path, cwd: Path, ref: str) -> tuple[Tree, Tree]:
 def _routes(work: Tree, base: Tree, both: tuple[dict[str, IniFile], dict[str, IniFile]],
             pairs: list[Pair], reports: Collection[str] | None,
             origins: Mapping[str, tuple[str, str | None]] | None,
-            readers: Mapping[str, tuple[str | None, bool]] | None) -> list[Change]:
-    """What else decides the outcome, compared (``routes``, ``evidence``); excused by the
-    ceilings file's top-level reason when this change wrote it."""
+            readers: Mapping[str, tuple[str | None, bool]] | None, table: Table
+            ) -> list[Change]:
+    """What else decides the outcome, compared (``routes``, ``evidence``, ``settings``,
+    ``plans``); excused by the ceilings file's top-level reason when this change wrote it."""
     base_contexts, now_contexts = both
     old_ini, new_ini = base_contexts[""], now_contexts[""]
     reason = file_reason(pairs[0].old, pairs[0].new) if pairs else None
     found: list[Change] = []
     for name, ini in now_contexts.items():
         where = f"{name} {ENV} (with {_shown_ini(ini)})" if name else _shown_ini(ini)
-        _add(found, config_changes(base_contexts.get(name, old_ini), ini, reason, where),
-             len(where) + 1)
+        _add(found, config_changes(table, base_contexts.get(name, old_ini), ini, reason,
+                                   where), len(where) + 1)
     for pair in pairs:
         line = pair.new.line(("noise",))
         for name, ini in now_contexts.items():
@@ -275,6 +283,7 @@ def _routes(work: Tree, base: Tree, both: tuple[dict[str, IniFile], dict[str, In
         found += replaced_readers(readers, now_plugins, work.top, reason)
     if pairs:
         found += _vanished(work, base, pairs[0], reports, reason)
+    found += plan_changes(base, work, reason)
     return found
 
 

@@ -5,11 +5,12 @@ guard compares, between the ref and the change, each of these as the gate finds 
 
 - **the pytest configuration that selects gate items**: ``addopts`` options that select,
   deselect or switch plugins (``-m "not failgate"``, ``--deselect ceilings.yaml::...``,
-  ``-p no:failgate``, ``--ignore``, ``--lf``...) and the ``failgate_*`` settings that
-  decide what is gated (the reports, ``strict``, a baseline or noise band, the size limit,
-  the engine), and ``required_plugins`` dropping pytest-failgate. An option added or a
-  setting changed is a loosening unless the ceilings file's top-level ``reason`` says
-  why; an option removed, or ``strict`` turned on, tightens;
+  ``-p no:failgate``, ``--ignore``, ``--lf``...), every ``failgate_*`` setting whose row of
+  the option table moves a verdict, compared by its effect (``settings``: the reports,
+  ``strict`` turned off, a futility margin raised, a baseline or noise band changed...),
+  and ``required_plugins`` dropping pytest-failgate. An option added or a setting loosened
+  is a loosening unless the ceilings file's top-level ``reason`` says why; an option
+  removed, or a setting tightened, is not;
 - **plugins**: every plugin file in the repository that can define taxonomies or readers
   (a ``failgate_plugins`` module or file, a ``conftest.py`` defining a failgate hook, and
   every file of the repository the run loaded a taxonomy or reader from), by its source's
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING
 from ..base.errors import FailgateError, display_path
 from ..base.inifile import IniFile, locate
 from .enforced import Change
+from .settings import setting_changes
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Mapping
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 
     from ..reports.readers import ReportReader
     from .gitref import Tree
+    from .settings import Table
 
 HOOK_NAMES = ("pytest_failgate_taxonomies", "pytest_failgate_readers")
 # addopts options that choose which items run, or which plugins load (value-taking first)
@@ -53,16 +56,7 @@ _WITH_VALUE = ("-m", "-k", "--deselect", "-p", "--ignore", "--ignore-glob",
                "-c", "--config-file", "--rootdir", "--confcutdir")
 _FLAGS = ("--lf", "--last-failed", "--sw", "--stepwise", "--co", "--collect-only",
           "--noconftest")
-# the failgate settings that decide what is gated and how strictly
-SETTINGS = ("failgate", "failgate_plugins", "failgate_strict", "failgate_baseline",
-            "failgate_noise", "failgate_exclude_unstable", "failgate_max_report_bytes",
-            "failgate_engine", "failgate_guard")
 PLUGIN_PACKAGE = "pytest-failgate"
-# failgate's options that beat a setting above, by the ini key each one beats
-SETTING_OPTIONS = {f"--failgate{'-' + name if name else ''}":
-                   f"failgate{'_' + name if name else ''}".replace("-", "_")
-                   for name in ("", "ceilings", "noise", "baseline", "plugins", "strict",
-                                "exclude-unstable", "max-report-bytes", "engine")}
 
 
 def config_at(tree: Tree, start: str) -> IniFile:
@@ -80,9 +74,11 @@ def digest(text: str) -> str:
 # --------------------------------------------------------------------------- configuration
 
 
-def selection(ini: IniFile) -> list[str]:
+def selection(ini: IniFile, table: Table) -> list[str]:
     """The ``addopts`` options that select or deselect items or switch plugins, each as
-    ``option value`` (``-m not failgate``)."""
+    ``option value`` (``-m not failgate``); an option of failgate's table is a setting
+    (``settings``), and an unknown ``--failgate...`` word is named."""
+    known = table.flags()
     raw = ini.values.get("addopts")
     if raw is None:
         return []
@@ -96,8 +92,8 @@ def selection(ini: IniFile) -> list[str]:
         token = tokens[index]
         index += 1
         name, equals, value = token.partition("=")
-        if name in SETTING_OPTIONS:
-            continue  # compared as the setting it beats, by value (``workflows``)
+        if name in known:
+            continue  # compared as the setting it beats, by effect (``settings``)
         if name.startswith("--failgate"):
             found.append(token)
             continue
@@ -119,35 +115,23 @@ def selection(ini: IniFile) -> list[str]:
     return found
 
 
-def config_changes(old: IniFile, new: IniFile, reason: str | None,
+def config_changes(table: Table, old: IniFile, new: IniFile, reason: str | None,
                    where: str | None = None) -> list[Change]:
     """What the change's pytest configuration selects or settles more loosely (``where``:
     what the labels call it, by default the ini file)."""
     if where is None:
         where = display_path(new.path) if new.path is not None else "the pytest configuration"
     changes: list[Change] = []
-    before, after = selection(old), selection(new)
-    added = [option for option in after if option not in before
-             and option != "--failgate-strict"]
+    before, after = selection(old, table), selection(new, table)
+    added = [option for option in after if option not in before]
     if added:
         changes.append(Change(f"{where} addopts", " ".join(before) or "none",
                               " ".join(after), None, reason))
-    for key in SETTINGS:
-        was, now = old.values.get(key), new.values.get(key)
-        if was == now:
-            continue
-        if key == "failgate_strict" and _true(now) and not _true(was):
-            continue  # strict on: tighter
-        changes.append(Change(f"{where} {key}", _shown(was), _shown(now), None, reason))
+    changes += setting_changes(table, old, new, reason, where)
     if _requires_plugin(old) and not _requires_plugin(new):
         changes.append(Change(f"{where} required_plugins", _shown(old.values.get(
             "required_plugins")), _shown(new.values.get("required_plugins")), None, reason))
     return changes
-
-
-def _true(value: object) -> bool:
-    return value is True or (isinstance(value, str)
-                             and value.strip().lower() in ("y", "yes", "t", "true", "on", "1"))
 
 
 def _shown(value: object) -> str:

@@ -12,13 +12,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import pytest
 from helpers import EXAMPLES, run_cli
 
-from pytest_failgate.core.guard.loosening import guard
+from pytest_failgate.core.guard import loosening
+from pytest_failgate.options import OPTIONS
 
+# the guard as the front ends call it: with the option table
+guard = partial(loosening.guard, options=OPTIONS)
 ROOT = EXAMPLES.parent
 DATA = Path(__file__).resolve().parents[2] / "data"
 PLUGIN_NEVER_FAILS = '''\

@@ -12,13 +12,18 @@ import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from pytest_failgate.core.ceilings.load import load_ceilings
-from pytest_failgate.core.guard.loosening import guard
+from pytest_failgate.core.guard import loosening
 from pytest_failgate.core.taxonomy import builtin_taxonomies
+from pytest_failgate.options import OPTIONS
+
+# the guard as the front ends call it: with the option table
+guard = partial(loosening.guard, options=OPTIONS)
 
 TAXONOMY = """\
 name: support
