@@ -48,6 +48,10 @@ def reason_words(text: str) -> str:
     is the same text, and it does not excuse a new loosening. A reason whose words are
     empty (only spaces, punctuation, fillers or invisible characters) says nothing.
     """
+    # what renders as nothing goes first: a lone mark may fold into a letter (U+0345, the
+    # combining ypogegrammeni, casefolds to iota)
+    text = "".join(char for char in text if unicodedata.category(char)[0] not in "MCZ"
+                   and not default_ignorable(char))
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     return "".join(char for char in folded.translate(_LOOKALIKES)
                    if unicodedata.category(char)[0] in "LN" and not default_ignorable(char))
