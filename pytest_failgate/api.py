@@ -58,6 +58,7 @@ from .core.base.confine import shown
 from .core.base.errors import FailgateError, did_you_mean
 from .core.reports.readers import Reader, ReaderOutput, repeat_of
 from .core.taxonomy.model import Taxonomy
+from .options import DEFAULT_DELTA
 
 if TYPE_CHECKING:
     from fractions import Fraction
@@ -110,7 +111,7 @@ def __getattr__(name: str) -> Any:
 
 
 def sequential_gate(planned: int, *, ceilings: str | Path | None = None,
-                    delta: Fraction | float | str = "0.05", report: str = "run",
+                    delta: Fraction | float | str = DEFAULT_DELTA, report: str = "run",
                     plan: str | Path | None = None,
                     futility: Fraction | float | str | None = None,
                     margin: int = 10, baseline: str | Path | None = None) -> CaseGate:

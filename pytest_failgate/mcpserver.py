@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from .core.base.classes import dataclass
 from .core.base.errors import FailgateError
+from .options import DEFAULT_DELTA, DEFAULT_MARGIN, OPTIONS
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -74,6 +75,8 @@ class Limits:
 
 
 LIMITS = Limits()  # replaced by ``serve``
+# the tools' own file arguments (not options of the table): confined like the options'
+TOOL_FILES = ("base", "candidate", "report", "plan")
 
 
 def _config(**arguments: Any) -> Config:
@@ -94,10 +97,13 @@ def _config(**arguments: Any) -> Config:
         limit = min(limit, ini_limit)
     config = replace(config, advice=tool_advice(config), run_plugins=LIMITS.plugins,
                      max_report_bytes=str(limit) if limit is not None else None)
-    for path in (*config.paths, config.ceilings, *config.baseline, config.noise,
-                 *config.confirm, *config.confirm_baseline):
-        if path is not None:
-            check_inside(path)
+    for option in OPTIONS:  # every setting that names a file, by its kind
+        if option.kind not in ("path", "paths") or option.action:
+            continue
+        value = getattr(config, option.attribute)
+        for path in (value if option.kind == "paths" else (value,)):
+            if path is not None:
+                check_inside(path)
     return config
 
 
@@ -110,8 +116,10 @@ def _check_named_paths(arguments: dict[str, Any]) -> None:
     from .core.compare.noisemodel import REPEATS
     from .core.taxonomy.files import names_a_file
 
-    for key in ("paths", "ceilings", "baseline", "noise", "taxonomy", "base", "candidate",
-                "report", "plan", "confirm", "confirm_baseline"):
+    # every option of the table whose value may name a file (by its kind), and the tools'
+    # own file arguments
+    keys = [option.attribute for option in OPTIONS if option.names_files] + list(TOOL_FILES)
+    for key in keys:
         value = arguments.get(key)
         for named in (value if isinstance(value, list) else [value]):
             if not isinstance(named, str) or not named:
@@ -204,8 +212,9 @@ def ratchet(paths: list[str] | None = None, ceilings: str | None = None,
 
 
 def replay(report: str, ceilings: str | None = None, plan: str | None = None,
-           planned: int | None = None, delta: float = 0.05,
-           name: str | None = None, futility: float | None = None, margin: int = 10,
+           planned: int | None = None, delta: float = float(DEFAULT_DELTA),
+           name: str | None = None, futility: float | None = None,
+           margin: int = int(DEFAULT_MARGIN),
            baseline: str | None = None) -> dict[str, Any]:
     """Gate a finished JSON Lines report as if its cases were arriving (``failgate watch
     --replay``): the verdict a sequential run would have settled on, after how many of the

@@ -35,6 +35,7 @@ from ..commands.app import Failgate
 from ..commands.config import load
 from ..commands.sequential import CaseGate, Plan
 from ..core.reports.inspect_ai import sample_case
+from ..options import DEFAULT_DELTA
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -49,7 +50,7 @@ FORMAT = "inspect_ai"
 class FailgateEarlyStopping:
     """Inspect's ``EarlyStopping``: skip the rest of a task once failgate has settled it."""
 
-    def __init__(self, ceilings: str | Path | None = None, delta: float | str = "0.05",
+    def __init__(self, ceilings: str | Path | None = None, delta: float | str = DEFAULT_DELTA,
                  report: str | None = None) -> None:
         self.app = Failgate(load({} if ceilings is None else {"ceilings": str(ceilings)}))
         self.delta = Fraction(str(delta)) if isinstance(delta, float) else Fraction(delta)

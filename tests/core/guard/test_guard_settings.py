@@ -300,7 +300,8 @@ def test_an_instruments_reason_of_hangul_fillers_is_refused_by_the_gate(
     path = repo / "ceilings.yaml"
     text = path.read_text()
     escaped = HANGUL_FILLERS.encode("ascii", "backslashreplace").decode()
-    path.write_text(text + f'instruments:\n  judge_model: {{from: a, to: b, reason: "{escaped}"}}\n')
+    path.write_text(text + "instruments:\n  judge_model: "
+                    f'{{from: a, to: b, reason: "{escaped}"}}\n')
     code, out, err = run_cli(capsys, "check", "reports")
     assert code == 2, out + err
     assert "no letter or digit" in out + err
