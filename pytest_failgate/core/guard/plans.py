@@ -13,7 +13,8 @@ each run: a changed value is named there).
 
 The plans compared: every ``plan.json`` of the repository (``failgate plan``'s default) and
 every file a CI file passes as ``--plan`` (relative to the top of the repository), at the
-ref and now.
+ref and now; and the seeds CI files draw plans with (``failgate plan ... --seed N``, or no
+``--seed``: a fresh one at each run).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 PLAN_NAME = "plan.json"
 _PLAN_OPTION = re.compile(r"--plan(?:=|[ \t]+)([\"']?)([^\s\"';&|]+)\1")
+_PLAN_COMMAND = re.compile(r"failgate[ \t]+plan[ \t][^\n;&|]*")
+_SEED = re.compile(r"--seed(?:=|[ \t]+)([\"']?)([^\s\"']+)\1")
 
 
 def plan_files(tree: Tree) -> set[str]:
@@ -44,10 +47,28 @@ def plan_files(tree: Tree) -> set[str]:
     return found
 
 
+def plan_seeds(tree: Tree) -> dict[str, list[str]]:
+    """The seeds each CI file's ``failgate plan`` commands draw with, in file order
+    (``fresh``: no ``--seed``, a new one at each run)."""
+    found: dict[str, list[str]] = {}
+    for relative, text in ci_files(tree).items():
+        for command in _PLAN_COMMAND.finditer(text.replace("\\\n", " ")):
+            seed = _SEED.search(command.group(0))
+            found.setdefault(relative, []).append(seed.group(2) if seed else "fresh")
+    return found
+
+
 def plan_changes(base: Tree, work: Tree, reason: str | None) -> list[Change]:
     """Each plan changed since the ref: a new seed, another order, other cases, a new or
-    removed plan (see the module docstring)."""
+    removed plan, a CI file drawing plans with another seed (see the module docstring)."""
     changes = []
+    then, now_seeds = plan_seeds(base), plan_seeds(work)
+    for relative, seeds in sorted(now_seeds.items()):
+        if then.get(relative) != seeds:
+            changes.append(Change(f"{relative} failgate plan --seed",
+                                  " ".join(then.get(relative, [])) or "none", " ".join(seeds)
+                                  + " (a seed chosen in this change can be chosen after "
+                                  "seeing outcomes)", None, reason))
     for relative in sorted(plan_files(base) | plan_files(work)):
         was, now = _plan(base.read(relative)), _plan(work.read(relative))
         if was == now:

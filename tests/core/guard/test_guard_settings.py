@@ -326,3 +326,18 @@ def test_every_character_that_renders_as_nothing_is_no_word() -> None:
     letters = {c for c in ignorable if unicodedata.category(c).startswith("L")}
     assert letters == set(HANGUL_FILLERS)  # what the category test alone would keep
     assert reason_words(f"a{HANGUL_FILLERS}b") == "ab"
+
+
+@pytest.mark.parametrize(("after", "loosens"), [
+    ("failgate plan cases.jsonl --seed 1234", True),
+    ("failgate plan cases.jsonl", True),  # a fresh seed at each run: not fixed
+    ("failgate plan cases.jsonl --seed 7 --out plan.json", False),
+])
+def test_a_workflow_drawing_its_plan_with_another_seed_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], after: str, loosens: bool) -> None:
+    _workflow(repo, "failgate plan cases.jsonl --seed 7")
+    commit(repo)
+    _workflow(repo, after)
+    code, out = _guard(capsys)
+    assert code == (1 if loosens else 0), out
+    assert ("failgate plan --seed: 7 ->" in out) is loosens
