@@ -341,3 +341,19 @@ def test_a_workflow_drawing_its_plan_with_another_seed_is_named(
     code, out = _guard(capsys)
     assert code == (1 if loosens else 0), out
     assert ("failgate plan --seed: 7 ->" in out) is loosens
+
+
+def test_the_gates_own_guard_setting_compares_the_table_too(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The guard run by the gate (``failgate_guard``, as pytest's guard item runs it) is
+    given the option table as ``failgate guard`` is."""
+    guarded = PYPROJECT + 'failgate_guard = "main"\n'
+    (repo / "pyproject.toml").write_text(guarded)
+    commit(repo)
+    (repo / "pyproject.toml").write_text(guarded + 'failgate_margin = "1000"\n')
+    code, out, err = run_cli(capsys, "check", "reports")
+    assert code == 1, out + err
+    assert "failgate_margin: not set -> 1000" in out + err
+    (repo / "pyproject.toml").write_text(guarded + 'failgate_margin = "3"\n')  # tighter
+    code, out, err = run_cli(capsys, "check", "reports")
+    assert "failgate_margin" not in out + err
