@@ -357,3 +357,22 @@ def test_the_gates_own_guard_setting_compares_the_table_too(
     (repo / "pyproject.toml").write_text(guarded + 'failgate_margin = "3"\n')  # tighter
     code, out, err = run_cli(capsys, "check", "reports")
     assert "failgate_margin" not in out + err
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("tox.ini", "[pytest]\nfailgate = reports\nfailgate_futility = 0.1\n"),
+    ("setup.cfg", "[tool:pytest]\nfailgate = reports\nfailgate_futility = 0.1\n"),
+    (".gitlab-ci.yml", "gate:\n  script:\n    - failgate watch r.jsonl --futility 0.1 -- ./run\n"),
+    ("Makefile", "gate:\n\tPYTEST_ADDOPTS='--failgate-futility=0.1' pytest\n"),
+])
+def test_futility_from_other_files_of_other_kinds_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], name: str, text: str) -> None:
+    (repo / "pyproject.toml").unlink()  # the other file is the configuration now
+    (repo / "pytest.ini").write_text("[pytest]\nfailgate = reports\n")
+    commit(repo)
+    if name in ("tox.ini", "setup.cfg"):
+        (repo / "pytest.ini").unlink()
+    (repo / name).write_text(text)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "failgate_futility: not set -> 0.1" in out
