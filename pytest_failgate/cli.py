@@ -378,6 +378,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def cmd_sample(args: argparse.Namespace) -> int:
+    from .commands.labelling import sample, write_sample
+
+    drawn = sample(configure(args), args.n, args.seed)
+    write_sample(drawn, Path(args.out))
+    _out(f"sample: {drawn.size} of the run's {drawn.of} cases, drawn uniformly (seed "
+         f"{drawn.seed}) -> {args.out}; label them (how: in the file) and gate with "
+         "--labels")
+    return EXIT_PASS
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
@@ -538,6 +549,17 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                       help="also write the cases in the plan's order, in the source's format "
                            "(CSV too): a harness that runs a file's cases in order by range "
                            "(promptfoo's --filter-range) then walks the plan")
+
+    drawn = command("sample", "draw a uniform random sample of a run's cases for people to "
+                    "label: gold labels that correct the judge's counts (--labels)",
+                    "failgate sample reports/ --n 200 --seed 7 --out sample.json", cmd_sample)
+    drawn.add_argument("--n", type=int, default=200, metavar="K",
+                       help="how many cases to draw (default: 200; at least 30)")
+    drawn.add_argument("--seed", type=int, metavar="S",
+                       help="the seed of the draw: the same seed, the same sample (default: "
+                            "a fresh one, recorded in the file)")
+    drawn.add_argument("--out", default="sample.json", metavar="FILE",
+                       help="where to write the sample (default: sample.json)")
 
     watch = command("watch", "gate a JSON Lines report as it is written, and stop as soon as "
                     "the verdict is settled (the full run's with probability 1 - delta)",

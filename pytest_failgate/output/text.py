@@ -177,7 +177,7 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
             continue  # a slice's empty categories would drown the table
         if row.warnings and status == "ok":
             status = "ok (warn)"
-        count = "" if row.count is None else str(row.count)
+        count = row.count_text
         if row.kind == "metric" and row.value is not None:
             count = f"{row.value:.4g}"
         table.append((one_line(row.label), count, row.ceiling, headroom_text(row.headroom), status,
