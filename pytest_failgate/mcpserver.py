@@ -94,7 +94,7 @@ def _config(**arguments: Any) -> Config:
         limit = min(limit, ini_limit)
     config = replace(config, advice=tool_advice(config), run_plugins=LIMITS.plugins,
                      max_report_bytes=str(limit) if limit is not None else None)
-    for path in (*config.paths, config.ceilings, *config.baseline, config.noise,
+    for path in (*config.paths, config.ceilings, *config.baseline, config.noise, config.labels,
                  *config.confirm, *config.confirm_baseline):
         if path is not None:
             check_inside(path)
@@ -111,7 +111,7 @@ def _check_named_paths(arguments: dict[str, Any]) -> None:
     from .core.taxonomy.files import names_a_file
 
     for key in ("paths", "ceilings", "baseline", "noise", "taxonomy", "base", "candidate",
-                "report", "plan", "confirm", "confirm_baseline"):
+                "report", "plan", "confirm", "confirm_baseline", "labels"):
         value = arguments.get(key)
         for named in (value if isinstance(value, list) else [value]):
             if not isinstance(named, str) or not named:
@@ -125,13 +125,16 @@ def _check_named_paths(arguments: dict[str, Any]) -> None:
 def check(paths: list[str] | None = None, ceilings: str | None = None,
           baseline: list[str] | None = None, noise: str | None = None,
           exclude_unstable: bool = False, analyze: bool = False,
-          strict: bool = False) -> dict[str, Any]:
+          strict: bool = False, labels: str | None = None) -> dict[str, Any]:
     """Gate reports like ``failgate check --json``: the run's ``verdict`` (pass, fail, error,
-    or inconclusive when a report cannot be judged) and every row with its own."""
+    or inconclusive when a report cannot be judged) and every row with its own. With
+    ``labels`` (gold labels, ``failgate sample``) each count is gated on its corrected true
+    count: rows carry ``estimate``, ``lower`` and ``upper`` beside the judge's ``count``."""
     from .commands.gating import check as run
 
     config = _config(paths=paths, ceilings=ceilings, baseline=baseline, noise=noise,
-                     exclude_unstable=exclude_unstable, analyze=analyze, strict=strict)
+                     exclude_unstable=exclude_unstable, analyze=analyze, strict=strict,
+                     labels=labels)
     document: dict[str, Any] = run(config).model_dump(mode="json")
     return document
 

@@ -58,7 +58,7 @@ _GROOVY_DEF = re.compile(r"(?:def|String)[ \t]+(\w+)[ \t]*=[ \t]*([\"'])([^\"'\n
 # a command that runs the gate: pytest (or python -m pytest), or failgate's own
 _COMMAND = re.compile(r"(?:^|[\s;&|(`'\"])(pytest|failgate)(?=\s)")
 # options of `failgate check|init|ratchet` that are pytest's --failgate-<name>
-_CLI_OPTIONS = ("ceilings", "noise", "baseline", "plugins", "strict", "exclude-unstable",
+_CLI_OPTIONS = ("ceilings", "noise", "labels", "baseline", "plugins", "strict", "exclude-unstable",
                 "max-report-bytes", "engine", "taxonomy")
 # pytest options that change the configuration read (PYTEST_ADDOPTS-like)
 _CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir", "--confcutdir", "-p")
