@@ -49,7 +49,9 @@ def test_the_same_seed_draws_the_same_distinct_cases(project: Path) -> None:
 
 def test_the_sample_file_says_how_to_label(project: Path) -> None:
     document = draw(project, 50, seed=3)
-    assert document["n"] == 50 and document["of"] == 400 and document["seed"] == 3
+    assert document["n"] == 50
+    assert document["of"] == 400
+    assert document["seed"] == 3
     assert '{"seed": 3}' in document["how_to_label"]
     assert "retrieval_miss" in document["categories"]
     assert all(set(case) == {"id"} for case in document["cases"])  # no judge's category
@@ -69,7 +71,8 @@ def test_labels_that_find_the_judge_missed_cases_fail_a_count_the_judge_passes(
     code, out, document = _check(capsys, "--labels", str(gold))
     assert code == 1
     row = _rows(document)["retrieval_miss"]
-    assert row["count"] == 60 and row["verdict"] == "fail"
+    assert row["count"] == 60
+    assert row["verdict"] == "fail"
     assert row["lower"] > 80
     assert row["lower"] <= row["estimate"] <= row["upper"]
     assert (f"judge 60, corrected {round(row['estimate'])} [{row['lower']}, {row['upper']}]"
@@ -176,4 +179,5 @@ def test_a_missing_labels_file_named_by_the_ceilings_file_names_its_line(
                                            "ceilings:\n  retrieval_miss: 80\n")
     code, out, _ = _check(capsys)
     assert code == 2
-    assert "ceilings.yaml:3" in out and "labels: gone.jsonl is not a file" in out
+    assert "ceilings.yaml:3" in out
+    assert "labels: gone.jsonl is not a file" in out
