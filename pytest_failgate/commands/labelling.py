@@ -13,7 +13,7 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from ..core.base.classes import dataclass
-from ..core.base.errors import FailgateError
+from ..core.base.errors import FailgateError, display_path
 from ..core.compare.labels import MIN_LABELS, draw
 
 if TYPE_CHECKING:
@@ -32,7 +32,16 @@ class Sample:
     document: dict[str, Any]
 
 
-def sample(config: Config, size: int, seed: int | None) -> Sample:
+def sample(config: Config, size: int, seed: int | None, out: Path) -> str:
+    """``failgate sample``: draw, write the file to ``out``, and say what was drawn."""
+    drawn = draw_sample(config, size, seed)
+    write_sample(drawn, out)
+    return (f"sample: {drawn.size} of the run's {drawn.of} cases, drawn uniformly (seed "
+            f"{drawn.seed}) -> {display_path(out)}; label them (how: in the file) and gate "
+            "with --labels")
+
+
+def draw_sample(config: Config, size: int, seed: int | None) -> Sample:
     """Draw ``size`` of the run's cases with ``seed`` (a fresh one, recorded, when None)."""
     from .app import Failgate
 

@@ -380,7 +380,7 @@ def decide(result: GateResult) -> Headline:
     guard = result.guard.verdict if result.guard is not None else None
     # counts whose corrected interval (gold labels) holds their ceiling: undecided
     undecided = sum(1 for row in rows if row.verdict == "inconclusive"
-                    and row.kind != "inconclusive")
+                    and row.estimate is not None)
     facts = {"not_loaded": len(result.load_errors),
              "failed": sum(1 for row in rows if row.failing and row.verdict != "inconclusive"),
              "inconclusive": len(result.inconclusive) + undecided}
