@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 EXIT_PASS, EXIT_FAIL, EXIT_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 EXIT = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "error": EXIT_INPUT,
         "inconclusive": EXIT_INCONCLUSIVE}
-BAR_WIDTH = 30
 SHOWN_IDS = 10  # case ids per line in `diff`
 
 _paint = False
@@ -168,45 +167,13 @@ def cmd_ratchet(args: argparse.Namespace) -> int:
     return EXIT[done.result.verdict]
 
 
-def _bar(count: int, largest: int) -> str:
-    if largest == 0 or count == 0:
-        return ""
-    eighths = round(count * BAR_WIDTH * 8 / largest) or 1
-    return "█" * (eighths // 8) + " ▏▎▍▌▋▊▉"[eighths % 8].strip()
-
-
 def cmd_show(args: argparse.Namespace) -> int:
     from .commands.gating import show
-    from .core.base.formatting import report_heading
-    from .output.text import headroom_text
+    from .output.text import show_lines
 
-    config = configure(args)
-    shown = show(config, args.top)
-    for index, report in enumerate(shown.reports):
-        if index:
-            _out()
-        if report.error is not None:
-            _out(f"{report.name}: not loaded: {report.error}")
-            continue
-        names = {c.name: one_line(c.name) for c in report.categories}  # a report's names
-        width = max(map(len, names.values()))
-        _out(report_heading(report.name, report.n_cases, report.failed,
-                            report.kind == "aggregate", separator="  "))
-        largest = max(c.count for c in report.categories)
-        for category in report.categories:
-            count = category.count
-            bar = _bar(count, largest)
-            line = f"  {names[category.name]:<{width}}  {count:>6}  {bar:<{BAR_WIDTH}}"
-            if category.ceiling is not None:
-                line += (f"  ceiling {category.ceiling:<8} headroom "
-                         f"{headroom_text(category.headroom)}")
-            if category.first_cases:
-                line += "  " + ", ".join(map(one_line, category.first_cases)) + (
-                    " …" if count > len(category.first_cases) else "")
-            _out(line.rstrip())
-    if shown.skipped:
-        _out()
-        _out(f"skipped: {', '.join(map(one_line, shown.skipped))}")
+    shown = show(configure(args), args.top)
+    for line in show_lines(shown):
+        _out(line)
     return EXIT_INPUT if any(r.error is not None for r in shown.reports) else EXIT_PASS
 
 
@@ -378,6 +345,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+def cmd_sample(args: argparse.Namespace) -> int:
+    from .commands.labelling import sample
+
+    _out(sample(configure(args), args.n, args.seed, Path(args.out)))
+    return EXIT_PASS
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
@@ -538,6 +512,13 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                       help="also write the cases in the plan's order, in the source's format "
                            "(CSV too): a harness that runs a file's cases in order by range "
                            "(promptfoo's --filter-range) then walks the plan")
+
+    drawn = command("sample", "draw a uniform random sample of a run's cases for people to "
+                    "label (gold labels for --labels)",
+                    "failgate sample reports/ --n 200 --seed 7 --out sample.json", cmd_sample)
+    drawn.add_argument("--n", type=int, default=200, metavar="K", help="cases (default: 200)")
+    drawn.add_argument("--seed", type=int, metavar="S", help="default: a fresh one, recorded")
+    drawn.add_argument("--out", default="sample.json", metavar="FILE", help="the sample file")
 
     watch = command("watch", "gate a JSON Lines report as it is written, and stop as soon as "
                     "the verdict is settled (the full run's with probability 1 - delta)",

@@ -133,13 +133,16 @@ def _check_named_paths(arguments: dict[str, Any]) -> None:
 def check(paths: list[str] | None = None, ceilings: str | None = None,
           baseline: list[str] | None = None, noise: str | None = None,
           exclude_unstable: bool = False, analyze: bool = False,
-          strict: bool = False) -> dict[str, Any]:
+          strict: bool = False, labels: str | None = None) -> dict[str, Any]:
     """Gate reports like ``failgate check --json``: the run's ``verdict`` (pass, fail, error,
-    or inconclusive when a report cannot be judged) and every row with its own."""
+    or inconclusive when a report cannot be judged) and every row with its own. With
+    ``labels`` (gold labels, ``failgate sample``) each count is gated on its corrected true
+    count: rows carry ``estimate``, ``lower`` and ``upper`` beside the judge's ``count``."""
     from .commands.gating import check as run
 
     config = _config(paths=paths, ceilings=ceilings, baseline=baseline, noise=noise,
-                     exclude_unstable=exclude_unstable, analyze=analyze, strict=strict)
+                     exclude_unstable=exclude_unstable, analyze=analyze, strict=strict,
+                     labels=labels)
     document: dict[str, Any] = run(config).model_dump(mode="json")
     return document
 

@@ -119,7 +119,7 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("failgate", "paths", "the evaluation reports to gate: a report file or a directory "
-           "of reports", "PATH", commands=(*GATE_COMMANDS, "analyze", "guard"),
+           "of reports", "PATH", commands=(*GATE_COMMANDS, "analyze", "guard", "sample"),
            positional="paths",
            notes=(("pytest", " (repeatable; giving it turns failgate on)"),
                   ("cli", " (default: the ini key failgate)")), effect="changed"),
@@ -127,7 +127,7 @@ OPTIONS: tuple[Option, ...] = (
            "relative to the ini file, else ceilings.yaml in the rootdir)", "FILE",
            default="ceilings.yaml",
            commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard", "sql",
-                     "watch"), effect="evidence"),
+                     "watch", "sample"), effect="evidence"),
     Option("ratchet", "flag", "after the run, lower every ceiling whose count fell; never "
            "raises one (the ratchet command)", action=True, effect="neutral"),
     Option("strict", "flag", "fail items whose ceiling is above the count, so gains must be "
@@ -189,6 +189,12 @@ OPTIONS: tuple[Option, ...] = (
                   ("init", "; each ceiling is written as observed + allowance"),
                   ("ratchet", "; a ceiling is lowered only past its allowance"),
                   ("check", "; a baseline comparison uses its bands")), effect="evidence"),
+    Option("labels", "path", "gold labels of a uniform random sample of the run's cases "
+           "(JSON Lines of {\"id\": ..., \"category\": ... or null}; draw the sample with "
+           "`failgate sample`): each count is gated on its corrected true count, failing "
+           "when its interval is over the ceiling, passing when within it, else "
+           "inconclusive (default: the ceilings file's labels:)", "FILE",
+           commands=("check",), effect="evidence"),
     Option("confirm", "paths", "a second, independent run of the same system (main's previous "
            "run): on a noisy pipeline the ratchet lowers a ceiling only when this run's count "
            "fell past the noise too, and records the mean of the two", "PATH",
@@ -208,7 +214,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("max-report-bytes", "text", "refuse report files larger than SIZE (bytes, or with "
            "KB, MB or GB: 200MB), for reports from untrusted sources (an archive's members "
            "decompress to at most SIZE together; without it, to 1 GB)", "SIZE",
-           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard"),
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard",
+                     "sample"),
            effect="changed"),  # unset is no limit for a file: raising from it is tighter
     Option("engine", "text", "where cases are classified: python (the default), duckdb "
            "(Parquet, JSON Lines, globs; the [duckdb] extra) or spark (the active SparkSession, "
@@ -217,7 +224,7 @@ OPTIONS: tuple[Option, ...] = (
            commands=GATE_COMMANDS, choices=("python", "duckdb", "spark"), effect="changed"),
     Option("taxonomy", "text", "the taxonomy to classify with: a name (rag, a plugin's) or a "
            "taxonomy file (in the ini key: relative to the ini file)", "NAME|PATH",
-           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql"),
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql", "sample"),
            notes=(("pytest", "; --failgate-init writes it as the new ceilings file's taxonomy:, "
                    "after which it must name the file's taxonomy (default: each format's own, "
                    "rag for failgate's own shapes)"),
@@ -231,7 +238,7 @@ OPTIONS: tuple[Option, ...] = (
            "file), whose pytest_failgate_taxonomies / pytest_failgate_readers hooks add "
            "taxonomies and readers; every front end loads the same ones", "MODULE",
            commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql", "watch",
-                     "guard")),
+                     "guard", "sample")),
 )
 
 BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}

@@ -86,7 +86,8 @@ def settings(env: Mapping[str, str]) -> tuple[Settings, str | None]:
         Path(env.get("RUNNER_TEMP") or ".") / "failgate-report")
     return Settings(tuple(reports), input_value(env, "ceilings") or None, ref,
                     input_value(env, "noise") or None, _flag(env, "strict"),
-                    tuple(_words(env, "args")), Path(out)), why_not
+                    tuple(_words(env, "args")), Path(out),
+                    labels=input_value(env, "labels") or None), why_not
 
 
 def _words(env: Mapping[str, str], name: str) -> list[str]:

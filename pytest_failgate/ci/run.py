@@ -66,6 +66,7 @@ class Settings:
     strict: bool = False
     check_args: tuple[str, ...] = ()  # more `failgate check` options, as given
     out_dir: Path = Path("failgate-report")
+    labels: str | None = None  # gold labels: gate the corrected counts (check --labels)
 
 
 @dataclass
@@ -146,6 +147,8 @@ def _config(settings: Settings, json_path: Path) -> Config:
         argv.append("--strict")
     if settings.noise:
         argv += ["--noise", settings.noise]
+    if settings.labels:
+        argv += ["--labels", settings.labels]
     config = check_config([*argv, *settings.check_args])
     guard = settings.guard_base if settings.guard_base is not None else config.guard
     return replace(config, guard=guard, json=json_path.absolute())
@@ -288,6 +291,8 @@ def settings_from_args(argv: Sequence[str] | None = None) -> Settings:
                         help="also run the guard against REF (origin/BRANCH is fetched if "
                              "missing)")
     parser.add_argument("--noise", metavar="FILE", help="a noise_band.json for the gate")
+    parser.add_argument("--labels", metavar="FILE", help="gold labels of a random sample "
+                        "(failgate sample): gate each count's corrected true count")
     parser.add_argument("--strict", action="store_true", help="slack fails (gains must be "
                                                               "committed)")
     parser.add_argument("--check-arg", action="append", default=[], metavar="ARG",
@@ -296,4 +301,5 @@ def settings_from_args(argv: Sequence[str] | None = None) -> Settings:
                         help="where failgate.md and verdict.json go (default: failgate-report)")
     args = parser.parse_args(argv)
     return Settings(tuple(args.reports), args.ceilings, args.guard_base, args.noise,
-                    args.strict, tuple(args.check_arg), Path(args.out_dir))
+                    args.strict, tuple(args.check_arg), Path(args.out_dir),
+                    labels=args.labels)

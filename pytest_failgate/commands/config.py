@@ -57,6 +57,7 @@ class Config:
     guard: str | None = None
     baseline: tuple[Path, ...] = ()
     noise: Path | None = None
+    labels: Path | None = None  # gold labels: gate the judge's counts corrected
     confirm: tuple[Path, ...] = ()
     confirm_baseline: tuple[Path, ...] = ()
     analyze: bool = False
@@ -89,7 +90,8 @@ class Config:
             noise_repeats=repeats, exclude_unstable=self.exclude_unstable,
             analyze=self.analyze, max_report_bytes=self.max_report_bytes, engine=self.engine,
             advice=self.advice, confirm=self.confirm,
-            confirm_baseline=self.confirm_baseline, guard_options=options.OPTIONS)
+            confirm_baseline=self.confirm_baseline, guard_options=options.OPTIONS,
+            labels=self.labels)
 
     @property
     def outputs(self) -> Outputs:

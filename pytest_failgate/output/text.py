@@ -14,6 +14,7 @@ from ..core.base.formatting import inert_lines, one_line, plural, report_heading
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ..commands.results import ShowResult
     from ..core.base.result import GateResult, ReportAnalysis, ReportResult, Row
 
 
@@ -177,7 +178,7 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
             continue  # a slice's empty categories would drown the table
         if row.warnings and status == "ok":
             status = "ok (warn)"
-        count = "" if row.count is None else str(row.count)
+        count = row.count_text
         if row.kind == "metric" and row.value is not None:
             count = f"{row.value:.4g}"
         table.append((one_line(row.label), count, row.ceiling, headroom_text(row.headroom), status,
@@ -205,4 +206,44 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
     for row in report.rows:
         lines.extend(f"  warning: {one_line(w.splitlines()[0])}" for w in row.warnings)
     lines.extend(f"  {inert_lines(line)}" for line in report.explain)
+    return lines
+
+
+BAR_WIDTH = 30
+
+
+def _bar(count: int, largest: int) -> str:
+    if largest == 0 or count == 0:
+        return ""
+    eighths = round(count * BAR_WIDTH * 8 / largest) or 1
+    return "█" * (eighths // 8) + " ▏▎▍▌▋▊▉"[eighths % 8].strip()
+
+
+def show_lines(shown: ShowResult) -> list[str]:
+    """``failgate show``: each report's categories with bars, ceilings and first case ids."""
+    lines: list[str] = []
+    for index, report in enumerate(shown.reports):
+        if index:
+            lines.append("")
+        if report.error is not None:
+            lines.append(f"{report.name}: not loaded: {report.error}")
+            continue
+        names = {c.name: one_line(c.name) for c in report.categories}  # a report's names
+        width = max(map(len, names.values()))
+        lines.append(report_heading(report.name, report.n_cases, report.failed,
+                                    report.kind == "aggregate", separator="  "))
+        largest = max(c.count for c in report.categories)
+        for category in report.categories:
+            count = category.count
+            bar = _bar(count, largest)
+            line = f"  {names[category.name]:<{width}}  {count:>6}  {bar:<{BAR_WIDTH}}"
+            if category.ceiling is not None:
+                line += (f"  ceiling {category.ceiling:<8} headroom "
+                         f"{headroom_text(category.headroom)}")
+            if category.first_cases:
+                line += "  " + ", ".join(map(one_line, category.first_cases)) + (
+                    " …" if count > len(category.first_cases) else "")
+            lines.append(line.rstrip())
+    if shown.skipped:
+        lines += ["", f"skipped: {', '.join(map(one_line, shown.skipped))}"]
     return lines

@@ -122,6 +122,13 @@ class Row(Record):
     blind: bool = described(default=False, text=(
         "the smallest regression it catches is more than a fifth of the cases: the item "
         "cannot detect anything useful"))
+    estimate: float | None = described(default=None, text=(
+        "with gold labels: the estimate of the true count (the judge's count corrected by "
+        "the labelled sample's disagreements; count stays the judge's)"))
+    lower: int | None = described(default=None, text=(
+        "with gold labels: the true count's lower bound (fails when above the limit)"))
+    upper: int | None = described(default=None, text=(
+        "with gold labels: the true count's upper bound (passes when at most the limit)"))
     value: float | None = described(default=None, text="a metric's mean, for display")
     effective_n: int | None = described(default=None, text="cases a metric's mean is over")
     interval: list[float] | None = described(default=None, text=(
@@ -135,6 +142,17 @@ class Row(Record):
     @property
     def label(self) -> str:
         return f"{self.slice}::{self.name}" if self.slice else self.name
+
+    @property
+    def count_text(self) -> str:
+        """The count as shown: ``312``, or with gold labels ``judge 312, corrected 297
+        [271, 324]``."""
+        if self.count is None:
+            return ""
+        if self.estimate is None or self.lower is None or self.upper is None:
+            return str(self.count)
+        return (f"judge {self.count}, corrected {round(self.estimate)} "
+                f"[{self.lower}, {self.upper}]")
 
     @property
     def baseline_text(self) -> str:
@@ -348,7 +366,9 @@ class Headline(Record):
     checks: int = described(text="the run's items (rows)")
     failed: int = described(text=(
         "items over their ceiling or not checkable (not counting the inconclusive ones)"))
-    inconclusive: int = described(text="reports that cannot be judged")
+    inconclusive: int = described(text=(
+        "reports that cannot be judged, and corrected counts (gold labels) whose interval "
+        "holds their ceiling"))
     not_loaded: int = described(text="reports that did not load")
     recorded: int = described(text="counts recorded as new ceilings (init)")
     text: str = described(text="the headline in words, as every output says it")
@@ -358,9 +378,12 @@ def decide(result: GateResult) -> Headline:
     """The run's verdict and headline (``RUN_CASES`` decides; this counts and words)."""
     rows = result.rows
     guard = result.guard.verdict if result.guard is not None else None
+    # counts whose corrected interval (gold labels) holds their ceiling: undecided
+    undecided = sum(1 for row in rows if row.verdict == "inconclusive"
+                    and row.estimate is not None)
     facts = {"not_loaded": len(result.load_errors),
              "failed": sum(1 for row in rows if row.failing and row.verdict != "inconclusive"),
-             "inconclusive": len(result.inconclusive)}
+             "inconclusive": len(result.inconclusive) + undecided}
     gate = run_verdict(facts)
     verdict = run_verdict({**facts, "guard_error": guard == "error", "guard_failed":
                            guard == "fail"})
@@ -375,9 +398,12 @@ def decide(result: GateResult) -> Headline:
     if result.guard is not None and guard == "fail":
         parts.append(f"the ceilings guard against {result.guard.ref} found a loosening "
                      "without a reason")
-    if facts["inconclusive"]:
-        parts.append(f"{plural(facts['inconclusive'], 'report')} cannot be judged" + (
+    if result.inconclusive:
+        parts.append(f"{plural(len(result.inconclusive), 'report')} cannot be judged" + (
             " (not a pass, not a regression)" if verdict == "inconclusive" else ""))
+    if undecided:
+        parts.append(f"{plural(undecided, 'corrected count')} inconclusive: the labels "
+                     "cannot tell whether the true count is over its ceiling")
     if parts:
         text = "; ".join(parts)
     elif not rows:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..reports.model import Report
     from ..stats.allowance import Movement
     from ..stats.binomial import TailProbability
+    from ..stats.ppi import Corrected
     from .load import Entry
 from ..stats.binomial import binomial_upper_tail
 
@@ -49,6 +50,10 @@ class Check:
     # family of tests settles the verdict, see ``core.gate.family``)
     test: TailProbability | None = None
     level: Fraction | None = None
+    # with gold labels: the true count's estimate and interval that decided the verdict
+    # (``core.gate.corrected``; a verdict of "fail" is inconclusive when its interval
+    # holds the limit)
+    corrected: Corrected | None = None
 
     @property
     def is_total(self) -> bool:

@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 
 CEILING_KEYS = ("max", "observed", "allowance", "max_rate", "per", "significance", "reason",
                 "owner", "goal")
-TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "noise", "inconclusive",
-            "instrument", "instruments", "slices", "ceilings", "reports", "contracts",
-            "floors", "reason")
+TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "noise", "labels",
+            "inconclusive", "instrument", "instruments", "slices", "ceilings", "reports",
+            "contracts", "floors", "reason")
 # ``floors:`` was first called ``metrics:`` (the word a taxonomy uses for a case's metric):
 # the old key is still read, with a note to rename it
 OLD_FLOORS = "metrics"
@@ -436,6 +436,9 @@ class CeilingsModel:
     # where the allowances come from: a noise_band.json (relative to this file), or
     # "repeats" (each report's own repeated cases); init, check and ratchet read it
     noise: str | None = None
+    # gold labels of a random sample of cases (JSON Lines, relative to this file): the
+    # gate corrects the judge's counts with them (``core.gate.corrected``)
+    labels: str | None = None
     # the share of a report's cases that may fail outside the system under test (a
     # provider, quota or judge error) before the report is inconclusive (default 1/4)
     inconclusive: Fraction | None = None
@@ -478,6 +481,7 @@ _TOP: tuple[Spec, ...] = (
     ("taxonomies", "taxonomies", _mapping(_plain(_string)), False),
     ("significance", "significance", _plain(_alpha), False),
     ("noise", "noise", _plain(_text, optional=True), False),
+    ("labels", "labels", _plain(_text, optional=True), False),
     ("inconclusive", "inconclusive", _plain(_inconclusive), False),
     ("instrument", "instrument", _mapping(_mapping(_plain(_text))), False),
     ("instruments", "instruments", _mapping(_instrument), False),

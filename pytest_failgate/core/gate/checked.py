@@ -50,6 +50,7 @@ class GateConfig:
     confirm: tuple[Path, ...] = ()
     # the system before the change re-run on this run's day: a paired confirmation
     confirm_baseline: tuple[Path, ...] = ()
+    labels: Path | None = None  # gold labels of a random sample: gate the corrected counts
     advice: Advice = field(default_factory=Advice)  # the front end's words for init, ratchet
     # the option table (``options.OPTIONS``): what the guard compares of every setting
     guard_options: tuple[Any, ...] = ()

@@ -30,6 +30,8 @@ from ..ceilings.rewrite import InitNoise, init_text
 from ..stats.allowance import detectable
 from ..taxonomy.model import GROUP_PREFIX
 from . import messages
+from .corrected import corrected_message
+from .corrected import verdict as corrected_verdict
 from .inconclusive import message as inconclusive_message
 from .messages import FIRST_CASES
 
@@ -225,6 +227,9 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
     verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
     message = messages.check_message(check, source, taxonomy, slack, gate.config,
                                      gate.plan) if ceilings is not None else ""
+    if check.corrected is not None and check.limit is not None:  # gold labels decided it
+        verdict = "fail" if slack else corrected_verdict(check.corrected, check.limit)
+        message = message if slack else corrected_message(check, source)
     warnings = [check.warning] if check.warning else []
     compared = None
     if gate.baseline is not None and check.slice is None and kind in ("category", "total"):
@@ -258,7 +263,17 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
         baseline=compared,
         warnings=warnings,
         **_power(check, check.limit),
+        **_corrected(check),
     )
+
+
+def _corrected(check: Check) -> dict[str, Any]:
+    """A corrected count's estimate and interval (gold labels), beside the judge's count."""
+    corrected = check.corrected
+    if corrected is None:
+        return {}
+    return {"estimate": float(corrected.estimate), "lower": corrected.lower,
+            "upper": corrected.upper}
 
 def unjudged(report: str, rows: list[Row], why: Inconclusive) -> list[Row]:
     """A report that cannot be judged: one failing ``inconclusive`` row naming the cause and

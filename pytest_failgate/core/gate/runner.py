@@ -43,6 +43,7 @@ from ..taxonomy.files import taxonomy_by_name_or_path
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 from .checked import ContractResult, GateConfig, Mode, ReportGate
 from .confirming import paired_drops
+from .corrected import correct_counts, labels_path
 from .family import decide
 from .inconclusive import Inconclusive
 from .inconclusive import judge as judge_inconclusive
@@ -116,6 +117,9 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         if report_gate.report is not None:
             report = report_gate.report
             _check(report_gate, report, ceilings, config.mode)
+    labels = labels_path(config, ceilings) if config.mode in ("gate", "strict") else None
+    if labels is not None:  # the true counts, from the judge's and gold labels
+        warnings += correct_counts(labels, gated, ceilings, byte_limit(config.max_report_bytes))
     _refuse_nothing_gated(gated)
     share = ceilings.model.inconclusive if ceilings is not None else None
     for report_gate in gated:

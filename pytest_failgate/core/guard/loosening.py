@@ -37,6 +37,7 @@ from .enforced import (
 )
 from .evidence import noise_changes, noise_of
 from .gitref import Tree, git
+from .labelled import label_changes, labels_of
 from .plans import plan_changes
 from .routes import (
     config_changes,
@@ -263,6 +264,9 @@ def _routes(work: Tree, base: Tree, both: tuple[dict[str, IniFile], dict[str, In
             was = noise_of(base, base_contexts.get(name, old_ini), pair.old, pair.base)
             _add(found, noise_changes(was, noise_of(work, ini, pair.new, pair.now), reason,
                                       line), 0)
+            labelled = labels_of(base, base_contexts.get(name, old_ini), pair.old, pair.base)
+            _add(found, label_changes(labelled, labels_of(work, ini, pair.new, pair.now),
+                                      reason, pair.new.line(("labels",))), 0)
     now_plugins, base_plugins = plugin_files(work, new_ini), plugin_files(base, old_ini)
     # the files the run's plugins came from, as the session loaded them (a conftest.py
     # whose hooks its text does not name, a module the ini file names by package)

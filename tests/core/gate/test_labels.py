@@ -1,0 +1,183 @@
+"""Gold labels correct the judge: ``failgate sample`` draws the sample, ``--labels`` gates
+each count's corrected true count (fail, pass or inconclusive), bad labels are exit 2
+naming the file and the line."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import run_cli
+from labelled_project import draw, make_project, write_gold
+
+CEILINGS = {"retrieval_miss": 80, "generator_hallucination": 40}
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return make_project(tmp_path, CEILINGS)
+
+
+def _check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, dict[str, Any]]:
+    code, out, err = run_cli(capsys, "check", "reports", "--json", "gate.json", *args)
+    assert "Traceback" not in err
+    document = json.loads(Path("gate.json").read_text()) if Path("gate.json").exists() else {}
+    return code, out + err, document
+
+
+def _rows(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {row["name"]: row for row in document["reports"][0]["rows"]}
+
+
+def _decided(document: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+    return {name: tuple(row[key] for key in ("verdict", "count", "estimate", "lower", "upper"))
+            for name, row in _rows(document).items()}
+
+
+def test_the_same_seed_draws_the_same_distinct_cases(project: Path) -> None:
+    first = draw(project, 200, seed=7)["cases"]
+    again = draw(project, 200, seed=7)["cases"]
+    other = draw(project, 200, seed=8)["cases"]
+    assert first == again
+    assert len({case["id"] for case in first}) == 200
+    assert {case["id"] for case in other} != {case["id"] for case in first}
+
+
+def test_the_sample_file_says_how_to_label(project: Path) -> None:
+    document = draw(project, 50, seed=3)
+    assert document["n"] == 50
+    assert document["of"] == 400
+    assert document["seed"] == 3
+    assert '{"seed": 3}' in document["how_to_label"]
+    assert "retrieval_miss" in document["categories"]
+    assert all(set(case) == {"id"} for case in document["cases"])  # no judge's category
+
+
+def test_too_small_a_sample_is_refused(project: Path, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    code, _, err = run_cli(capsys, "sample", "reports", "--n", "10", "--seed", "1")
+    assert code == 2
+    assert "at least 30" in err
+
+
+def test_labels_that_find_the_judge_missed_cases_fail_a_count_the_judge_passes(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _check(capsys)[0] == 0  # the judge's 60 retrieval misses are under 80
+    gold = write_gold(project, draw(project), missed_share=0.3)
+    code, out, document = _check(capsys, "--labels", str(gold))
+    assert code == 1
+    row = _rows(document)["retrieval_miss"]
+    assert row["count"] == 60
+    assert row["verdict"] == "fail"
+    assert row["lower"] > 80
+    assert row["lower"] <= row["estimate"] <= row["upper"]
+    assert (f"judge 60, corrected {round(row['estimate'])} [{row['lower']}, {row['upper']}]"
+            in out)
+
+
+def test_agreeing_labels_pass_a_count_well_under_its_ceiling_and_leave_a_close_one_open(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gold = write_gold(project, draw(project))
+    code, out, document = _check(capsys, "--labels", str(gold))
+    rows = _rows(document)
+    assert rows["retrieval_miss"]["verdict"] == "pass"
+    assert rows["retrieval_miss"]["upper"] <= 80
+    assert rows["generator_hallucination"]["verdict"] == "pass"
+    assert code == 0
+    assert "assume" not in out  # the labels are the seed's sample: no note
+    # the same labels against a ceiling at the count: the interval holds it
+    (project / "ceilings.yaml").write_text("version: 1\ntaxonomy: rag\nceilings:\n  "
+                                           "retrieval_miss: 60\n  generator_hallucination: 40\n")
+    code, out, document = _check(capsys, "--labels", str(gold))
+    assert code == 3
+    assert _rows(document)["retrieval_miss"]["verdict"] == "inconclusive"
+    assert document["verdict"] == "inconclusive"
+    assert "inconclusive" in out
+
+
+def test_the_ceilings_files_labels_key_gates_as_the_option_does(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_gold(project, draw(project), missed_share=0.3)
+    code, _, by_option = _check(capsys, "--labels", "gold.jsonl")
+    text = (project / "ceilings.yaml").read_text()
+    (project / "ceilings.yaml").write_text(text.replace("taxonomy: rag\n",
+                                                        "taxonomy: rag\nlabels: gold.jsonl\n"))
+    again, _, by_key = _check(capsys)
+    assert (code, again) == (1, 1)
+    assert _decided(by_option) == _decided(by_key)
+
+
+def test_labels_not_drawn_by_sample_are_accepted_with_a_note(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gold = write_gold(project, draw(project), header=False)
+    code, out, _ = _check(capsys, "--labels", str(gold))
+    assert code == 0
+    assert "assume its cases are a uniform random sample" in out
+
+
+def _bad(project: Path, lines: list[Any]) -> Path:
+    sample = draw(project)
+    good = [{"id": case["id"], "category": None if case["id"].startswith("ok-")
+             else case["id"].rsplit("-", 1)[0]} for case in sample["cases"]]
+    text = "\n".join(json.dumps(line) if not isinstance(line, str) else line
+                     for line in (*lines, *good[len(lines):]))
+    path = project / "bad.jsonl"
+    path.write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("lines", "line", "says"), [
+    ([{"id": "no-such-case", "category": None}], 1, "not a case of report 'run'"),
+    ([{"id": "ok-1", "category": None}, {"id": "ok-1", "category": None}], 2,
+     "labelled twice (first on line 1)"),
+    ([{"id": "ok-1", "category": "retreival_miss"}], 1,
+     "unknown category 'retreival_miss' (taxonomy rag); did you mean 'retrieval_miss'?"),
+    (["{not json"], 1, "not JSON"),
+    ([["ok-1", None]], 1, "a label is a JSON object"),
+    ([{"id": "ok-1"}], 1, "a label needs 'category'"),
+    ([{"id": "ok-1", "category": None, "catgory": 1}], 1, "unknown key 'catgory'"),
+    ([{"id": "ok-1", "category": None, "report": "other"}], 1,
+     "report \"other\" is not a report of the run"),
+])
+def test_a_bad_label_is_exit_2_naming_the_file_and_line(
+        project: Path, capsys: pytest.CaptureFixture[str], lines: list[Any], line: int,
+        says: str) -> None:
+    path = _bad(project, lines)
+    code, out, _ = _check(capsys, "--labels", str(path))
+    assert code == 2
+    assert f"bad.jsonl:{line}" in out
+    assert says in out
+
+
+def test_fewer_than_30_labels_are_exit_2(project: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    sample = draw(project, 30, seed=2)
+    path = project / "few.jsonl"
+    path.write_text("".join(json.dumps({"id": c["id"], "category": None}) + "\n"
+                            for c in sample["cases"][:29]), encoding="utf-8")
+    code, out, _ = _check(capsys, "--labels", str(path))
+    assert code == 2
+    assert "few.jsonl:29: 29 labels, fewer than the 30" in out
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_as_labels_is_refused_without_blocking(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    os.mkfifo(project / "gold.jsonl")
+    code, out, _ = _check(capsys, "--labels", "gold.jsonl")
+    assert code == 2
+    assert "gold.jsonl: expected a regular file, found a FIFO" in out
+
+
+def test_a_missing_labels_file_named_by_the_ceilings_file_names_its_line(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "ceilings.yaml").write_text("version: 1\ntaxonomy: rag\nlabels: gone.jsonl\n"
+                                           "ceilings:\n  retrieval_miss: 80\n")
+    code, out, _ = _check(capsys)
+    assert code == 2
+    assert "ceilings.yaml:3" in out
+    assert "labels: gone.jsonl is not a file" in out

@@ -1,0 +1,169 @@
+"""The corrected counts (``core.stats.ppi``) against the tests' own reference
+(``tests/ppi_reference.py``) on seeded simulations, and their coverage where a normal
+interval fails: small categories with few or no disagreements in the sample."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from typing import Any
+
+import ppi_reference as reference
+import pytest
+
+from pytest_failgate.core.stats.ppi import correct, lower_bound, upper_bound
+
+CATEGORIES = ("a", "b", "c", "d")
+
+
+def simulate(rng: random.Random, n_cases: int, rates: tuple[float, ...], miss: float = 0.15,
+             false_fail: float = 0.02, confuse: float = 0.05
+             ) -> tuple[list[Any], list[Any]]:
+    """True categories at ``rates`` (None: passes) and a judge that misses, fails passes
+    and confuses categories at the given rates."""
+    gold: list[Any] = []
+    for _ in range(n_cases):
+        u, acc, chosen = rng.random(), 0.0, None
+        for category, rate in zip(CATEGORIES, rates, strict=False):
+            acc += rate
+            if u < acc:
+                chosen = category
+                break
+        gold.append(chosen)
+    judge: list[Any] = []
+    for truth in gold:
+        if truth is None:
+            judge.append(rng.choice(CATEGORIES) if rng.random() < false_fail else None)
+        elif rng.random() < miss:
+            judge.append(None)
+        elif rng.random() < confuse:
+            judge.append(rng.choice([c for c in CATEGORIES if c != truth]))
+        else:
+            judge.append(truth)
+    return gold, judge
+
+
+def corrected(n_cases: int, judge: list[Any], gold: dict[int, Any], category: str,
+              alpha: Fraction) -> Any:
+    """``ppi.correct`` fed from the cases, as the gate feeds it."""
+    count = sum(1 for j in judge if j == category)
+    inside = [i for i in gold if judge[i] == category]
+    wrong = sum(1 for i in inside if gold[i] != category)
+    missed = sum(1 for i in gold if judge[i] != category and gold[i] == category)
+    return correct(n_cases, count, len(inside), len(gold) - len(inside), missed, wrong, alpha)
+
+
+def test_the_bounds_are_the_reference_tests_inversion() -> None:
+    rng = random.Random(41)
+    for _ in range(100):
+        population = rng.randint(1, 40)
+        draws = rng.randint(0, population)
+        observed = rng.randint(0, draws)
+        level = rng.choice([Fraction(1, 20), Fraction(1, 80), Fraction(1, 5), Fraction(1, 3)])
+        if draws == 0:
+            assert (lower_bound(population, 0, 0, level),
+                    upper_bound(population, 0, 0, level)) == (0, population)
+            continue
+        assert (lower_bound(population, draws, observed, level),
+                upper_bound(population, draws, observed, level)) == reference.bounds(
+            population, draws, observed, level), (population, draws, observed, level)
+
+
+def test_a_tail_exactly_at_the_level_is_rejected_in_exact_arithmetic() -> None:
+    # P[X <= 0] with 30 of 60 successes, 3 drawn: the level equal to it rejects 30
+    # (the test keeps a count only when its tail is above the level), 29 is kept
+    level = reference.cdf(60, 30, 3, 0)
+    assert upper_bound(60, 3, 0, level) == 29
+    assert upper_bound(60, 3, 0, level - Fraction(1, 10**30)) == 30
+
+
+@pytest.mark.parametrize("runs", [
+    pytest.param(4, id="quick"), pytest.param(40, id="long", marks=pytest.mark.slow)])
+def test_the_estimate_and_interval_equal_the_reference_on_seeded_simulations(runs: int
+                                                                              ) -> None:
+    rng = random.Random(7 + runs)
+    for _ in range(runs):
+        n_cases = rng.randint(120, 220)
+        gold_all, judge = simulate(rng, n_cases, (0.15, 0.06, 0.03, 0.01))
+        sample = rng.sample(range(n_cases), rng.randint(30, 45))
+        gold = {i: gold_all[i] for i in sample}
+        for category in CATEGORIES:
+            alpha = Fraction(1, 20) / 4
+            found = corrected(n_cases, judge, gold, category, alpha)
+            assert found.estimate == reference.estimate(n_cases, judge, gold, category)
+            assert (found.lower, found.upper) == reference.interval(
+                n_cases, judge, gold, category, alpha)
+
+
+def _coverage(rates: tuple[float, ...], category: str, alpha: Fraction, runs: int,
+              n_cases: int = 1000, labelled: int = 100, seed: int = 3
+              ) -> tuple[float, float]:
+    """How often the exact and the normal interval hold the true count."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(1 - float(alpha) / 2)
+    rng = random.Random(seed)
+    exact = normal = 0
+    for _ in range(runs):
+        gold_all, judge = simulate(rng, n_cases, rates)
+        gold = {i: gold_all[i] for i in rng.sample(range(n_cases), labelled)}
+        true = sum(1 for g in gold_all if g == category)
+        found = corrected(n_cases, judge, gold, category, alpha)
+        exact += found.lower <= true <= found.upper
+        low, high = reference.normal_interval(n_cases, judge, gold, category, z)
+        normal += low <= true <= high
+    return exact / runs, normal / runs
+
+
+def test_a_small_category_is_covered_where_the_normal_interval_is_not() -> None:
+    # a 1% category among 1,000 cases, 100 labels: most samples hold no disagreement,
+    # and the normal interval collapses onto the judge's count
+    exact, normal = _coverage((0.15, 0.06, 0.03, 0.01), "d", Fraction(1, 5), runs=300)
+    assert exact >= 0.8
+    assert normal < 0.8  # the reference's plain interval misses: the test can tell
+
+
+@pytest.mark.parametrize("rates", [(0.15, 0.06, 0.03, 0.01), (0.02, 0.005, 0.3, 0.0)])
+def test_all_four_intervals_hold_together_at_the_run_budget(rates: tuple[float, ...]) -> None:
+    rng = random.Random(11)
+    runs, held = 150, 0
+    alpha = Fraction(1, 20) / len(CATEGORIES)
+    for _ in range(runs):
+        gold_all, judge = simulate(rng, 800, rates, miss=0.25, false_fail=0.05)
+        gold = {i: gold_all[i] for i in rng.sample(range(800), 60)}
+        held += all(
+            (found := corrected(800, judge, gold, c, alpha)).lower
+            <= sum(1 for g in gold_all if g == c) <= found.upper for c in CATEGORIES)
+    assert held / runs >= 0.95
+
+
+def test_the_estimate_is_unbiased_where_the_judge_count_is_not() -> None:
+    rng = random.Random(5)
+    runs, n_cases = 300, 600
+    bias = judge_bias = Fraction(0)
+    for _ in range(runs):
+        gold_all, judge = simulate(rng, n_cases, (0.15, 0.06, 0.03, 0.01))
+        gold = {i: gold_all[i] for i in rng.sample(range(n_cases), 60)}
+        true = sum(1 for g in gold_all if g == "a")
+        bias += corrected(n_cases, judge, gold, "a", Fraction(1, 20)).estimate - true
+        judge_bias += sum(1 for j in judge if j == "a") - true
+    # the judge misses 15% and confuses 5% of a's 90 cases: about -14 each run
+    assert judge_bias / runs < -10
+    assert abs(bias / runs) < 3
+
+
+def test_a_sample_that_is_the_whole_run_gives_the_true_count() -> None:
+    rng = random.Random(2)
+    gold_all, judge = simulate(rng, 60, (0.3, 0.1, 0.05, 0.05))
+    gold = dict(enumerate(gold_all))
+    for category in CATEGORIES:
+        true = sum(1 for g in gold_all if g == category)
+        found = corrected(60, judge, gold, category, Fraction(1, 20))
+        assert found.lower == found.upper == found.estimate == true
+
+
+def test_counts_outside_the_run_are_refused() -> None:
+    with pytest.raises(ValueError, match="sample"):
+        correct(10, 11, 0, 5, 0, 0, Fraction(1, 20))
+    with pytest.raises(ValueError, match="stratum"):
+        correct(10, 2, 3, 2, 0, 0, Fraction(1, 20))
