@@ -83,7 +83,12 @@ def test_every_front_end_gives_the_same_verdict_and_failing_items(
     assert precommit_guard(project) == 0  # unchanged: the guard hook is quiet
 
 
-@pytest.mark.parametrize("project", sorted(FORMATS), indirect=True)
+# every reader in CI (slow); two in the default run
+PR_FORMATS = [name if name in LAYOUT_FORMATS else pytest.param(name, marks=pytest.mark.slow)
+              for name in sorted(FORMATS)]
+
+
+@pytest.mark.parametrize("project", PR_FORMATS, indirect=True)
 def test_the_guard_is_quiet_on_a_report_only_pull_request_and_catches_a_loosening(
         project: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
