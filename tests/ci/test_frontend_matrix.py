@@ -175,14 +175,15 @@ def test_a_failgate_folder_of_the_checkout_is_refused_on_both_paths_and_named_by
     assert guarded.verdict == "fail"
     assert "ceilings.yaml::guard" in guarded.failed
     said = (tmp_path / "ci" / "failgate.md").read_text(encoding="utf-8")
-    assert "pytest_failgate/" in said and "copy of failgate" in said
+    assert "pytest_failgate/ (a copy of failgate in the repository" in said
 
 
 def test_under_github_a_refusal_is_an_error_annotation_and_sets_the_outputs(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The Action's gate step refusing a checkout's failgate: an ``::error`` line and the
-    step outputs, as every other error."""
-    from pytest_failgate.ci.__main__ import main
+    step outputs, as every other error (it was a plain line, no outputs)."""
+    import pytest_failgate.ci.__main__ as step
+    from action_runner import read_outputs
 
     workspace = tmp_path / "work"
     (workspace / "pytest_failgate").mkdir(parents=True)  # the package said to be here
@@ -190,17 +191,10 @@ def test_under_github_a_refusal_is_an_error_annotation_and_sets_the_outputs(
     output.touch()
     env = {"INPUT_REPORTS": "reports", "GITHUB_OUTPUT": str(output),
            "GITHUB_WORKSPACE": str(workspace)}
-    import pytest_failgate.ci.__main__ as step
-
     real = step.checkout_copy
-    try:
-        step.checkout_copy = lambda ws, package=None: real(ws, workspace / "pytest_failgate")
-        captured = _run_captured(main, env)
-    finally:
-        step.checkout_copy = real
-    code, stdout = captured
-    from action_runner import read_outputs
-
+    monkeypatch.setattr(step, "checkout_copy",
+                        lambda ws, package=None: real(ws, workspace / "pytest_failgate"))
+    code, stdout = _run_captured(step.main, env)
     assert code == 2
     assert any(line.startswith("::error title=failgate::failgate: this failgate is the folder")
                for line in stdout.splitlines()), stdout
@@ -295,3 +289,49 @@ def test_the_action_runs_with_the_projects_venv(project: Path, tmp_path: Path) -
     assert done.steps[0].outputs["python"] == str(python)
     assert (done.outputs["verdict"], frozenset(json.loads(done.outputs["failed"]))) == (
         expected.verdict, expected.failed), done.stdout + "".join(s.stderr for s in done.steps)
+
+
+def test_a_changed_judge_is_inconclusive_on_every_front_end(
+        pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """promptfoo's real runs graded by two judges: the run against its baseline measured
+    by another instrument is inconclusive on ``check``, the CI step and the Action's gate
+    step (with the guard, quiet), MCP and pytest alike (the Action said fail before: its
+    guard took the built-in reader for a plugin)."""
+    import os
+
+    from frontends_matrix import DATA, VERDICT_OF_CODE, in_dir, result_of
+
+    from pytest_failgate import cli, mcpserver
+    from pytest_failgate.ci.__main__ import main as ci_main
+
+    noise = DATA / "promptfoo" / "noise"
+    project = make_project(pytester.path / "project", "promptfoo",
+                           [noise / "judge_gpt-4.1" / "results.json"])
+    shutil.copytree(noise / "judge_gpt-4o", project / "base")
+    commit(project, "the baseline")
+    code = in_dir(project, cli.main, ["check", "reports", "--baseline", "base"])
+    assert VERDICT_OF_CODE[code] == "inconclusive"
+    out = tmp_path / "ci"
+    in_dir(project, ci_main, ["reports", "--guard-base", "main", "--check-arg=--baseline",
+                              "--check-arg=base", "--out-dir", str(out)], {})
+    verdict = json.loads((out / "verdict.json").read_text())
+    assert (verdict["verdict"], verdict["guard"]) == ("inconclusive", "pass")
+    output = tmp_path / "github_output"
+    output.touch()
+    in_dir(project, ci_main, ["--github"], {
+        "INPUT_REPORTS": "reports", "INPUT_ARGS": "--baseline base", "INPUT_GUARD_BASE": "main",
+        "GITHUB_OUTPUT": str(output), "GITHUB_WORKSPACE": str(project),
+        "INPUT_REPORT_DIR": str(tmp_path / "action")})
+    from action_runner import read_outputs
+
+    assert read_outputs(output.read_text())["verdict"] == "inconclusive"
+    outcome, value = in_dir(project, mcpserver._call, "check",
+                            {"paths": ["reports"], "baseline": ["base"]}, [str(project)],
+                            mcpserver.Limits())
+    assert (outcome, value["verdict"]) == ("ok", "inconclusive")
+    os.chdir(project)
+    ran = pytester.runpytest_inprocess("--failgate=reports", "--failgate-baseline=base",
+                                       f"--failgate-json={tmp_path / 'pytest.json'}",
+                                       "-p", "no:cacheprovider")
+    assert result_of(tmp_path / "pytest.json").verdict == "inconclusive"
+    assert ran.ret == 1  # pytest has no code 3: the inconclusive item fails
