@@ -182,8 +182,9 @@ def test_under_github_a_refusal_is_an_error_annotation_and_sets_the_outputs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The Action's gate step refusing a checkout's failgate: an ``::error`` line and the
     step outputs, as every other error (it was a plain line, no outputs)."""
-    import pytest_failgate.ci.__main__ as step
     from action_runner import read_outputs
+
+    import pytest_failgate.ci.__main__ as step
 
     workspace = tmp_path / "work"
     (workspace / "pytest_failgate").mkdir(parents=True)  # the package said to be here
