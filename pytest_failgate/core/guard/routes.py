@@ -16,9 +16,13 @@ guard compares, between the ref and the change, each of these as the gate finds 
   digest: one added, changed or removed needs a reason (what code does cannot be ranked
   looser or tighter). A plugin from outside the repository (an installed package's entry
   point) that replaces a built-in taxonomy the ceilings file uses, or whose reader took
-  reports a built-in reader reads, is named with its module and source digest, every time;
+  reports a built-in reader reads, is named with its module and source digest, every time
+  (which readers are built-in: ``reports.builtin.reader_identity``, on every front end);
 - **the ceilings file's real place**: a link, or an ini path, leading outside the
   repository is a loosening no reason excuses (no review sees that file);
+- **the gate's own code**: a ``pytest_failgate`` package or module the change adds to the
+  repository, which ``python -m`` would run in place of the installed failgate (the gate
+  refuses to run as one, ``install.checkout_copy``): a loosening no reason excuses;
 - **the reports each override applies to**: a ``reports:`` entry naming no report of this
   run (the report was renamed or removed, so a looser default governs it) needs a reason;
   when the guard is not told the run's reports, one whose name a report file of the
