@@ -122,7 +122,8 @@ def test_guard_base_none_means_no_guard_on_the_command_line_as_in_the_action(
 # -------------------------------------------------------------- layouts, in real processes
 
 
-@pytest.mark.parametrize("project", LAYOUT_FORMATS, indirect=True)
+@pytest.mark.parametrize("project", [LAYOUT_FORMATS[0], *(
+    pytest.param(name, marks=pytest.mark.slow) for name in LAYOUT_FORMATS[1:])], indirect=True)
 def test_a_venv_inside_the_project_is_the_installed_failgate(
         project: Path, tmp_path: Path) -> None:
     """uv's default: ``.venv`` inside the project. The CI step (as the Action runs it) and
