@@ -254,3 +254,24 @@ def same_day_outcomes(missed: int, fixed: int = 0) -> list[str]:
     """``missed`` retrieval misses (the first ``fixed`` of them now pass), then the rest."""
     misses = ["correct"] * fixed + ["retrieval_miss"] * (missed - fixed)
     return [*misses, *SAME_DAY_OTHERS, *["correct"] * 40]
+
+
+def reader_classes() -> set[type]:
+    """Every report reader class the package defines (a ``Reader`` subclass in a module of
+    ``core/reports``, the interface's own wrappers aside), found by importing the modules:
+    what the built-in registry must list, derived rather than counted."""
+    import importlib
+    import pkgutil
+
+    from pytest_failgate.core import reports
+    from pytest_failgate.core.reports.readers import Reader
+
+    found = set()
+    for module_info in pkgutil.iter_modules(reports.__path__):
+        module = importlib.import_module(f"{reports.__name__}.{module_info.name}")
+        if module_info.name in ("readers", "builtin"):
+            continue  # the interface and the lazy registry: wrappers, not formats
+        found |= {value for value in vars(module).values() if isinstance(value, type)
+                  and issubclass(value, Reader) and value is not Reader
+                  and value.__module__ == module.__name__}
+    return found

@@ -10,8 +10,11 @@ The failgate that decides must be the installed one, never a ``pytest_failgate/`
 of the checkout it judges (a pull request could add one that says "pass"). ``python -m``
 puts the working directory first on ``sys.path``, so ``action.yml`` runs ``python -I``
 (isolated: no working directory, no ``PYTHONPATH``), and the other CIs' commands in the
-docs do the same; and this module refuses to run from a folder of the working directory
-(or ``GITHUB_WORKSPACE``) unless that folder is what was installed (an editable install).
+docs do the same; and this module refuses to run from a package folder of the checkout
+(``GITHUB_WORKSPACE``, else the working directory): one git tracks, or one importable only
+because its folder is on the path. An installed failgate runs wherever its environment is
+(a ``.venv`` inside the project included), and so does an editable install of failgate's
+own repository (``core.base.install.checkout_copy``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.base.errors import FailgateError
+from ..core.base.formatting import one_line
 from .run import ERROR, Run, Settings, run, settings_from_args
 
 if TYPE_CHECKING:
@@ -31,13 +35,16 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     environ = dict(os.environ if env is None else env)
+    on_github = args == ["--github"]
     try:
         checkout_copy(Path(environ.get("GITHUB_WORKSPACE") or Path.cwd()))
-        if args == ["--github"]:
+        if on_github:
             return _github(environ)
         settings = settings_from_args(args)
         finished = run(settings)
     except FailgateError as exc:
+        if on_github:  # a refusal is a verdict too: annotated, and in the step's outputs
+            return _github_error(environ, exc)
         from ..output.github import inert
 
         print(inert(f"failgate: error: {exc}"), file=sys.stderr)
@@ -48,23 +55,17 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 
 def checkout_copy(workspace: Path, package: Path | None = None) -> None:
     """Refuse a failgate run from a folder of ``workspace`` that was not installed: the
-    checkout's own ``pytest_failgate/``, put first on ``sys.path`` by ``python -m``."""
+    checkout's own ``pytest_failgate/``, put first on ``sys.path`` by ``python -m``
+    (``install.checkout_copy``, the answer the pytest plugin gets too)."""
     from .. import __file__ as init
-    from ..core.base.install import installed_from
+    from ..core.base.install import checkout_copy as why_refused
 
-    here = (package or Path(init).parent).resolve()
-    try:
-        here.relative_to(workspace.resolve())
-    except ValueError:
-        return  # site-packages, or a checkout elsewhere: the installed copy
-    source = installed_from()
-    if source is not None and source[0] == "editable" and here.is_relative_to(
-            Path(source[1]).resolve()):
-        return  # the checkout is what was installed (failgate's own repository)
-    raise FailgateError(
-        f"this failgate is the folder {here} of the checkout it would judge, not the "
-        "installed failgate (python -m puts the working directory first): run `python -I "
-        "-m pytest_failgate.ci`, or rename the folder")
+    instead = ("run `python -I -m pytest_failgate.ci` (-I: the working directory is not on "
+               "the path)" if not sys.flags.isolated else
+               "install failgate (pip install pytest-failgate) and run it from there")
+    why = why_refused(workspace, package or Path(init).parent, instead)
+    if why is not None:
+        raise FailgateError(why)
 
 
 def _say(finished: Run) -> None:
@@ -84,9 +85,7 @@ def _github(env: dict[str, str]) -> int:
         settings, why_no_guard = github.settings(env)
         finished = run(settings, why_no_guard)
     except FailgateError as exc:
-        print(github.annotation(f"failgate: {exc}", title="failgate"))
-        github.set_outputs(env, {"verdict": ERROR.verdict, "exit-code": str(ERROR.code)})
-        return ERROR.code
+        return _github_error(env, exc)
     for line in github.annotation_lines(finished, github.workspace(env)):
         print(line)
     if not github.append_step_summary(github.truncate(finished.markdown,
@@ -96,6 +95,21 @@ def _github(env: dict[str, str]) -> int:
     github.set_outputs(env, github.outputs(finished, url))
     _say(finished)
     return finished.outcome.code
+
+
+def _github_error(env: Mapping[str, str], exc: FailgateError) -> int:
+    """An error before the gate could run (a refusal, a bad input) as the Action reports a
+    verdict: an ``::error`` annotation, the step outputs and a line of the job summary."""
+    from . import github
+
+    print(github.annotation(f"failgate: {exc}", title="failgate"))
+    github.set_outputs(env, {"verdict": ERROR.verdict, "exit-code": str(ERROR.code),
+                             "gate-verdict": ERROR.verdict, "failed": "[]",
+                             "failed-count": "0"})
+    said = one_line(str(exc)).replace("`", "'")  # a file's name is data, never Markdown
+    github.append_step_summary(f"## failgate: {ERROR.mark} {ERROR.verdict}\n\n"
+                               f"{ERROR.mark} the gate did not run: `{said}`\n")
+    return ERROR.code
 
 
 def _comment(env: Mapping[str, str], finished: Run, settings: Settings) -> str | None:

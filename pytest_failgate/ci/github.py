@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.base.errors import FailgateError
 from ..output.github import annotation, append_step_summary, error_annotations
-from .run import Run, Settings
+from .run import Run, Settings, guard_ref
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -65,7 +65,7 @@ def pull_request_number(env: Mapping[str, str], payload: Mapping[str, Any]) -> i
 def guard_base(env: Mapping[str, str]) -> tuple[str | None, str | None]:
     """``(ref, why none)``: the input, or with ``auto`` the pull request's base branch."""
     value = input_value(env, "guard-base") or "auto"
-    if value.lower() in ("none", "false", "off"):
+    if guard_ref(value) is None:
         return None, "turned off (guard-base: none)"
     if value.lower() != "auto":
         return value, None

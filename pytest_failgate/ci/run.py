@@ -277,6 +277,15 @@ def _code(text: str) -> str:
     return one_line(text).replace("`", "'")
 
 
+NO_GUARD = ("none", "false", "off")  # a guard base that turns the guard off, everywhere
+
+
+def guard_ref(value: str | None) -> str | None:
+    """The guard's ref as the step's settings give it: ``none`` (``NO_GUARD``) is no guard
+    on the command line as in the Action's ``guard-base`` input, never a git ref."""
+    return None if value is None or value.strip().lower() in NO_GUARD else value
+
+
 def settings_from_args(argv: Sequence[str] | None = None) -> Settings:
     """The command line of ``python -m pytest_failgate.ci`` (other CIs than GitHub)."""
     import argparse
@@ -289,7 +298,7 @@ def settings_from_args(argv: Sequence[str] | None = None) -> Settings:
     parser.add_argument("--ceilings", metavar="FILE", help="the ceilings file")
     parser.add_argument("--guard-base", metavar="REF",
                         help="also run the guard against REF (origin/BRANCH is fetched if "
-                             "missing)")
+                             "missing); none: no guard, as the Action's guard-base: none")
     parser.add_argument("--noise", metavar="FILE", help="a noise_band.json for the gate")
     parser.add_argument("--labels", metavar="FILE", help="gold labels of a random sample "
                         "(failgate sample): gate each count's corrected true count")
@@ -300,6 +309,6 @@ def settings_from_args(argv: Sequence[str] | None = None) -> Settings:
     parser.add_argument("--out-dir", default="failgate-report", metavar="DIR",
                         help="where failgate.md and verdict.json go (default: failgate-report)")
     args = parser.parse_args(argv)
-    return Settings(tuple(args.reports), args.ceilings, args.guard_base, args.noise,
+    return Settings(tuple(args.reports), args.ceilings, guard_ref(args.guard_base), args.noise,
                     args.strict, tuple(args.check_arg), Path(args.out_dir),
                     labels=args.labels)

@@ -184,6 +184,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .imports import import_plainly
 
     import_plainly(config)  # before the gate's modules: not through the assert rewriter
+    _installed_only(config)
     seed = config.getoption("failgate_sequential")
     alone = [flag for flag in ("--failgate-futility", "--failgate-strata")
              if config.getoption(flag.lstrip("-").replace("-", "_")) is not None]
@@ -205,6 +206,24 @@ def pytest_configure(config: pytest.Config) -> None:
     session = GateSession(config, *settings)
     config.stash[SESSION] = session
     config.pluginmanager.register(session, GateSession.NAME)
+
+
+def _installed_only(config: pytest.Config) -> None:
+    """Refuse a gate whose failgate is a package folder of the project it judges (a
+    ``pytest_failgate/`` that ``python -m pytest`` put first on the path), as the CI step
+    does, with the same answer (``install.checkout_copy``): an installed failgate runs,
+    a ``.venv`` inside the project included."""
+    from pathlib import Path
+
+    from .. import __file__ as init
+    from ..core.base.install import checkout_copy
+
+    instead = ("run `pytest` rather than `python -m pytest` (which puts the working "
+               "directory first on the path), with failgate installed")
+    for workspace in {config.rootpath, config.invocation_params.dir}:
+        why = checkout_copy(workspace, Path(init).parent, instead)
+        if why is not None:
+            raise pytest.UsageError(why)
 
 
 def _idle(config: pytest.Config) -> bool:

@@ -274,7 +274,8 @@ def test_python_m_from_a_checkout_holding_a_failgate_copy_refuses_it(tmp_path: P
                               capture_output=True, text=True, check=False)
     assert shadowed.returncode == 2, shadowed.stdout + shadowed.stderr
     assert (f"this failgate is the folder {work.resolve() / 'pytest_failgate'} of the checkout "
-            "it would judge, not the installed failgate") in shadowed.stderr
+            "it would judge (importable because its folder is on the path), not the installed "
+            "failgate") in shadowed.stderr
     assert "run `python -I -m pytest_failgate.ci`" in shadowed.stderr
     isolated = subprocess.run([sys.executable, "-I", *command], cwd=work, env=env,
                               capture_output=True, text=True, check=False)

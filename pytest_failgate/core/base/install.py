@@ -96,3 +96,67 @@ def _source(text: str) -> tuple[str, str] | None:
 def _quote(argument: str) -> str:
     """Double quotes (POSIX shells, PowerShell and cmd alike) unless the text needs more."""
     return f'"{argument}"' if _PLAIN.fullmatch(argument) else shlex.quote(argument)
+
+
+# ------------------------------------------------------------- the installed failgate only
+
+# the folders an installer puts packages in (a virtual environment's, uv's, Poetry's, the
+# system's): a package there was installed, wherever the environment lies
+SITE_FOLDERS = ("site-packages", "dist-packages")
+
+
+def checkout_copy(workspace: Path, package: Path, instead: str) -> str | None:
+    """Why the failgate at ``package`` is a folder of the checkout in ``workspace`` rather
+    than the installed failgate (``None``: it is installed). The one answer for every path
+    that runs the gate on a repository (the CI step, pytest).
+
+    A package outside the workspace, or in an installer's folder (``site-packages`` of a
+    ``.venv`` inside the project) that git does not track, was installed. A package folder
+    of the checkout (tracked, or importable only because its folder, the working directory,
+    is on the path) is refused, unless it is what was installed editable (failgate's own
+    repository gating itself). ``instead``: what to run instead, for the message."""
+    here, top = package.resolve(), workspace.resolve()
+    if not here.is_relative_to(top) or _editable_source(here, top):
+        return None
+    tracked = _tracked(here, top)
+    if here.parent.name in SITE_FOLDERS and not tracked:
+        return None  # a virtual environment inside the project: installed
+    if here.parent.name in SITE_FOLDERS:
+        return (f"this failgate is {here}, committed to the repository it would judge (git "
+                "tracks it), not an installed failgate: install failgate in an environment "
+                "the repository does not hold (pip install pytest-failgate), or remove that "
+                "folder from the repository")
+    how = "git tracks it" if tracked else "importable because its folder is on the path"
+    return (f"this failgate is the folder {here} of the checkout it would judge ({how}), "
+            f"not the installed failgate: {instead}, or rename the folder")
+
+
+def _editable_source(here: Path, top: Path) -> bool:
+    """Whether ``here`` is the source of an editable install recorded by an installer
+    outside the repository's own files (a record the checkout holds proves nothing)."""
+    from importlib import metadata
+
+    for distribution in metadata.distributions(name=DISTRIBUTION):
+        if distribution.read_text("INSTALLER") is None:
+            continue
+        record = distribution.read_text("direct_url.json")
+        source = _source(record) if record is not None else None
+        where = Path(str(distribution.locate_file(""))).resolve()
+        kept = where.is_relative_to(top) and (where.name not in SITE_FOLDERS
+                                              or _tracked(where, top))
+        return (source is not None and source[0] == "editable" and not kept
+                and here.is_relative_to(Path(source[1]).resolve()))
+    return False
+
+
+def _tracked(path: Path, top: Path) -> bool:
+    """Whether git tracks a file under ``path`` in the repository at ``top`` (no git, or
+    no repository: nothing is tracked)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "ls-files", "-z", "--", str(path)], cwd=top,
+                              capture_output=True, check=False, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and bool(done.stdout.strip(b"\0"))

@@ -49,6 +49,7 @@ from .routes import (
     replaced_builtins,
     replaced_readers,
     report_files,
+    shadow_changes,
     vanished,
 )
 from .settings import Table
@@ -184,6 +185,7 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
                         where)
         if moved is not None and moved not in routes:
             routes.append(moved)
+    routes += shadow_changes(work, base)  # a copy of failgate that would replace it
     given = work.relative(real_path)
     # each ceilings file the gate may read now, with the context that names it
     now_places: list[tuple[str, str]] = []

@@ -17,9 +17,13 @@ guard compares, between the ref and the change, each of these as the gate finds 
   digest: one added, changed or removed needs a reason (what code does cannot be ranked
   looser or tighter). A plugin from outside the repository (an installed package's entry
   point) that replaces a built-in taxonomy the ceilings file uses, or whose reader took
-  reports a built-in reader reads, is named with its module and source digest, every time;
+  reports a built-in reader reads, is named with its module and source digest, every time
+  (which readers are built-in: ``reports.builtin.reader_identity``, on every front end);
 - **the ceilings file's real place**: a link, or an ini path, leading outside the
   repository is a loosening no reason excuses (no review sees that file);
+- **the gate's own code**: a ``pytest_failgate`` package or module the change adds to the
+  repository, which ``python -m`` would run in place of the installed failgate (the gate
+  refuses to run as one, ``install.checkout_copy``): a loosening no reason excuses;
 - **the reports each override applies to**: a ``reports:`` entry naming no report of this
   run (the report was renamed or removed, so a looser default governs it) needs a reason;
   when the guard is not told the run's reports, one whose name a report file of the
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import shlex
 from typing import TYPE_CHECKING
 
@@ -226,34 +231,29 @@ def replaced_builtins(used: Collection[str], origins: Mapping[str, tuple[str, st
 
 
 def source_of(plugin: object) -> str | None:
-    """The file of a plugin's code: a module's, else its class's module's (a reader
-    object, a plugin instance); an adapted reader's, the object it wraps."""
-    import sys
+    """The file of a plugin's code (``reports.builtin.reader_identity``'s, for a reader
+    too): a module's, else its class's module's; an adapted reader's, the object it wraps."""
+    from ..reports.builtin import code_file
 
-    plugin = getattr(plugin, "_reader", plugin)
-    found = getattr(plugin, "__file__", None)
-    if not isinstance(found, str):
-        module = sys.modules.get(getattr(type(plugin), "__module__", ""))
-        found = getattr(module, "__file__", None)
-    if not isinstance(found, str):  # a module loaded outside sys.modules: its code's file
-        code = [v.__code__ for v in vars(type(plugin)).values() if hasattr(v, "__code__")]
-        found = code[0].co_filename if code else None
-    return found if isinstance(found, str) else None
+    return code_file(getattr(plugin, "_reader", plugin))
 
 
 def readers_in_use(readers: Iterable[ReportReader], used: Mapping[str, Path]
                    ) -> dict[str, tuple[str | None, bool]]:
     """The plugin readers that read reports of this run (``used``: format name -> one of
     its files), each with its source and whether it took a built-in format's file (its
-    name is a built-in reader's, or a built-in reader claims that file)."""
+    name is a built-in reader's, or a built-in reader claims that file). Which readers are
+    built-in is ``reader_identity``'s answer, the same on every front end, whatever list
+    of readers (with the built-in ones or without) it was given."""
     from ..base.safeopen import open_regular
-    from ..reports.builtin import builtin_readers
+    from ..reports.builtin import builtin_readers, reader_identity
 
     builtin = builtin_readers()
     found: dict[str, tuple[str | None, bool]] = {}
     for reader in readers:
-        if reader.name not in used:
-            continue
+        identity = reader_identity(reader)
+        if identity.builtin or reader.name not in used or reader.name in found:
+            continue  # a built-in format; or a reader not used; or an earlier one took it
         path = used[reader.name]
         replaces = reader.name in {b.name for b in builtin}
         if not replaces:
@@ -263,7 +263,7 @@ def readers_in_use(readers: Iterable[ReportReader], used: Mapping[str, Path]
             except (OSError, FailgateError):
                 head = b""
             replaces = any(path.suffix in b.suffixes and b.claims(head) for b in builtin)
-        found[reader.name] = (source_of(reader), replaces)
+        found[reader.name] = (identity.source, replaces)
     return found
 
 
@@ -351,3 +351,43 @@ def vanished(overrides: Mapping[str, int | None], reasons: Mapping[str, str | No
                               "it now)", line, excuse))
     return changes
 
+
+
+# --------------------------------------------------------------------------- the gate's code
+
+
+def shadowing_copies(tree: Tree) -> set[str]:
+    """The ``pytest_failgate`` packages and modules of the repository, which ``python -m``
+    (or a ``pythonpath`` setting) can put in place of the installed failgate: tracked, or
+    untracked outside an installer's folder (a ``.venv`` inside the project is installed,
+    ``install.checkout_copy``)."""
+    from ..base.install import SITE_FOLDERS
+    from .gitref import git
+
+    tracked = (["ls-files", "-z", "--cached"] if tree.ref is None else
+               ["ls-tree", "-r", "-z", "--name-only", str(tree.ref)])
+    listings = [(git(tracked, tree.top), False)]
+    if tree.ref is None:
+        listings.append((git(["ls-files", "-z", "--others", "--exclude-standard"],
+                             tree.top), True))
+    found = set()
+    for listed, untracked in listings:
+        for path in listed.stdout.split("\0") if listed.returncode == 0 else []:
+            parts = path.split("/")
+            if untracked and any(part in SITE_FOLDERS for part in parts):
+                continue
+            if parts[-1] == "pytest_failgate.py":
+                found.add(path)
+            elif parts[-2:-1] == ["pytest_failgate"] and parts[-1] == "__init__.py":
+                found.add(posixpath.dirname(path) + "/")
+    return found
+
+
+def shadow_changes(work: Tree, base: Tree) -> list[Change]:
+    """A ``pytest_failgate`` package or module the change adds: it would replace the
+    installed gate (the gate refuses to run as one; no reason excuses it)."""
+    was = shadowing_copies(base)
+    return [Change(f"failgate {path}", "the installed failgate",
+                   f"{path} (a copy of failgate in the repository, which `python -m` runs in "
+                   "place of the installed one; no reason excuses it)", None, None)
+            for path in sorted(shadowing_copies(work) - was)]

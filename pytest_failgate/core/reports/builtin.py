@@ -13,9 +13,11 @@ always did. Each row agrees with its reader's class and each probe with its ``cl
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..base.classes import dataclass
 from .readers import Reader
 
 if TYPE_CHECKING:
@@ -82,3 +84,45 @@ class BuiltinReader(Reader):
 def builtin_readers() -> tuple[ReportReader, ...]:
     """The readers shipped with failgate, after any a plugin contributes."""
     return tuple(BuiltinReader(*row) for row in BUILTIN)
+
+
+@dataclass(frozen=True)
+class ReaderIdentity:
+    """Who a reader is, for the guard and every front end: a built-in format (the same
+    thing whether its module was imported eagerly or behind the byte probe), or a plugin's
+    reader with the file of its code."""
+
+    name: str
+    builtin: bool
+    source: str | None = None  # a plugin reader's code file (None: built-in, or unknown)
+
+
+def reader_identity(reader: Any) -> ReaderIdentity:
+    """The one answer to "which reader is this": built-in when it is a row of ``BUILTIN``
+    (lazy) or an instance of a row's own class (imported eagerly); anything else, a
+    subclass of a built-in reader included, is a plugin's reader, named with its source."""
+    inner = getattr(reader, "_reader", reader)  # a plugin reader adapted to the interface
+    name = str(getattr(reader, "name", ""))
+    if isinstance(inner, BuiltinReader):
+        row = (inner.module, inner.cls, inner.name, inner.suffixes, inner.taxonomy,
+               inner.probe)
+        if row in BUILTIN:
+            return ReaderIdentity(name, True)
+    for module, cls, *_ in BUILTIN:  # the class itself, never a name it could copy
+        loaded = sys.modules.get(f"{__package__}.{module}")
+        if loaded is not None and type(inner) is getattr(loaded, cls, None):
+            return ReaderIdentity(name, True)
+    return ReaderIdentity(name, False, code_file(inner))
+
+
+def code_file(plugin: object) -> str | None:
+    """The file of a plugin's code: a module's, else its class's module's (a reader
+    object, a plugin instance)."""
+    found = getattr(plugin, "__file__", None)
+    if not isinstance(found, str):
+        module = sys.modules.get(getattr(type(plugin), "__module__", ""))
+        found = getattr(module, "__file__", None)
+    if not isinstance(found, str):  # a module loaded outside sys.modules: its code's file
+        code = [v.__code__ for v in vars(type(plugin)).values() if hasattr(v, "__code__")]
+        found = code[0].co_filename if code else None
+    return found if isinstance(found, str) else None

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLES
+from helpers import EXAMPLES, reader_classes
 
 from pytest_failgate.core.reports import deepeval, promptfoo, ragrun
 from pytest_failgate.core.reports.builtin import BUILTIN, BuiltinReader, builtin_readers
@@ -27,7 +27,9 @@ def head_of(path: Path) -> bytes:
 
 
 def test_each_row_names_its_readers_class_name_suffixes_and_taxonomy() -> None:
-    assert len(READERS) == len(BUILTIN) == 10
+    # every reader class of the package has its row, and every row is one of them
+    assert {type(reader.loaded()) for reader in READERS} == reader_classes()
+    assert len(READERS) == len(BUILTIN) == len({row[2] for row in BUILTIN})
     for reader in READERS:
         loaded = reader.loaded()
         assert type(loaded).__name__ == reader.cls
