@@ -99,7 +99,7 @@ OPTIONS: tuple[Option, ...] = (
            "relative to the ini file, else ceilings.yaml in the rootdir)", "FILE",
            default="ceilings.yaml",
            commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard", "sql",
-                     "watch")),
+                     "watch", "plan")),
     Option("ratchet", "flag", "after the run, lower every ceiling whose count fell; never "
            "raises one (the ratchet command)", action=True),
     Option("strict", "flag", "fail items whose ceiling is above the count, so gains must be "
@@ -172,7 +172,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("max-report-bytes", "text", "refuse report files larger than SIZE (bytes, or with "
            "KB, MB or GB: 200MB), for reports from untrusted sources (an archive's members "
            "decompress to at most SIZE together; without it, to 1 GB)", "SIZE",
-           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard")),
+           commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard", "plan")),
     Option("engine", "text", "where cases are classified: python (the default), duckdb "
            "(Parquet, JSON Lines, globs; the [duckdb] extra) or spark (the active SparkSession, "
            "else local[*]; Parquet and ORC; the [spark] extra). Parquet always runs in a SQL "
@@ -194,7 +194,7 @@ OPTIONS: tuple[Option, ...] = (
            "file), whose pytest_failgate_taxonomies / pytest_failgate_readers hooks add "
            "taxonomies and readers; every front end loads the same ones", "MODULE",
            commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql", "watch",
-                     "guard")),
+                     "guard", "plan")),
 )
 
 BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}
