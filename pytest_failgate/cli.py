@@ -364,21 +364,11 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from .commands.app import Failgate
-    from .commands.sequential import make_plan, read_cases, write_ordered, write_plan
+    from .commands.sequential import plan_command
 
-    # the case ids as the gate will read them: the ceilings file's taxonomy's id field
-    cases = read_cases(Failgate(configure(args)), Path(args.source), args.id, args.name)
-    plan = make_plan(cases, args.seed, args.strata)
-    if args.ordered:
-        write_ordered(plan, cases, Path(args.ordered))
-    write_plan(plan, Path(args.out))
-    within = ("" if plan.strata is None else
-              f" within each of {len(set(plan.strata))} strata of {plan.field}")
-    _out(f"plan: {len(plan.ids)} cases of {args.source} in a random order{within} (seed "
-         f"{plan.seed}) -> {args.out}")
-    _out(cases.id_source())
-    if args.ordered:
-        _out(f"the cases in the plan's order -> {args.ordered}")
+    for line in plan_command(Failgate(configure(args)), Path(args.source), args.seed,
+                             args.strata, args.id, args.name, Path(args.out), args.ordered):
+        _out(line)
     return EXIT_PASS
 
 

@@ -149,6 +149,27 @@ def make_plan(cases: CaseSet, seed: int | None = None, strata: str | None = None
         raise FailgateError(exc.message, cases.path) from None
 
 
+def plan_command(app: Failgate, source: Path, seed: int | None, strata: str | None,
+                 id_field: str | None, name: str | None, out: Path, ordered: str | None
+                 ) -> list[str]:
+    """``failgate plan``: the case set read with the ids the gate will read (the ceilings
+    file's taxonomy's id field), the plan drawn and written; what to print."""
+    from pathlib import Path
+
+    cases = read_cases(app, source, id_field, name)
+    plan = make_plan(cases, seed, strata)
+    if ordered:
+        write_ordered(plan, cases, Path(ordered))
+    write_plan(plan, out)
+    within = ("" if plan.strata is None else
+              f" within each of {len(set(plan.strata))} strata of {plan.field}")
+    lines = [f"plan: {len(plan.ids)} cases of {source} in a random order{within} (seed "
+             f"{plan.seed}) -> {out}"]
+    if ordered:
+        lines.append(f"the cases in the plan's order -> {ordered}")
+    return [*lines, cases.id_source()]
+
+
 def write_plan(plan: Plan, out: Path) -> None:
     temporary = out.with_name(out.name + ".tmp")
     temporary.write_text(
