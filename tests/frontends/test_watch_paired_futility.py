@@ -46,7 +46,8 @@ def test_an_unchanged_rerun_beside_its_baseline_passes_early_by_futility(
     assert _settled_after(out) < PLANNED
     assert "a pass by futility" in out
     sequential = json.loads((rerun / "result.json").read_text())["sequential"]
-    assert sequential["n"] < PLANNED and sequential["beta"] == 0.05
+    assert sequential["n"] < PLANNED
+    assert sequential["beta"] == 0.05
 
 
 def test_without_futility_the_paired_run_pays_for_every_case(
