@@ -330,18 +330,12 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from .commands.sequential import make_plan, write_ordered, write_plan
+    from .commands.app import Failgate
+    from .commands.sequential import plan_command
 
-    plan = make_plan(Path(args.source), args.seed, args.strata, args.id)
-    if args.ordered:
-        write_ordered(plan, Path(args.source), Path(args.ordered), args.id)
-    write_plan(plan, Path(args.out))
-    within = ("" if plan.strata is None else
-              f" within each of {len(set(plan.strata))} strata of {plan.field}")
-    _out(f"plan: {len(plan.ids)} cases of {args.source} in a random order{within} (seed "
-         f"{plan.seed}) -> {args.out}")
-    if args.ordered:
-        _out(f"the cases in the plan's order -> {args.ordered}")
+    for line in plan_command(Failgate(configure(args)), Path(args.source), args.seed,
+                             args.strata, args.id, args.name, Path(args.out), args.ordered):
+        _out(line)
     return EXIT_PASS
 
 
@@ -506,8 +500,12 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     plan.add_argument("--out", default="plan.json", metavar="FILE",
                       help="where to write the plan (default: plan.json)")
     plan.add_argument("--id", metavar="FIELD",
-                      help="the case field holding each case's id (default: id, case_id, "
-                           "question_id or sample_id, else the case's position)")
+                      help="the case field holding each case's id (default: the id fields of "
+                           "the taxonomy the ceilings file gives the report, its id_field; "
+                           "else id, case_id, question_id or sample_id, else the position)")
+    plan.add_argument("--name", metavar="NAME",
+                      help="the report's name in the ceilings file, whose taxonomy gives the "
+                           "id field (default: the file's name without its suffix)")
     plan.add_argument("--ordered", metavar="FILE",
                       help="also write the cases in the plan's order, in the source's format "
                            "(CSV too): a harness that runs a file's cases in order by range "

@@ -127,7 +127,7 @@ OPTIONS: tuple[Option, ...] = (
            "relative to the ini file, else ceilings.yaml in the rootdir)", "FILE",
            default="ceilings.yaml",
            commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard", "sql",
-                     "watch", "sample"), effect="evidence"),
+                     "watch", "sample", "plan"), effect="evidence"),
     Option("ratchet", "flag", "after the run, lower every ceiling whose count fell; never "
            "raises one (the ratchet command)", action=True, effect="neutral"),
     Option("strict", "flag", "fail items whose ceiling is above the count, so gains must be "
@@ -215,7 +215,7 @@ OPTIONS: tuple[Option, ...] = (
            "KB, MB or GB: 200MB), for reports from untrusted sources (an archive's members "
            "decompress to at most SIZE together; without it, to 1 GB)", "SIZE",
            commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard",
-                     "sample"),
+                     "sample", "plan"),
            effect="changed"),  # unset is no limit for a file: raising from it is tighter
     Option("engine", "text", "where cases are classified: python (the default), duckdb "
            "(Parquet, JSON Lines, globs; the [duckdb] extra) or spark (the active SparkSession, "
@@ -238,7 +238,7 @@ OPTIONS: tuple[Option, ...] = (
            "file), whose pytest_failgate_taxonomies / pytest_failgate_readers hooks add "
            "taxonomies and readers; every front end loads the same ones", "MODULE",
            commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "sql", "watch",
-                     "guard", "sample")),
+                     "guard", "sample", "plan")),
 )
 
 BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}

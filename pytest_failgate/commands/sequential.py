@@ -16,17 +16,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-import random
 import secrets
 import signal
 import subprocess
 import time
 from dataclasses import field
 from fractions import Fraction
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError
+from ..core.gate import plan as plans
 from ..core.gate.sequential import (
     Futility,
     PlannedOrder,
@@ -36,8 +37,8 @@ from ..core.gate.sequential import (
     gate_items,
     quoted,
 )
+from ..core.reports.caseset import is_json_document, parse_json
 from ..core.stats.sequential import DEFAULT_DELTA
-from ..core.taxonomy.model import DEFAULT_ID_FIELDS
 from .app import Failgate
 
 if TYPE_CHECKING:
@@ -46,111 +47,54 @@ if TYPE_CHECKING:
 
     from ..core.base.result import GateResult
     from ..core.gate.sequential import ItemLook, Settled
+    from ..core.reports.caseset import CaseSet
     from ..core.reports.sink import CaseSink
     from ..core.taxonomy import Taxonomy
     from .config import Config
 
-PLAN_FORMAT = "failgate-plan/1"
 STOP_GRACE_SECONDS = 5.0  # between SIGTERM and SIGKILL for a harness that was settled
+PLAN_FORMAT = plans.PLAN_FORMAT
+Plan = plans.Plan
+stratified_order = plans.stratified_order  # where the pytest plugin imported it from
+_parse_json = parse_json
 
 
-@dataclass(frozen=True)
-class Plan:
-    """The planned order of a run's cases and the seed it was drawn with."""
+def read_cases(app: Failgate | None, path: Path, id_field: str | None = None,
+               name: str | None = None) -> CaseSet:
+    """A case set (a dataset file or a report) as the gate reads it (``core.reports.caseset``):
+    with ``app``, the readers, the size limit and the id field of the taxonomy its ceilings
+    file picks; without, failgate's own shapes and the default id fields."""
+    from ..core.reports.caseset import read_case_set
+    from ..core.reports.choice import TaxonomyChoice
+    from ..core.reports.spec import ReadSpec
 
-    ids: tuple[str, ...]
-    seed: int
-    source: str
-    strata: tuple[str, ...] | None = None  # each planned case's stratum (--strata)
-    field: str | None = None  # the case field the strata are the values of
-
-
-def _parse_json(text: str, path: Path, line: int = 1) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FailgateError(
-            f"invalid JSON: {exc.msg}", path, line + exc.lineno - 1, exc.colno
-        ) from None
-    except RecursionError:
-        raise FailgateError("invalid JSON: nested too deeply", path, line) from None
-
-
-def _case_id(case: Any, position: int, path: Path, line: int,
-             id_field: str | None = None) -> str:
-    """A case's id as the gate compares it: its ``id_field`` when one is named (a case
-    without it is an error), else ``id``, ``case_id``, ``question_id``, ``sample_id``,
-    else ``#<position>``."""
-    if not isinstance(case, dict):
-        raise FailgateError(f"case #{position} is not an object", path, line)
-    for name in DEFAULT_ID_FIELDS if id_field is None else (id_field,):
-        value = case.get(name)
-        if isinstance(value, str) or type(value) is int:
-            return str(value)
-        if value is None and id_field is not None:
-            raise FailgateError(f"case #{position} has no '{id_field}' (--id)", path, line)
-        if value is not None:
-            raise FailgateError(
-                f"case #{position}: the case id '{name}' must be a string or an integer",
-                path, line
-            )
-    return f"#{position}"
+    if app is None:
+        return read_case_set(path, TaxonomyChoice(), ReadSpec(), name, id_field)
+    return read_case_set(path, app.choice(), app.read_spec(), name, id_field)
 
 
 def case_ids(path: Path, id_field: str | None = None) -> list[str]:
-    """The case ids of a dataset file or a report: JSON Lines, a JSON array of cases, an
-    object with ``case_results``, or CSV (a header, then a case a row: promptfoo's tests)."""
-    return [case_id for case_id, _, _ in case_records(path, id_field)]
+    """The case ids of a dataset file or a report in failgate's own shapes."""
+    return list(read_cases(None, path, id_field).ids)
 
 
 def case_records(path: Path, id_field: str | None = None
-                 ) -> list[tuple[str, dict[str, Any], int]]:
+                 ) -> list[tuple[str, Mapping[str, Any], int]]:
     """Each case of a dataset file or a report: its id, the case, its line."""
-    text = path.read_text(encoding="utf-8-sig")
-    records = []
-    if path.suffix.lower() == ".csv":
-        records = [(_case_id(case, i, path, line, id_field), case, line)
-                   for i, (case, line) in enumerate(_csv_rows(text, path), start=1)]
-    elif _is_json_document(text, path):
-        document = _parse_json(text, path)
-        cases = document.get("case_results") if isinstance(document, dict) else document
-        if not isinstance(cases, list):
-            raise FailgateError("neither a list of cases nor an object with case_results", path)
-        records = [(_case_id(case, i, path, 1, id_field), case, 1)
-                   for i, case in enumerate(cases, start=1)]
-    else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                case = _parse_json(line, path, number)
-                records.append((_case_id(case, len(records) + 1, path, number, id_field), case,
-                                number))
-    if not records:
-        raise FailgateError("no cases: a plan over nothing would settle nothing", path)
-    return records
+    found = read_cases(None, path, id_field)
+    return list(zip(found.ids, found.cases, found.lines, strict=True))
 
 
-def _csv_rows(text: str, path: Path) -> Iterator[tuple[dict[str, Any], int]]:
-    """A CSV file's rows as cases (its header names the fields), each with its line."""
-    rows = csv.DictReader(io.StringIO(text, newline=""))
-    try:
-        rows.fieldnames  # noqa: B018 - reads the header
-        line = rows.line_num
-        for row in rows:
-            if None in row:
-                raise FailgateError("the row has more cells than the header names", path,
-                                    line + 1)
-            yield dict(row), line + 1
-            line = rows.line_num
-    except csv.Error as exc:
-        raise FailgateError(f"invalid CSV: {exc}", path, rows.line_num) from None
-
-
-def write_ordered(plan: Plan, source: Path, out: Path, id_field: str | None = None) -> None:
-    """``source``'s cases in the plan's order, in ``source``'s own format (CSV, JSON Lines,
-    a JSON array, ``case_results``): a harness that runs a file's cases in the file's order
+def write_ordered(plan: Plan, cases: CaseSet, out: Path) -> None:
+    """The case set's cases in the plan's order, in its own format (CSV, JSON Lines, a JSON
+    array, ``case_results``): a harness that runs a file's cases in the file's order
     (promptfoo's ``--filter-range``) then walks the plan's random order."""
-    records = {case_id: (case, line) for case_id, case, line in case_records(source, id_field)}
-    text = source.read_text(encoding="utf-8-sig")
+    source, text = cases.path, cases.text
+    if text is None:
+        raise FailgateError(f"--ordered writes failgate's own shapes and CSV; this is a "
+                            f"{cases.format} file", source)
+    records = {case_id: (case, line)
+               for case_id, case, line in zip(cases.ids, cases.cases, cases.lines, strict=True)}
     ordered = [records[case_id][0] for case_id in plan.ids]
     if source.suffix.lower() == ".csv":
         buffer = io.StringIO(newline="")
@@ -159,8 +103,8 @@ def write_ordered(plan: Plan, source: Path, out: Path, id_field: str | None = No
         writer.writeheader()
         writer.writerows(ordered)
         written = buffer.getvalue()
-    elif _is_json_document(text, source):
-        document = _parse_json(text, source)
+    elif is_json_document(text, source):
+        document = parse_json(text, source)
         document = ({**document, "case_results": ordered} if isinstance(document, dict)
                     else ordered)
         written = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
@@ -174,127 +118,74 @@ def write_ordered(plan: Plan, source: Path, out: Path, id_field: str | None = No
     temporary.replace(out)
 
 
-def _strata_of(path: Path, field_name: str, id_field: str | None = None
-               ) -> tuple[list[str], dict[str, str]]:
-    """The case ids and each one's stratum: its ``field_name``, as text (a string, an
-    integer or a boolean; a case without it is an error naming the case)."""
-    ids, strata = [], {}
-    for case_id, case, line in case_records(path, id_field):
+def _strata_of(cases: CaseSet, field_name: str) -> dict[str, str]:
+    """Each case's stratum: its ``field_name``, as text (a string, an integer or a
+    boolean; a case without it is an error naming the case)."""
+    strata = {}
+    for case_id, case, line in zip(cases.ids, cases.cases, cases.lines, strict=True):
         value = case.get(field_name)
         if not (isinstance(value, (str, bool)) or type(value) is int):
             raise FailgateError(
                 f"case {quoted(case_id)}: the stratum field '{field_name}' must be a string, "
-                "an integer or a boolean", path, line)
-        ids.append(case_id)
+                "an integer or a boolean", cases.path, line)
         strata[case_id] = json.dumps(value) if isinstance(value, bool) else str(value)
-    return ids, strata
+    return strata
 
 
-def _is_json_document(text: str, path: Path) -> bool:
-    """Whether a file is one JSON document (an array of cases, ``case_results``), not JSON
-    Lines: a ``.jsonl`` file never is, even of one line."""
-    return (path.suffix.lower() != ".jsonl" and text.lstrip().startswith(("[", "{"))
-            and not _is_json_lines(text))
-
-
-def _is_json_lines(text: str) -> bool:
-    lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) < 2:
-        return False
-    try:
-        return all(isinstance(json.loads(line), dict) for line in lines[:2])
-    except json.JSONDecodeError:
-        return False
-
-
-def make_plan(source: Path, seed: int | None = None, strata: str | None = None,
-              id_field: str | None = None) -> Plan:
-    """A uniformly random order of ``source``'s cases, drawn from ``seed`` (a fresh one
+def make_plan(cases: CaseSet, seed: int | None = None, strata: str | None = None) -> Plan:
+    """A uniformly random order of a case set's cases, drawn from ``seed`` (a fresh one
     when none is given: the order must be fixed before the run, not chosen after it).
 
     With ``strata`` (a case field), the cases are permuted within each stratum and the
-    strata interleaved in proportion (the ``k``-th of a stratum of ``s`` cases at
-    ``(k + 1/2) / s`` of the run); the gate then keeps a confidence sequence per stratum,
-    valid whatever the interleaving."""
-    if strata is None:
-        ids, of = case_ids(source, id_field), None
-    else:
-        ids, of = _strata_of(source, strata, id_field)
-    duplicated = len(ids) - len(set(ids))
-    if duplicated:
-        raise FailgateError(
-            f"{duplicated} case ids appear more than once; a plan orders distinct cases", source
-        )
+    strata interleaved in proportion (``core.gate.plan``); the gate then keeps a
+    confidence sequence per stratum, valid whatever the interleaving."""
+    of = None if strata is None else _strata_of(cases, strata)
     drawn = secrets.randbits(32) if seed is None else seed
-    rng = random.Random(drawn)
-    if of is None:
-        order = list(ids)
-        rng.shuffle(order)
-        return Plan(tuple(order), drawn, source.name)
-    order = stratified_order(ids, of, rng)
-    return Plan(tuple(order), drawn, source.name, tuple(of[i] for i in order), strata)
+    used = ", ".join(cases.used) if cases.used else None
+    try:
+        return plans.draw(cases.ids, drawn, cases.path.name, of, strata,
+                          used if not cases.positions else None)
+    except FailgateError as exc:
+        raise FailgateError(exc.message, cases.path) from None
 
 
-def stratified_order(ids: Sequence[str], of: Mapping[str, str], rng: random.Random
-                     ) -> list[str]:
-    """``ids`` permuted within each stratum (``of``: id -> stratum) and the strata
-    interleaved in proportion: the ``k``-th of a stratum of ``s`` cases at ``(k + 1/2) / s``
-    of the run (ties in the strata's sorted order)."""
-    groups: dict[str, list[str]] = {}
-    for case_id in ids:
-        groups.setdefault(of[case_id], []).append(case_id)
-    placed = []
-    for rank, (_, members) in enumerate(sorted(groups.items())):
-        rng.shuffle(members)
-        size = len(members)
-        placed += [(Fraction(2 * k + 1, 2 * size), rank, case_id)
-                   for k, case_id in enumerate(members)]
-    return [case_id for _, _, case_id in sorted(placed)]
+def plan_command(app: Failgate, source: Path, seed: int | None, strata: str | None,
+                 id_field: str | None, name: str | None, out: Path, ordered: str | None
+                 ) -> list[str]:
+    """``failgate plan``: the case set read with the ids the gate will read (the ceilings
+    file's taxonomy's id field), the plan drawn and written; what to print."""
+    from pathlib import Path
+
+    cases = read_cases(app, source, id_field, name)
+    plan = make_plan(cases, seed, strata)
+    if ordered:
+        write_ordered(plan, cases, Path(ordered))
+    write_plan(plan, out)
+    within = ("" if plan.strata is None else
+              f" within each of {len(set(plan.strata))} strata of {plan.field}")
+    lines = [f"plan: {len(plan.ids)} cases of {source} in a random order{within} (seed "
+             f"{plan.seed}) -> {out}"]
+    if ordered:
+        lines.append(f"the cases in the plan's order -> {ordered}")
+    return [*lines, cases.id_source()]
 
 
 def write_plan(plan: Plan, out: Path) -> None:
-    document = {
-        "format": PLAN_FORMAT,
-        "seed": plan.seed,
-        "source": plan.source,
-        "cases": list(plan.ids),
-    }
-    if plan.strata is not None:
-        document["strata"] = {"field": plan.field, "of": list(plan.strata)}
     temporary = out.with_name(out.name + ".tmp")
     temporary.write_text(
-        json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+        json.dumps(plans.to_document(plan), indent=1, ensure_ascii=False) + "\n",
+        encoding="utf-8")
     temporary.replace(out)
 
 
-def read_plan(path: Path) -> Plan:
-    document = _parse_json(path.read_text(encoding="utf-8"), path)
-    if not isinstance(document, dict) or document.get("format") != PLAN_FORMAT:
-        raise FailgateError(f"not a plan: `failgate plan` writes one (format {PLAN_FORMAT})", path)
-    ids, seed = document.get("cases"), document.get("seed")
-    if (
-        not isinstance(ids, list)
-        or not ids
-        or not all(isinstance(i, str) for i in ids)
-        or type(seed) is not int
-    ):
-        raise FailgateError(
-            "a plan needs a non-empty list of case ids (cases) and an integer seed", path
-        )
-    if len(set(ids)) != len(ids):
-        raise FailgateError("the plan lists a case more than once", path)
-    strata = document.get("strata")
-    if strata is None:
-        return Plan(tuple(ids), seed, str(document.get("source", "")))
-    of = strata.get("of") if isinstance(strata, dict) else None
-    field_name = strata.get("field") if isinstance(strata, dict) else None
-    if (not isinstance(of, list) or len(of) != len(ids) or not all(isinstance(s, str) for s in of)
-            or not isinstance(field_name, str)):
-        raise FailgateError(
-            "a plan's strata need a field and a stratum (a string) for each case", path
-        )
-    return Plan(tuple(ids), seed, str(document.get("source", "")), tuple(of), field_name)
+def read_plan(path: Path, limit: int | None = None) -> Plan:
+    """A plan file (``failgate plan``), read as a report is (a regular file within the
+    size limit) and verified: its order must be the one its seed draws over its cases."""
+    from ..core.base.safeopen import read_regular
+
+    data = read_regular(path, limit)
+    return plans.from_document(parse_json(data.decode("utf-8-sig", errors="replace"), path),
+                               path)
 
 
 @dataclass
@@ -390,6 +281,7 @@ class CaseGate:
         self._ceilings, self._taxonomy, self.name = ceilings, taxonomy.name, name
         self._advice = app.config.advice.ratchet
         self.order = PlannedOrder(plan.ids) if plan is not None else None
+        self.plan = plan
         self.path = path if path is not None else Path(name)
         self.sink: CaseSink = CaseSink(ReportFile(self.path, name), taxonomy, app.read_spec())
         self.line = 0
@@ -438,6 +330,8 @@ class CaseGate:
 
     def finished(self, case_id: str, category: str | None) -> Iterator[str]:
         """A case finished in ``category``: the planned cases it releases, gated, as lines."""
+        if self.plan is not None and case_id not in self.order_ids:
+            raise FailgateError(self._not_planned(case_id), self.path, self.line or None)
         released = (
             [(case_id, category)] if self.order is None else self.order.finish(case_id, category)
         )
@@ -458,6 +352,23 @@ class CaseGate:
                     self._unpaired_limit(self._unpaired, self.gate.planned)
             self.gate.add(one, self._stratum.get(one_id, 0), before)
             yield from self._changes(one_id, one)
+
+    @cached_property
+    def order_ids(self) -> frozenset[str]:
+        return frozenset(() if self.plan is None else self.plan.ids)
+
+    def _not_planned(self, case_id: str) -> str:
+        """A case the plan does not hold: most often a plan drawn over other ids than the
+        report's (positions, or another field), so the message says both and the option."""
+        assert self.plan is not None
+        fields = self.sink.taxonomy.id_fields
+        read = fields[0] if len(fields) == 1 else ", ".join(fields[:-1]) + " or " + fields[-1]
+        drawn = (f"the field {self.plan.id_field}" if self.plan.id_field
+                 else f"positions or other fields (such as {quoted(self.plan.ids[0])})")
+        return (f"case {quoted(case_id)} is not in the plan: the report's case ids are read "
+                f"from {read} (the taxonomy {self.sink.taxonomy.name}), the plan's from "
+                f"{drawn}; draw the plan over the same ids: `failgate plan DATASET --id "
+                f"FIELD` (the ceilings file's id_field is its default)")
 
     def _unpaired_limit(self, unpaired: int, planned: int) -> None:
         """Paired mode compares the cases both runs ran: as ``check --baseline``, a run of

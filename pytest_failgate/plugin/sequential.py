@@ -23,7 +23,6 @@ of the baseline run's cases, by test id) compares each test with the same test i
 
 from __future__ import annotations
 
-import random
 import secrets
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -34,8 +33,9 @@ from ..core.base.errors import FailgateError
 
 if TYPE_CHECKING:
     from ..commands.config import Config
-    from ..commands.sequential import CaseGate, Plan
+    from ..commands.sequential import CaseGate
     from ..core.base.result import GateResult
+    from ..core.gate.plan import Plan
 
 REPORT = "pytest"  # the run's name in the ceilings file (``reports: pytest:``)
 
@@ -79,6 +79,7 @@ class SequentialSession:
         self.config = replace(config, advice=pytest_advice(config))
         self.seed = _seed(seed)
         self.feed: CaseGate | None = None
+        self.plan: Plan | None = None
         self.result: GateResult | None = None
         self._categories: dict[str, str | None] = {}  # a test's marker category
         self._failed: dict[str, bool] = {}
@@ -116,20 +117,44 @@ class SequentialSession:
             self._categories[item.nodeid] = named
 
     def _plan(self, items: list[pytest.Item]) -> Plan:
-        """The tests in a random order drawn from the seed (``items`` reordered to it): one
-        shuffle, or with ``--failgate-strata`` a shuffle within each stratum, interleaved."""
-        from ..commands.sequential import Plan, stratified_order
+        """The tests in the random order the seed draws over their ids (``items`` reordered
+        to it, ``core.gate.plan``): one shuffle, or with ``--failgate-strata`` a shuffle
+        within each stratum, interleaved."""
+        from ..core.gate.plan import draw
 
-        rng = random.Random(self.seed)
         strata = self.config.strata
-        if strata is None:
-            rng.shuffle(items)
-            return Plan(tuple(item.nodeid for item in items), self.seed, "pytest")
-        of = {item.nodeid: _stratum(item, strata) for item in items}
-        order = stratified_order([item.nodeid for item in items], of, rng)
+        of = None if strata is None else {item.nodeid: _stratum(item, strata) for item in items}
+        plan = draw([item.nodeid for item in items], self.seed, "pytest", of, strata)
         by_id = {item.nodeid: item for item in items}
-        items[:] = [by_id[nodeid] for nodeid in order]
-        return Plan(tuple(order), self.seed, "pytest", tuple(of[i] for i in order), strata)
+        items[:] = [by_id[nodeid] for nodeid in plan.ids]
+        self.plan = plan
+        return plan
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """The plan is evidence: the tests must run in the order its seed draws. Another
+        plugin that reorders them after the plan was drawn (a random-order plugin, a hook
+        wrapper) would run an order the seed does not vouch for: refused, naming the first
+        test out of place."""
+        from ..core.gate.plan import verify
+
+        if self.plan is None or hasattr(session.config, "workerinput"):
+            return
+        try:
+            verify(self.plan)
+        except FailgateError as exc:  # pragma: no cover - a plan drawn here is the seed's
+            raise pytest.UsageError(f"failgate: {exc}") from None
+        ran = [item.nodeid for item in session.items]
+        if ran != list(self.plan.ids):
+            place = next((i for i, (one, other) in enumerate(zip(ran, self.plan.ids, strict=False))
+                          if one != other), min(len(ran), len(self.plan.ids)))
+            shown = ran[place] if place < len(ran) else "no test"
+            wanted = self.plan.ids[place] if place < len(self.plan.ids) else "no test"
+            raise pytest.UsageError(
+                f"failgate: --failgate-sequential: the tests do not run in the order seed "
+                f"{self.seed} draws: test {place + 1} is {shown!r} where the seed draws "
+                f"{wanted!r} (another plugin reordered or deselected them after the plan was "
+                "drawn; run without it, e.g. -p no:randomly)")
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         within = ("" if self.config.strata is None

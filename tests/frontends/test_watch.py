@@ -109,7 +109,7 @@ def test_a_plan_orders_each_case_once_from_its_seed(project: Path,
     ids = [json.loads(line)["id"] for line in report.read_text().splitlines()]
     code, out, _ = run(capsys, "plan", str(report), "--seed", "7", "--out", "a.json")
     assert (code, out) == (0, f"plan: 32 cases of {report} in a random order (seed 7) -> "
-                              "a.json\n")
+                              "a.json\ncase ids: the field id\n")
     run(capsys, "plan", str(report), "--seed", "7", "--out", "b.json")
     run(capsys, "plan", str(report), "--seed", "8", "--out", "c.json")
     first, again, other = (json.loads((project / f"{n}.json").read_text())["cases"]
@@ -210,7 +210,8 @@ def test_a_plan_within_strata_permutes_each_stratum_and_watch_gates_it(
     code, out, _ = run(capsys, "plan", "data.jsonl", "--seed", "3", "--strata", "domain",
                        "--out", "plan.json")
     assert (code, out) == (0, "plan: 40 cases of data.jsonl in a random order within each of "
-                              "2 strata of domain (seed 3) -> plan.json\n")
+                              "2 strata of domain (seed 3) -> plan.json\n"
+                              "case ids: the field id\n")
     plan = json.loads((project / "plan.json").read_text())
     stratum = {c["id"]: c["domain"] for c in cases}
     assert plan["strata"] == {"field": "domain",

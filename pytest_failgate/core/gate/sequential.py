@@ -38,7 +38,7 @@ from ..base.errors import FailgateError
 from ..base.formatting import format_number
 from ..base.result import Sequential
 from ..ceilings.model import DEFAULT_SHARE
-from ..stats.sequential import DEFAULT_DELTA, StratifiedCount
+from ..stats.sequential import DEFAULT_DELTA, RiseRuledOut, StratifiedCount
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:
@@ -123,7 +123,13 @@ class Futility:
     a run that regressed by ``margin`` cases or more past a ceiling passes early with
     probability at most ``beta``; one that regressed by fewer may pass early whatever
     its full run's verdict (a regression that small is not what the futility stop
-    guards against), for savings on runs that did not regress."""
+    guards against), for savings on runs that did not regress.
+
+    In paired mode each compared item is futile once a rise over the baseline of ``limit +
+    margin`` cases is ruled out (``RiseRuledOut``, at its share of ``beta``), so an unchanged
+    system re-run beside its baseline passes before its last case: a run that rose by the
+    margin or more passes early with probability at most ``beta`` (not offered with strata,
+    whose order is not one random order of the run)."""
 
     beta: Fraction
     margin: int
@@ -175,12 +181,18 @@ class SequentialGate:
                        for _ in self.paired]
         self.futility = futility
         # the futility sequences (None: off), at beta / m; an item is futile once a count of
-        # limit + margin is ruled out (``Futility``)
+        # limit + margin is ruled out (``Futility``); in paired mode (one order over the whole
+        # run, not strata), each compared item is futile once a rise of limit + margin over
+        # the baseline is ruled out (``RiseRuledOut``), at its share of beta too
         self._futile: list[StratifiedCount] | None = None
+        self._rises: list[RiseRuledOut] = []
         if futility is not None:
-            beta = float(futility.beta) / max(undecided, 1)
+            compared = len(self.paired) if strata is None else 0
+            beta = float(futility.beta) / max(undecided + compared, 1)
             self._futile = [StratifiedCount(sizes, beta, *_prior(item.limit, planned))
                             for item in self.items]
+            self._rises = [RiseRuledOut(planned, item.limit + futility.margin, beta)
+                           for item in self.paired[:compared]]
         self._settled: Settled | None = None
         self.n = 0
         self.failed = 0  # cases gated so far that failed (in any category)
@@ -208,10 +220,12 @@ class SequentialGate:
                          stratum=stratum)
             if not decided:
                 states[index] = _state(sequence.low, sequence.high, item.limit)
-        for item, (new, fixed) in zip(self.paired, self._pairs, strict=True):
+        for index, (item, (new, fixed)) in enumerate(zip(self.paired, self._pairs, strict=True)):
             now, before = category in item.members, baseline in item.members
             new.add(now and not before, stratum=stratum)
             fixed.add(before and not now, stratum=stratum)
+            if self._rises:
+                self._rises[index].add(int(now and not before) - int(before and not now))
         if self._futile is not None:
             self._futility_looks(category, stratum)
         self._settled = self._decide()
@@ -229,6 +243,9 @@ class SequentialGate:
                          stratum=stratum)
             if open_ and not item.outside and sequence.high < item.limit + margin:
                 self._by_futility.add(item.name)  # stays gated: it can still be over
+        for look, rise in zip(self._paired_looks(), self._rises, strict=False):
+            if look.state == "open" and rise.ruled_out:
+                self._by_futility.add(look.name)  # a rise of the margin over the baseline
 
     def looks(self) -> tuple[ItemLook, ...]:
         """Every item's state after the latest case (and, in paired mode, each compared
@@ -258,12 +275,14 @@ class SequentialGate:
             state == "cleared" for item, state in zip(items, states, strict=True) if item.outside
         ):
             return self._settle("fail", regressed)  # paired mode: a rise over the baseline
-        if any(look.state != "cleared" for look in paired) and "over" not in states:
-            return None  # a pass waits for every comparison with the baseline too
-        if "open" in states and "over" not in states:
-            futile = self._by_futility
-            if futile and all(state == "cleared" or item.name in futile
-                              for item, state in zip(items, states, strict=True)):
+        futile = self._by_futility
+        # a pass waits for every comparison with the baseline too: cleared, or (futility)
+        # a rise of the margin ruled out
+        compared_open = [look for look in paired if look.state != "cleared"]
+        if "over" not in states and ("open" in states or compared_open):
+            if all(look.state == "open" and look.name in futile for look in compared_open) and all(
+                    state == "cleared" or item.name in futile
+                    for item, state in zip(items, states, strict=True)):
                 return self._settle("pass", sorted(futile))  # the futility stop
             return None
         over = [item.name for item, state in zip(items, states, strict=True) if state == "over"]

@@ -67,6 +67,35 @@ def path_value(case: Mapping[str, Any], path: str) -> Any:
     return value
 
 
+def case_id(case: Mapping[str, Any], id_fields: Sequence[str], position: int
+            ) -> tuple[str, str | None]:
+    """The gate's case-id rule, stated once (the gate's reading and ``failgate plan``'s):
+    the first of ``id_fields`` the case has (a dotted path, or parts joined with ``+``,
+    their values joined with "/"), as the string it is compared by (an integer id as its
+    digits, so ``5`` and ``"5"`` are one id), and the field it came from; ``#<position>``
+    and None for a case without one."""
+    for name in id_fields:
+        if COMPOSITE in name:  # provider.id+testIdx: every part, joined with "/"
+            parts = [path_value(case, part) for part in name.split(COMPOSITE)]
+            if any(part is None for part in parts):
+                continue
+            for part, value in zip(name.split(COMPOSITE), parts, strict=True):
+                if type(value) is not int and not isinstance(value, str):
+                    raise CaseProblem(position, f"the case id part '{part}' is "
+                                      f"{kind_of(value)}; it must be a string or an integer")
+            return "/".join(str(part) for part in parts), name
+        value = case.get(name) if "." not in name else path_value(case, name)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            return (value if type(value) is str else str.__str__(value)), name
+        if type(value) is int:
+            return str(value), name
+        raise CaseProblem(position, f"the case id '{name}' is {kind_of(value)}; it must be "
+                          "a string or an integer")
+    return f"#{position}", None
+
+
 class CaseSink:
     """Takes decoded cases one at a time and turns them into a ``Report``."""
 
@@ -200,28 +229,8 @@ class CaseSink:
                          room=max(0, SAMPLE - len(self._sample)))
 
     def _key(self, case: Mapping[str, Any], position: int) -> str:
-        """The case's id as the string it is compared by (an integer id as its digits, so
-        ``5`` and ``"5"`` are one id; ``#<position>`` for a case without one)."""
-        for name in self._id_fields:
-            if COMPOSITE in name:  # provider.id+testIdx: every part, joined with "/"
-                parts = [path_value(case, part) for part in name.split(COMPOSITE)]
-                if any(part is None for part in parts):
-                    continue
-                for part, value in zip(name.split(COMPOSITE), parts, strict=True):
-                    if type(value) is not int and not isinstance(value, str):
-                        raise CaseProblem(position, f"the case id part '{part}' is "
-                                          f"{kind_of(value)}; it must be a string or an integer")
-                return "/".join(str(part) for part in parts)
-            value = case.get(name) if "." not in name else path_value(case, name)
-            if value is None:
-                continue
-            if isinstance(value, str):
-                return value if type(value) is str else str.__str__(value)
-            if type(value) is int:
-                return str(value)
-            raise CaseProblem(position, f"the case id '{name}' is {kind_of(value)}; it must be "
-                              "a string or an integer")
-        return f"#{position}"
+        """The case's id as the string it is compared by (``case_id``)."""
+        return case_id(case, self._id_fields, position)[0]
 
     def finish(self, *, recorded: dict[str, Any] | None = None,
                contradictions: list[str] | None = None, format_name: str = OWN_FORMAT,

@@ -256,3 +256,66 @@ class StratifiedCount:
     def add(self, marked: bool, *, narrow: bool = True, stratum: int = 0) -> None:
         """One more case of ``stratum``'s order (see ``CountSequence.add``)."""
         self.parts[stratum].add(marked, narrow=narrow)
+
+
+# The bets of ``RiseRuledOut``: a mixture of fixed fractions of capital staked on each case
+# (each at most 1, so no case can make the capital negative); any fixed set keeps the
+# guarantee, and a spread of them settles small and large flip rates alike.
+RISE_BETS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
+
+
+class RiseRuledOut:
+    """A one-sided, anytime-valid test that the full run's **rise** (the sum over its
+    ``population`` cases of each case's change against the baseline: +1 a case that entered
+    the counted set, -1 one that left it, 0 unchanged) is at least ``bound``: ``ruled_out``
+    once it is rejected at level ``alpha``, for every order of the run at once.
+
+    Drawn without replacement in a uniformly random order, under a full-run rise ``D`` the
+    next case's change has the conditional mean ``m = (D - r) / (N - n)`` (``r`` the rise so
+    far): with ``x = (d + 1) / 2`` and ``mu = (m + 1) / 2`` in [0, 1], each fixed stake
+    ``lambda <= 1`` gives a capital ``prod (1 + lambda (mu - x))`` that is a nonnegative
+    martingale with mean 1 under ``D`` (Waudby-Smith & Ramdas's betting confidence sequence
+    for sampling without replacement, one-sided), and so is their average. The test runs at
+    ``D = bound``: ``mu`` rises with ``D``, so every factor is at most the true rise's (``mu``
+    kept within [0, 1]), the capital at ``bound`` is at most the capital at any larger true
+    rise, and Ville's inequality bounds the probability that it ever reaches ``1 / alpha`` by
+    ``alpha`` for every rise of ``bound`` or more. A bound the remaining cases cannot reach
+    (``r + N - n < bound``) is ruled out with certainty.
+    """
+
+    def __init__(self, population: int, bound: int, alpha: float) -> None:
+        if population < 1:
+            raise ValueError("a rise test needs at least one case")
+        if not 0 < alpha < 1:
+            raise ValueError("alpha must lie strictly between 0 and 1")
+        self.population, self.bound = population, bound
+        self.n = 0
+        self.rise = 0
+        self._log_threshold = -math.log(alpha)
+        self._log_capital = [0.0] * len(RISE_BETS)
+        self.ruled_out = bound > population
+
+    def add(self, change: int) -> None:
+        """One more case of the order: its change against the baseline (-1, 0 or +1)."""
+        if self.n >= self.population:
+            raise ValueError(f"more than the {self.population} planned cases")
+        if not self.ruled_out:
+            mean = (self.bound - self.rise) / (self.population - self.n)
+            mu = min(max((mean + 1) / 2, 0.0), 1.0)
+            x = (change + 1) / 2
+            for index, bet in enumerate(RISE_BETS):
+                factor = 1 + bet * (mu - x)
+                self._log_capital[index] += math.log(factor) if factor > 0 else -math.inf
+        self.n += 1
+        self.rise += change
+        if self.ruled_out:
+            return
+        if self.rise + self.population - self.n < self.bound:
+            self.ruled_out = True  # certain: even every remaining case new falls short
+            return
+        top = max(self._log_capital)
+        if top == -math.inf:
+            return
+        mixed = top + math.log(sum(math.exp(c - top) for c in self._log_capital)
+                               / len(RISE_BETS))
+        self.ruled_out = mixed >= self._log_threshold
