@@ -59,6 +59,8 @@ class Config:
     noise: Path | None = None
     confirm: tuple[Path, ...] = ()
     confirm_baseline: tuple[Path, ...] = ()
+    baseline_window: str | None = None
+    accept_baseline_gap: str | None = None
     analyze: bool = False
     exclude_unstable: bool = False
     max_report_bytes: str | None = None
@@ -87,7 +89,8 @@ class Config:
             noise_repeats=repeats, exclude_unstable=self.exclude_unstable,
             analyze=self.analyze, max_report_bytes=self.max_report_bytes, engine=self.engine,
             advice=self.advice, confirm=self.confirm,
-            confirm_baseline=self.confirm_baseline)
+            confirm_baseline=self.confirm_baseline, baseline_window=self.baseline_window,
+            accept_baseline_gap=self.accept_baseline_gap)
 
     @property
     def outputs(self) -> Outputs:

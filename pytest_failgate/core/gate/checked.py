@@ -50,6 +50,10 @@ class GateConfig:
     confirm: tuple[Path, ...] = ()
     # the system before the change re-run on this run's day: a paired confirmation
     confirm_baseline: tuple[Path, ...] = ()
+    # how close a paired run must be (hours, or "day"; None: compare.window's default), and
+    # the reason a baseline outside it is accepted (None: such a report is inconclusive)
+    baseline_window: str | None = None
+    accept_baseline_gap: str | None = None
     advice: Advice = field(default_factory=Advice)  # the front end's words for init, ratchet
 
 

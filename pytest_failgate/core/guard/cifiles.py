@@ -59,7 +59,8 @@ _GROOVY_DEF = re.compile(r"(?:def|String)[ \t]+(\w+)[ \t]*=[ \t]*([\"'])([^\"'\n
 _COMMAND = re.compile(r"(?:^|[\s;&|(`'\"])(pytest|failgate)(?=\s)")
 # options of `failgate check|init|ratchet` that are pytest's --failgate-<name>
 _CLI_OPTIONS = ("ceilings", "noise", "baseline", "plugins", "strict", "exclude-unstable",
-                "max-report-bytes", "engine", "taxonomy")
+                "max-report-bytes", "engine", "taxonomy", "baseline-window",
+                "accept-baseline-gap")
 # pytest options that change the configuration read (PYTEST_ADDOPTS-like)
 _CONFIG_OPTIONS = ("-c", "--config-file", "--rootdir", "--confcutdir", "-p")
 

@@ -56,13 +56,16 @@ _FLAGS = ("--lf", "--last-failed", "--sw", "--stepwise", "--co", "--collect-only
 # the failgate settings that decide what is gated and how strictly
 SETTINGS = ("failgate", "failgate_plugins", "failgate_strict", "failgate_baseline",
             "failgate_noise", "failgate_exclude_unstable", "failgate_max_report_bytes",
-            "failgate_engine", "failgate_guard")
+            "failgate_engine", "failgate_guard",
+            # a paired run's window, and a baseline's gap accepted: loosenings (core.gate.dated)
+            "failgate_baseline_window", "failgate_accept_baseline_gap")
 PLUGIN_PACKAGE = "pytest-failgate"
 # failgate's options that beat a setting above, by the ini key each one beats
 SETTING_OPTIONS = {f"--failgate{'-' + name if name else ''}":
                    f"failgate{'_' + name if name else ''}".replace("-", "_")
                    for name in ("", "ceilings", "noise", "baseline", "plugins", "strict",
-                                "exclude-unstable", "max-report-bytes", "engine")}
+                                "exclude-unstable", "max-report-bytes", "engine",
+                                "baseline-window", "accept-baseline-gap")}
 
 
 def config_at(tree: Tree, start: str) -> IniFile:
