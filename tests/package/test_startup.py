@@ -309,7 +309,7 @@ def test_pytest_help_shows_every_option_and_ini_key_of_the_table_and_nothing_els
     types = {"flag": "bool", "paths": "paths", "names": "args"}
     keys = [f"{dest} ({types.get(kind, 'string')}): {help}"
             for dest, kind, _, _, ini, help in plugin.PYTEST_OPTIONS if ini]
-    assert len(keys) == 23
+    assert len(keys) == 25
     assert " ".join(keys) in after
 
 
