@@ -15,8 +15,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-
 from helpers import run_cli
+
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.base.result import GateResult
 from pytest_failgate.core.compare.window import RunTime, gap, parse_window
@@ -79,9 +79,11 @@ def test_a_baseline_from_another_day_is_inconclusive_naming_both_times(
     assert times is not None
     assert (times.run.ran, times.run.time_from) == ("2026-11-11T15:00:00Z",
                                                     "run.jsonl timestamp")
-    assert times.baseline is not None and times.baseline.ran == "2026-11-10T09:00:00Z"
+    assert times.baseline is not None
+    assert times.baseline.ran == "2026-11-10T09:00:00Z"
     assert times.window == "12 hours of each other"
-    assert times.accepted is None and len(times.gaps) == 1
+    assert times.accepted is None
+    assert len(times.gaps) == 1
 
 
 def test_the_same_regression_on_the_same_day_fails(
@@ -89,7 +91,8 @@ def test_the_same_regression_on_the_same_day_fails(
     code, out, result = check(capsys, "today")
     assert code == 1, out
     assert result.reports[0].inconclusive is None
-    assert result.times is not None and result.times.gaps == []
+    assert result.times is not None
+    assert result.times.gaps == []
     assert "retrieval_miss" in " ".join(result.regressions)
 
 
@@ -98,7 +101,8 @@ def test_an_accepted_gap_is_judged_and_the_summary_says_it_was_accepted(
     code, out, result = check(capsys, "late", "--accept-baseline-gap", "main's nightly run")
     assert code == 1, out  # judged: the regression fails
     assert result.reports[0].inconclusive is None
-    assert result.times is not None and result.times.accepted == "main's nightly run"
+    assert result.times is not None
+    assert result.times.accepted == "main's nightly run"
     [note] = [w for w in result.warnings if "accepted" in w]
     assert note == ("baseline: attribution: the baseline was measured 30.0 hours apart from "
                     "this run, outside the window of 12 hours of each other: " + TIMES
@@ -121,7 +125,7 @@ def test_the_same_calendar_day_is_a_window_of_its_own() -> None:
 
 @pytest.mark.parametrize("text", ["0", "-3", "a day", "1.5", "12 hours"])
 def test_a_window_that_is_no_window_is_one_error_naming_the_setting(text: str) -> None:
-    with pytest.raises(FailgateError, match="^baseline-window: .* is not a window; write a "
+    with pytest.raises(FailgateError, match=r"^baseline-window: .* is not a window; write a "
                                             "whole number of hours"):
         parse_window(text)
 
@@ -138,7 +142,8 @@ def test_a_bad_window_on_the_command_line_fails_the_run_with_exit_2(
 def test_a_run_with_no_time_at_all_is_named_as_such() -> None:
     found = gap("the baseline", RunTime(None, "no time recorded"),
                 RunTime(T0, "eval.created"), parse_window(None))
-    assert found is not None and not found.measured
+    assert found is not None
+    assert not found.measured
     assert found.text == ("the baseline records no time of measurement (the baseline no time "
                           "recorded; this run 2026-11-10T09:00:00Z (eval.created)): whether the "
                           "two were made within 12 hours of each other cannot be checked")
