@@ -224,11 +224,13 @@ def _total(ceilings: Path) -> tuple[int, int]:
 
 def trial(seed: int, model: str, repeats: int, merges: int, work: Path,
           same_day: bool = False, paired_only: bool = False, stale: bool = False,
-          accept_gap: bool = False) -> Trial:
+          accept_gap: bool = False, stale_confirm: bool = False,
+          window: str | None = None) -> Trial:
     rng = random.Random(seed)
     system = HeldOut.draw(400, model, rng)
     folder = work / f"{model}{seed}"
     numbers = iter(range(10**6))
+    wide = ["--baseline-window", window] if window is not None else []
 
     calendar = iter(range(10**6))
 
@@ -271,8 +273,10 @@ def trial(seed: int, model: str, repeats: int, merges: int, work: Path,
         day = new_day(of)
         now = run(of, day)
         second = [] if paired_only else ["--confirm", str(previous)]
+        # stale_confirm: the system before the merge re-run on a day of its own
+        paired = run(before) if stale_confirm else run(before, day)
         gate.command("ratchet", str(now), "--ceilings", str(ceilings), "--noise", str(band),
-                     "--confirm-baseline", str(run(before, day)), *second)
+                     "--confirm-baseline", str(paired), *second, *wide)
         return now
 
     main = run(system)
@@ -339,6 +343,12 @@ def main() -> None:
     parser.add_argument("--stale-baseline", action="store_true",
                         help="each pull request's check gets --baseline of main's latest run "
                              "(another day): inconclusive unless --accept-gap")
+    parser.add_argument("--stale-confirm", action="store_true",
+                        help="with --same-day-baseline: the ratchet's --confirm-baseline run "
+                             "is made on a day of its own (refused unless --window covers it)")
+    parser.add_argument("--window", metavar="HOURS",
+                        help="--baseline-window for the ratchet (e.g. 100000: the pairing "
+                             "believed whatever the days, as before the window existed)")
     parser.add_argument("--accept-gap", action="store_true",
                         help="with --stale-baseline: --accept-baseline-gap (judged anyway)")
     args = parser.parse_args()
@@ -346,7 +356,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="failgate-heldout-") as tmp:
         trials = [trial(args.seed + i, args.model, args.repeats, args.merges, Path(tmp),
                         args.same_day_baseline, args.paired_only, args.stale_baseline,
-                        args.accept_gap)
+                        args.accept_gap, args.stale_confirm, args.window)
                   for i in range(args.trials)]
     prs = args.trials * args.merges
     first = sum(t.alarms_first for t in trials)
@@ -355,7 +365,9 @@ def main() -> None:
     paired = ((", same-day baseline" + (" (ratchet: paired only)" if args.paired_only else ""))
               if args.same_day_baseline else "") + (
         (", stale baseline" + (" (gap accepted)" if args.accept_gap else ""))
-        if args.stale_baseline else "")
+        if args.stale_baseline else "") + (
+        f", confirm-baseline from another day (window {args.window or 'default'})"
+        if args.stale_confirm else "")
     print(f"model {args.model}{paired}: 400 cases, band from {args.repeats} repeats, {args.trials} "
           f"trials of {args.merges} merges (seed {args.seed}; "
           f"{time.perf_counter() - started:.0f} s)")
