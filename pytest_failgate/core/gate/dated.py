@@ -34,6 +34,7 @@ from .inconclusive import Inconclusive
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
     from ..compare.baseline import BaselineRun
     from ..reports.model import Report
@@ -119,3 +120,26 @@ def refuse_confirm_baseline(times: Dated, before: Sequence[Report],
     times.gaps = (*times.gaps, found.text)
     return (f"ratchet: {found.text}; it confirms no drop (a same-day pairing only cancels "
             "a shift the two runs share): re-run the system before the change in this job")
+
+
+def refuse_sequential_baseline(window: str | None, accepted: str | None, baseline: Path,
+                               replayed: Path | None = None) -> None:
+    """A paired sequential run (``watch --baseline``, ``--failgate-sequential`` with a
+    baseline) against a baseline report measured outside the window is refused before any
+    case is paid for, naming both times, unless the gap is accepted. This run's time is now
+    (a live run), or the replayed report's."""
+    from ..base.errors import FailgateError
+    from ..compare.ran import file_time
+    from ..compare.window import now
+
+    held = parse_window(window)
+    try:
+        earlier = RunTime(*file_time(baseline))
+        this = RunTime(*file_time(replayed)) if replayed is not None else now()
+    except OSError:
+        return  # the file's own error comes where it is read
+    found = gap("the baseline", earlier, this, held)
+    if found is None or (accepted or "").strip():
+        return
+    raise FailgateError(f"{found.text}; a pairing cancels only a shift the two runs share: "
+                        f"{NEXT}", baseline)

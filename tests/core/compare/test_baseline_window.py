@@ -203,3 +203,32 @@ def test_the_mcp_check_tool_says_inconclusive_and_takes_the_acceptance(project: 
     assert report["inconclusive"].endswith(TIMES)
     assert accepted.structured_content["verdict"] == "fail"
     assert accepted.structured_content["times"]["accepted"] == "nightly main"
+
+
+def test_a_paired_sequential_run_refuses_a_baseline_from_another_day(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``watch --baseline``: the baseline report's time (its file's, marked so) against the
+    replayed report's; refused before any case is gated, unless the gap is accepted."""
+    import os
+
+    from helpers import cases_for, write_ceilings, write_jsonl
+
+    monkeypatch.chdir(tmp_path)
+    write_ceilings(tmp_path / "ceilings.yaml", {"retrieval_miss": 60})
+    cases = cases_for({"retrieval_miss": 5}, passed=95, seed=6)
+    write_jsonl(tmp_path / "baseline.jsonl", cases)
+    write_jsonl(tmp_path / "run.jsonl", cases)
+    moment = (T0 + timedelta(hours=40)).timestamp()
+    os.utime(tmp_path / "run.jsonl", (moment, moment))
+    os.utime(tmp_path / "baseline.jsonl", (T0.timestamp(), T0.timestamp()))
+    code, out, err = run_cli(capsys, "watch", "run.jsonl", "--replay", "--baseline",
+                             "baseline.jsonl")
+    assert code == 2, out + err
+    assert ("baseline.jsonl: the baseline was measured 40.0 hours apart from this run, outside "
+            "the window of 12 hours of each other: the baseline 2026-11-10T09:00:00Z (file "
+            "mtime: a copy or a checkout changes it), this run 2026-11-12T01:00:00Z (file "
+            "mtime: a copy or a checkout changes it)") in err
+    code, out, err = run_cli(capsys, "watch", "run.jsonl", "--replay", "--baseline",
+                             "baseline.jsonl", "--accept-baseline-gap", "same judge, pinned")
+    assert code == 0, out + err
