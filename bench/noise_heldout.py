@@ -63,6 +63,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import yaml
@@ -199,6 +200,20 @@ class Trial:
     promised: dict[str, int] = field(default_factory=dict)
     honest: dict[str, bool] = field(default_factory=dict)
     fix_lowered: bool = False  # a real fix of 5% of the cases: did the ratchet lower?
+    inconclusive: int = 0  # unchanged pull requests judged inconclusive (exit 3)
+
+
+@dataclass
+class Day:
+    """One day: its shift of every case (or of each category), its date as a number of
+    days after ``START``, and how many runs were made on it (each an hour after the last)."""
+
+    shift: dict[str, float]
+    number: int
+    runs: int = 0
+
+
+START = datetime(2026, 1, 1, 8, 0, tzinfo=timezone.utc)
 
 
 def _total(ceilings: Path) -> tuple[int, int]:
@@ -208,16 +223,28 @@ def _total(ceilings: Path) -> tuple[int, int]:
 
 
 def trial(seed: int, model: str, repeats: int, merges: int, work: Path,
-          same_day: bool = False, paired_only: bool = False) -> Trial:
+          same_day: bool = False, paired_only: bool = False, stale: bool = False,
+          accept_gap: bool = False, stale_confirm: bool = False,
+          window: str | None = None) -> Trial:
     rng = random.Random(seed)
     system = HeldOut.draw(400, model, rng)
     folder = work / f"{model}{seed}"
     numbers = iter(range(10**6))
+    wide = ["--baseline-window", window] if window is not None else []
 
-    def run(of: HeldOut, day: dict[str, float] | None = None) -> Path:
+    calendar = iter(range(10**6))
+
+    def new_day(of: HeldOut) -> Day:
+        """A day of its own: its shift, and its date (runs of one day an hour apart)."""
+        return Day(of.day(rng), next(calendar))
+
+    def run(of: HeldOut, day: Day | None = None) -> Path:
         number = next(numbers)
-        return write_run(folder / f"run{number:03d}", of.base, of.run(rng, day), rng,
-                         f"run-{seed}-{number}")
+        day = new_day(of) if day is None else day
+        ran = START + timedelta(days=day.number, hours=day.runs)
+        day.runs += 1
+        return write_run(folder / f"run{number:03d}", of.base, of.run(rng, day.shift), rng,
+                         f"run-{seed}-{number}", ran.isoformat().replace("+00:00", "Z"))
 
     ceilings = folder / "ceilings.yaml"
     band = folder / "noise_band.json"
@@ -225,11 +252,16 @@ def trial(seed: int, model: str, repeats: int, merges: int, work: Path,
     gate = Gate(ceilings, band)
 
     def check(of: HeldOut, *more: str) -> int:
-        """A pull request's check: with ``same_day``, against main re-run on its day."""
+        """A pull request's check: with ``same_day``, against main re-run on its day; with
+        ``stale``, against main's latest run (another day: the baseline a team re-uses)."""
+        if stale:
+            gap = ["--accept-baseline-gap", "re-used main's run"] if accept_gap else []
+            return gate.command("check", str(run(of)), "--ceilings", str(ceilings), "--noise",
+                                str(band), "--baseline", str(latest[0]), *gap, *more)
         if not same_day:
             return gate._run("check", run(of)) if not more else gate.command(
                 "check", str(run(of)), "--ceilings", str(ceilings), "--noise", str(band), *more)
-        day = of.day(rng)
+        day = new_day(of)
         pull = run(of, day)
         return gate.command("check", str(pull), "--ceilings", str(ceilings), "--noise",
                             str(band), "--baseline", str(run(system, day)), *more)
@@ -238,19 +270,24 @@ def trial(seed: int, model: str, repeats: int, merges: int, work: Path,
         """Main's run after a merge, confirmed by the system before the merge re-run on the
         same day (paired: ``--confirm-baseline``) and, unless ``paired_only``, by main's
         previous run too (``--confirm``: either confirms); main's run, for the next merge."""
-        day = of.day(rng)
+        day = new_day(of)
         now = run(of, day)
         second = [] if paired_only else ["--confirm", str(previous)]
+        # stale_confirm: the system before the merge re-run on a day of its own
+        paired = run(before) if stale_confirm else run(before, day)
         gate.command("ratchet", str(now), "--ceilings", str(ceilings), "--noise", str(band),
-                     "--confirm-baseline", str(run(before, day)), *second)
+                     "--confirm-baseline", str(paired), *second, *wide)
         return now
 
     main = run(system)
+    latest = [main]  # main's latest run, for a stale baseline
     gate.init(main)
     outcome = Trial(true_total=system.mean_total(random.Random(seed + 10**6)))
     start = _total(ceilings)
     for merge in range(merges):
-        failed = check(system) != 0
+        code = check(system)
+        failed = code == 1
+        outcome.inconclusive += code == 3
         if merge < merges // 2:
             outcome.alarms_first += failed
         else:
@@ -261,6 +298,7 @@ def trial(seed: int, model: str, repeats: int, merges: int, work: Path,
         else:
             previous, main = main, run(system)
             gate.ratchet(main, previous)
+        latest[0] = main
         outcome.lowered += ceilings.read_text(encoding="utf-8") != before
     outcome.total = (start, _total(ceilings))
     report = folder / "unchanged.json"
@@ -302,18 +340,34 @@ def main() -> None:
                              "--confirm by main's previous run (either confirms)")
     parser.add_argument("--paired-only", action="store_true",
                         help="with --same-day-baseline: the ratchet without --confirm")
+    parser.add_argument("--stale-baseline", action="store_true",
+                        help="each pull request's check gets --baseline of main's latest run "
+                             "(another day): inconclusive unless --accept-gap")
+    parser.add_argument("--stale-confirm", action="store_true",
+                        help="with --same-day-baseline: the ratchet's --confirm-baseline run "
+                             "is made on a day of its own (refused unless --window covers it)")
+    parser.add_argument("--window", metavar="HOURS",
+                        help="--baseline-window for the ratchet (e.g. 100000: the pairing "
+                             "believed whatever the days, as before the window existed)")
+    parser.add_argument("--accept-gap", action="store_true",
+                        help="with --stale-baseline: --accept-baseline-gap (judged anyway)")
     args = parser.parse_args()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="failgate-heldout-") as tmp:
         trials = [trial(args.seed + i, args.model, args.repeats, args.merges, Path(tmp),
-                        args.same_day_baseline, args.paired_only)
+                        args.same_day_baseline, args.paired_only, args.stale_baseline,
+                        args.accept_gap, args.stale_confirm, args.window)
                   for i in range(args.trials)]
     prs = args.trials * args.merges
     first = sum(t.alarms_first for t in trials)
     second = sum(t.alarms_second for t in trials)
     half = args.merges // 2
     paired = ((", same-day baseline" + (" (ratchet: paired only)" if args.paired_only else ""))
-              if args.same_day_baseline else "")
+              if args.same_day_baseline else "") + (
+        (", stale baseline" + (" (gap accepted)" if args.accept_gap else ""))
+        if args.stale_baseline else "") + (
+        f", confirm-baseline from another day (window {args.window or 'default'})"
+        if args.stale_confirm else "")
     print(f"model {args.model}{paired}: 400 cases, band from {args.repeats} repeats, {args.trials} "
           f"trials of {args.merges} merges (seed {args.seed}; "
           f"{time.perf_counter() - started:.0f} s)")
@@ -322,6 +376,8 @@ def main() -> None:
           f"{half * args.trials}, last {args.merges - half} {second} of "
           f"{(args.merges - half) * args.trials}; trials with any: "
           f"{sum(t.alarms_first + t.alarms_second > 0 for t in trials)} of {args.trials}")
+    print(f"  unchanged pull requests inconclusive (exit 3): "
+          f"{sum(t.inconclusive for t in trials)} of {prs}")
     print(f"  ratchets that lowered the file: {sum(t.lowered for t in trials)} of {prs}")
     drops = [t.total[0][0] - t.total[1][0] for t in trials]
     centre = [t.total[1][1] - t.true_total for t in trials]

@@ -133,16 +133,21 @@ def _check_named_paths(arguments: dict[str, Any]) -> None:
 def check(paths: list[str] | None = None, ceilings: str | None = None,
           baseline: list[str] | None = None, noise: str | None = None,
           exclude_unstable: bool = False, analyze: bool = False,
-          strict: bool = False, labels: str | None = None) -> dict[str, Any]:
+          strict: bool = False, labels: str | None = None,
+          baseline_window: str | None = None,
+          accept_baseline_gap: str | None = None) -> dict[str, Any]:
     """Gate reports like ``failgate check --json``: the run's ``verdict`` (pass, fail, error,
     or inconclusive when a report cannot be judged) and every row with its own. With
     ``labels`` (gold labels, ``failgate sample``) each count is gated on its corrected true
-    count: rows carry ``estimate``, ``lower`` and ``upper`` beside the judge's ``count``."""
+    count: rows carry ``estimate``, ``lower`` and ``upper`` beside the judge's ``count``. A
+    ``baseline`` measured outside ``baseline_window`` (hours, or ``day``) is inconclusive
+    unless ``accept_baseline_gap`` gives the reason to judge it anyway."""
     from .commands.gating import check as run
 
     config = _config(paths=paths, ceilings=ceilings, baseline=baseline, noise=noise,
                      exclude_unstable=exclude_unstable, analyze=analyze, strict=strict,
-                     labels=labels)
+                     labels=labels, baseline_window=baseline_window,
+                     accept_baseline_gap=accept_baseline_gap)
     document: dict[str, Any] = run(config).model_dump(mode="json")
     return document
 
@@ -203,7 +208,8 @@ def init(paths: list[str] | None = None, ceilings: str | None = None,
 
 def ratchet(paths: list[str] | None = None, ceilings: str | None = None,
             noise: str | None = None, confirm: list[str] | None = None,
-            confirm_baseline: list[str] | None = None) -> dict[str, Any]:
+            confirm_baseline: list[str] | None = None,
+            baseline_window: str | None = None) -> dict[str, Any]:
     """Lower every ceiling whose count fell (``failgate ratchet``); never raises one. On a
     noisy pipeline (``noise``, or the ceilings file's ``noise:``) only past the allowance,
     and only a drop confirmed by ``confirm`` (a second, independent run of the same system)
@@ -211,7 +217,8 @@ def ratchet(paths: list[str] | None = None, ceilings: str | None = None,
     from .commands.gating import ratchet as run
 
     return run(_config(paths=paths, ceilings=ceilings, noise=noise, confirm=confirm,
-                       confirm_baseline=confirm_baseline)).model_dump(mode="json")
+                       confirm_baseline=confirm_baseline, baseline_window=baseline_window)
+               ).model_dump(mode="json")
 
 
 def replay(report: str, ceilings: str | None = None, plan: str | None = None,

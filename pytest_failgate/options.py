@@ -204,6 +204,15 @@ OPTIONS: tuple[Option, ...] = (
            "ratchet lowers a ceiling when its cases, paired with that run's, fell significantly "
            "and beyond the noise band; the day's shared shift cancels in the pairing", "PATH",
            commands=("ratchet",), effect="neutral"),  # as confirm
+    Option("baseline-window", "text", "how close in time a run paired case by case with "
+           "this one (the baseline, the ratchet's confirm-baseline) must have been measured: "
+           "a whole number of hours (default: 12) or `day` (the same calendar day, UTC); "
+           "outside it the report is inconclusive, as the day's shift does not cancel",
+           "HOURS|day", commands=("check", "ratchet", "watch"), effect="changed"),
+    Option("accept-baseline-gap", "text", "accept a baseline measured outside the "
+           "baseline-window, for REASON: the report is judged with the day-to-day drift in "
+           "the comparison (a loosening the guard names); never for the ratchet's "
+           "confirm-baseline", "REASON", commands=("check", "watch"), effect="changed"),
     Option("analyze", "flag", "add a single-run diagnosis to the summary: failures by the "
            "taxonomy's stage, the bottleneck stage, the weakest slices with exact intervals, "
            "and what to look at first with the taxonomy's hints", commands=("check",),

@@ -121,8 +121,9 @@ def _failure(answerable: bool, rng: random.Random) -> str:
 
 
 def write_run(folder: Path, system: System, outcomes: list[str], rng: random.Random,
-              run_id: str) -> Path:
-    """A run folder as the regression gate writes it (attribution.jsonl, run.jsonl header)."""
+              run_id: str, ran: str | None = None) -> Path:
+    """A run folder as the regression gate writes it (attribution.jsonl, run.jsonl header;
+    ``ran``: the header's ``timestamp``, when the run was made)."""
     folder.mkdir(parents=True)
     lines = []
     for index, (answerable, mode) in enumerate(zip(system.answerable, outcomes, strict=True)):
@@ -137,6 +138,8 @@ def write_run(folder: Path, system: System, outcomes: list[str], rng: random.Ran
         lines.append(json.dumps(case, ensure_ascii=False))
     (folder / "attribution.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     header = {**HEADER, "run_id": run_id, "n_cases": len(outcomes)}
+    if ran is not None:
+        header["timestamp"] = ran
     (folder / "run.jsonl").write_text(json.dumps(header) + "\n", encoding="utf-8")
     return folder
 

@@ -60,6 +60,8 @@ class Config:
     labels: Path | None = None  # gold labels: gate the judge's counts corrected
     confirm: tuple[Path, ...] = ()
     confirm_baseline: tuple[Path, ...] = ()
+    baseline_window: str | None = None
+    accept_baseline_gap: str | None = None
     analyze: bool = False
     exclude_unstable: bool = False
     max_report_bytes: str | None = None
@@ -91,7 +93,8 @@ class Config:
             analyze=self.analyze, max_report_bytes=self.max_report_bytes, engine=self.engine,
             advice=self.advice, confirm=self.confirm,
             confirm_baseline=self.confirm_baseline, guard_options=options.OPTIONS,
-            labels=self.labels)
+            labels=self.labels, baseline_window=self.baseline_window,
+            accept_baseline_gap=self.accept_baseline_gap)
 
     @property
     def outputs(self) -> Outputs:

@@ -510,7 +510,8 @@ def watched_gate(app: Failgate, request: Watch, format_name: str | None = None) 
     format, the futility stop and the baseline run (paired mode) it was asked for."""
     return CaseGate(app, planned_count(request), request.delta,
                     request.name or request.report.stem, request.plan, request.report,
-                    format_name, futility=request.futility, baseline=one_baseline(app))
+                    format_name, futility=request.futility,
+                    baseline=one_baseline(app, request.report if request.replay else None))
 
 
 def ended(feed: CaseGate) -> Watched:
@@ -548,8 +549,9 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     yield ended(feed)
 
 
-def one_baseline(app: Failgate) -> Path | None:
-    """The baseline run's report for paired mode: one file, or none."""
+def one_baseline(app: Failgate, replayed: Path | None = None) -> Path | None:
+    """The baseline run's report for paired mode: one file, or none; measured within the
+    window of this run (now, or the ``replayed`` report's time: ``gate.dated``)."""
     given = app.config.baseline
     if not given:
         return None
@@ -557,6 +559,10 @@ def one_baseline(app: Failgate) -> Path | None:
         raise FailgateError(
             "watch compares with one baseline report file (--baseline FILE)", given[0]
         )
+    from ..core.gate.dated import refuse_sequential_baseline
+
+    refuse_sequential_baseline(app.config.baseline_window, app.config.accept_baseline_gap,
+                               given[0], replayed)
     return given[0]
 
 

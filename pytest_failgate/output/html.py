@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.base.formatting import CONTROL, case_counts, inert_lines, one_line, plural
+from ..core.base.result import ceilings_lowered
 from .text import catches_text, headroom_text
 
 if TYPE_CHECKING:
@@ -541,7 +542,7 @@ def _notes(result: GateResult) -> list[str]:
         out += [f"<li><code>{_esc(item)}</code></li>" for item in result.skipped]
         out.append("</ul>")
     if lowerings:
-        out += [f"<h4>a ratchet would lower {plural(len(lowerings), 'ceiling')}</h4>",
+        out += [f"<h4>a ratchet would lower {plural(ceilings_lowered(lowerings), 'ceiling')}</h4>",
                 f'<p class="muted">Run {_inline(result.ratchet_advice)}, then commit '
                 f"<code>{_esc(result.ceilings_path)}</code>.</p>", "<ul>"]
         out += [f"<li><code>{_esc(low.description)}</code></li>" for low in lowerings]

@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..core.base.formatting import one_line, plural
+from ..core.base.result import ceilings_lowered
 from .text import catches_text, headroom_text
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ def render_markdown(result: GateResult,
             lines += [f"![failure categories over time]({chart})", ""]
         lines += ["</details>", ""]
     if result.lowerings and result.mode in ("gate", "strict"):
-        lines.append(f"{plural(len(result.lowerings), 'ceiling')} can be lowered: "
+        lines.append(f"{plural(ceilings_lowered(result.lowerings), 'ceiling')} can be lowered: "
                      f"{result.ratchet_advice}, then commit {code_span(result.ceilings_path)}.")
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.base.formatting import inert_lines, one_line, plural, report_heading
+from ..core.base.result import ceilings_lowered
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -53,7 +54,7 @@ def ratchet_status(result: GateResult) -> str | None:
     if result.inconclusive:
         return "ratchet: not assessed: the run is inconclusive"
     if result.lowerings:
-        return (f"ratchet: {plural(len(result.lowerings), 'ceiling')} can be lowered; "
+        return (f"ratchet: {plural(ceilings_lowered(result.lowerings), 'ceiling')} can be lowered; "
                 f"run {result.ratchet_advice} and commit {result.ceilings_path}")
     over = [row for row in result.rows if row.failing and not row.slack]
     if over:  # a count above its ceiling is not "at its count"

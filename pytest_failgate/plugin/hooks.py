@@ -97,6 +97,15 @@ PYTEST_OPTIONS: tuple[tuple[str, str, str | None, tuple[str, ...] | None, bool, 
      'commit, in the same CI job): on a noisy pipeline the ratchet lowers a ceiling when '
      "its cases, paired with that run's, fell significantly and beyond the noise band; "
      "the day's shared shift cancels in the pairing"),
+    ('failgate_baseline_window', 'text', 'HOURS|day', None, True,
+     "how close in time a run paired case by case with this one (the baseline, the ratchet's "
+     'confirm-baseline) must have been measured: a whole number of hours (default: 12) or '
+     "`day` (the same calendar day, UTC); outside it the report is inconclusive, as the "
+     "day's shift does not cancel"),
+    ('failgate_accept_baseline_gap', 'text', 'REASON', None, True,
+     'accept a baseline measured outside the baseline-window, for REASON: the report is '
+     'judged with the day-to-day drift in the comparison (a loosening the guard names); '
+     "never for the ratchet's confirm-baseline"),
     ('failgate_analyze', 'flag', None, None, True,
      "add a single-run diagnosis to the summary: failures by the taxonomy's stage, the "
      'bottleneck stage, the weakest slices with exact intervals, and what to look at first '

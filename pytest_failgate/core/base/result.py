@@ -316,6 +316,40 @@ class NoiseResult(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RunTimeResult(Record):
+    """When one run was measured, and where that was read from."""
+
+    ran: str | None = described(text=(
+        "UTC, ISO 8601, to the second (None: none of the run's reports records a time)"))
+    time_from: str = described(text=(
+        "where the time is read from: the report's own field (run.jsonl timestamp, "
+        "eval.created, createdAt...), a file name, or 'file mtime' (a last resort: a copy or "
+        "a checkout changes it), or 'no time recorded'"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunTimes(Record):
+    """When this run and the runs paired with it case by case were measured, and the window
+    a pairing is believed within (``compare.window``)."""
+
+    window: str = described(text="how close two paired runs must be, in words")
+    run: RunTimeResult
+    baseline: RunTimeResult | None = described(default=None, text="the baseline run's")
+    confirm_baseline: RunTimeResult | None = described(default=None, text=(
+        "the ratchet's same-day run of the system before the change"))
+    gaps: list[str] = described(default_factory=list, text=(
+        "each pairing outside the window (or without a time), in words with both times"))
+    accepted: str | None = described(default=None, text=(
+        "the reason given to accept a baseline outside the window (accept-baseline-gap)"))
+
+
+def ceilings_lowered(lowerings: list[LoweringResult]) -> int:
+    """How many ceilings a plan lowers: its entries, each once (an entry's ``max`` and the
+    ``observed`` written beside it are one ceiling)."""
+    return len({lowering.label for lowering in lowerings})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Sequential(Record):
     """A run gated as its cases arrived (``failgate watch``, ``--failgate-sequential``):
     how many of the planned cases it took, and what its verdict is worth.
@@ -448,6 +482,8 @@ class GateResult(Record):
         "finished run, gated whole)"))
     ratchet_advice: str = described(default="a ratchet", text=(
         "how to ratchet these ceilings, in the words of the front end that ran the gate"))
+    times: RunTimes | None = described(default=None, text=(
+        "when this run and the runs paired with it were measured (None: nothing was timed)"))
 
     @classmethod
     def without_derived(cls, data: dict[str, Any]) -> dict[str, Any]:

@@ -114,8 +114,11 @@ def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
     (``compare.improvement.confirmed_drops``: significant and beyond the noise band; the
     day's shift cancels), by ``(report, name)``. A paired drop lowers the entry's
     ``observed`` by the drop, from the count it was set from (never from this run's
-    count, which carries the day). Given both kinds of evidence, either confirms, and the
-    entry falls to the higher of the two (the smaller lowering). Without either a noisy
+    count, which carries the day). Given both kinds of evidence, both must confirm (under
+    drift either one alone lowered an unchanged system now and then, and a false lowering
+    stays in the file), and the entry falls to the higher of the two (the smaller
+    lowering); a ``paired`` run refused (measured outside the window, ``gate.dated``) is
+    given and confirms nothing. Without either a noisy
     entry is never lowered (:func:`unconfirmed` names the drops that wait for one).
 
     A category of cases that failed outside the system under test (``outside: true``) is
@@ -202,9 +205,12 @@ def _lower_confirmed(entry: Entry, group: Sequence[Check], allowance: int,
     if ceiling.max is None or entry.max_span is None:
         return []
     reference = ceiling.observed if ceiling.observed is not None else ceiling.max - allowance
+    given = [evidence for evidence in (confirmed, paired) if evidence is not None]
     found = [observed for observed in (_by_second_run(group, reference, allowance, confirmed),
                                        _by_pairing(group, reference, paired))
              if observed is not None]
+    if len(found) < len(given):  # each kind of evidence given must confirm the drop
+        return []
     if not found or max(found) + allowance >= ceiling.max:
         return []
     return _lowered_to(entry, max(found), allowance)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..base.formatting import plural
+from ..base.result import ceilings_lowered
 from ..base.yamlsource import digest, read_text
 from .rewrite import remove_stale_temps, rewrite, write_atomic
 from .target import check_target, locked
@@ -84,10 +85,12 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes,
         if digest(text) != result.ceilings_sha256:
             raise FailgateError(
                 "changed during the run (another ratchet, or an edit): the lowering of "
-                f"{plural(len(lowerings), 'ceiling')} was not written; run the ratchet again",
+                f"{plural(ceilings_lowered(lowerings), 'ceiling')} was not written; run the "
+                "ratchet again",
                 Path(result.ceilings_path))  # as the gate shows it
         write_atomic(path, rewrite(path, text, lowerings))
-    lines = [f"ratchet: lowered {plural(len(lowerings), 'ceiling')} in {result.ceilings_path}:"]
+    lines = [f"ratchet: lowered {plural(ceilings_lowered(lowerings), 'ceiling')} in "
+             f"{result.ceilings_path}:"]
     lines += [f"  {lowering.description}" for lowering in lowerings]
     return Rewrite(True, [*lines, "commit it, so the gain cannot silently erode"])
 

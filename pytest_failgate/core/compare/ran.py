@@ -20,6 +20,7 @@ from ..base.formatting import plural
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
     from ..reports.model import Report
 
@@ -60,15 +61,21 @@ def report_time(report: Report) -> tuple[datetime, str]:
         found = _parse(recorded[0])
         if found is not None:
             return found, str(recorded[1])
+    return file_time(report.path)
+
+
+def file_time(path: Path) -> tuple[datetime, str]:
+    """When a file's run was made, from the file alone: the time its name carries, else its
+    modification time (``MTIME``: a last resort; raises ``OSError`` when there is no file)."""
     for pattern, label in _NAMED:
-        match = pattern.search(report.path.name)
+        match = pattern.search(path.name)
         if match:
             try:
                 year, month, day, hour, minute, second = map(int, match.groups())
                 return datetime(year, month, day, hour, minute, second, tzinfo=UTC), label
             except ValueError:
                 break
-    return datetime.fromtimestamp(report.path.stat().st_mtime, UTC), MTIME
+    return datetime.fromtimestamp(path.stat().st_mtime, UTC), MTIME
 
 
 def run_time(reports: Sequence[Report]) -> tuple[datetime, str] | None:

@@ -51,6 +51,10 @@ class GateConfig:
     # the system before the change re-run on this run's day: a paired confirmation
     confirm_baseline: tuple[Path, ...] = ()
     labels: Path | None = None  # gold labels of a random sample: gate the corrected counts
+    # how close a paired run must be (hours, or "day"; None: compare.window's default), and
+    # the reason a baseline outside it is accepted (None: such a report is inconclusive)
+    baseline_window: str | None = None
+    accept_baseline_gap: str | None = None
     advice: Advice = field(default_factory=Advice)  # the front end's words for init, ratchet
     # the option table (``options.OPTIONS``): what the guard compares of every setting
     guard_options: tuple[Any, ...] = ()

@@ -195,10 +195,15 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
         report_gate.checks[index] = replace(check, movement=movement,
                                             noise_allowance=allowance, center=center)
     notes = _short_allowances([c for g in gated for c in g.checks], run)
-    if stale:
+    if stale and ceilings is None:  # init: the ceilings are set from this run
         notes.append(f"noise: this run's {', '.join(stale)} differ from the mean of "
                      f"{source.label} by more than the noise allows: a new ceiling is set "
                      "from this run's count; measure the noise again on this system")
+    elif stale:  # a check or a ratchet sets nothing: a count far from the band is news
+        notes.append(f"noise: this run's {', '.join(stale)} differ from the mean of "
+                     f"{source.label} by more than the noise allows: either the system "
+                     "changed since the band was measured (a regression fails its ceiling "
+                     "above) or the band measured another system")
     return run, notes
 
 

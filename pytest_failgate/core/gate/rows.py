@@ -84,6 +84,7 @@ def build_result(gate: Gate) -> GateResult:
             items=gate.noise.items, text=gate.noise.describe()),
         analysis=_analysis(loaded) if gate.config.analyze else None,
         ratchet_advice=gate.config.advice.ratchet,
+        times=gate.times.result() if gate.times is not None else None,
     )
     if result.regressions or result.inconclusive or result.load_errors:
         # nothing is offered to lower from a run that is not judged: a count that fell beside

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..reports.model import SkippedFile
     from ..taxonomy import Taxonomy
     from .checked import GateConfig, ReportGate
+    from .dated import Dated
     from .family import Family
     from .noisy import NoiseRun
 
@@ -48,6 +49,7 @@ class GateRun:
     family: Family | None = None  # the run's significance tests, decided together (Holm)
     guard_error: str | None = None  # why the guard could not compare, when it could not
     built: GateResult | None = field(default=None, repr=False)  # the result, once built
+    times: Dated | None = None  # when this run and its paired runs were measured
 
     def reference(self, taxonomy: Taxonomy) -> str:
         """How a new ceilings file names a taxonomy: by name if known, else by its file."""

@@ -44,6 +44,7 @@ from ..taxonomy.model import GROUP_PREFIX, TOTAL
 from .checked import ContractResult, GateConfig, Mode, ReportGate
 from .confirming import paired_drops
 from .corrected import correct_counts, labels_path
+from .dated import dated, judge_baseline, refuse_confirm_baseline
 from .family import decide
 from .inconclusive import Inconclusive
 from .inconclusive import judge as judge_inconclusive
@@ -132,7 +133,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     if source is not None and (ceilings is not None or config.mode == "init"):
         noisy, notes = measure_noise(source, ceilings, gated, taxonomy)
         warnings += notes
-    baseline = None
+    baseline, times = None, dated(config, gated)
     if config.baseline and any(g.report is not None for g in gated):
         # (a run none of whose reports loaded fails on those errors, not on the pairing)
         noise_path = source.path if source is not None else None
@@ -142,6 +143,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         _compare_recorded_instruments(gated, ceilings)
     if baseline is not None:
         _compare_instruments(gated, baseline, ceilings)
+        warnings += judge_baseline(times, gated, baseline)  # outside the window: inconclusive
     budget = (ceilings.model.significance if ceilings is not None
               and ceilings.model.significance is not None else DEFAULT_ALPHA)
     baseline, family = decide(gated, baseline, budget)
@@ -155,8 +157,11 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
                 before = load_run_or_raise(config.confirm_baseline, choice, spec, config.engine)
             except FailgateError as exc:
                 raise FailgateError(f"confirm-baseline: {exc}") from None
-            paired = paired_drops(before, gated, ceilings.model.instruments,
-                                  source.path if source is not None else None, budget)
+            refused = refuse_confirm_baseline(times, before, gated)
+            paired = {} if refused else paired_drops(
+                before, gated, ceilings.model.instruments,
+                source.path if source is not None else None, budget)
+            warnings += [refused] if refused else []
         warnings += _unconfirmed_notes(checks, confirmed, config, paired)
     plan = (plan_ratchet(checks, noisy is not None, confirmed, paired)
             if ceilings is not None else [])
@@ -170,7 +175,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
         except FailgateError as exc:  # the gate's result stands; the guard's is an error
             guard_error = str(exc)
     return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
-                taxonomies, noisy, family, guard_error)
+                taxonomies, noisy, family, guard_error, times=times)
 
 
 def taxonomy_choice(known: Mapping[str, Taxonomy], given: Taxonomy | None,

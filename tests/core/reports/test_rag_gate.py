@@ -41,10 +41,14 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "runs"
 
 
+# the fixture's runs were made on different days (their headers' timestamps): accepted here
+GAP = ("--accept-baseline-gap", "the fixture's runs, days apart")
+
+
 def check(capsys: pytest.CaptureFixture[str], candidate: str, *extra: str
           ) -> tuple[int, str, dict[str, Any]]:
     code = main(["check", f"{candidate}/", "--baseline", "baseline/", "--noise",
-                 "baseline/noise_band.json", "--json", "result.json", *extra])
+                 "baseline/noise_band.json", "--json", "result.json", *GAP, *extra])
     out = capsys.readouterr().out
     return code, out, json.loads(Path("result.json").read_text(encoding="utf-8"))
 
