@@ -142,7 +142,7 @@ def _finish(app: Failgate, result: GateResult) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from .commands.gating import init
+    from .commands.gating import ini_key_note, init
     from .core.ceilings import writeback
     from .output.text import summary_lines
 
@@ -150,7 +150,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     done = init(config)
     for line in summary_lines(done.result, writeback.outcomes_from_verdicts(done.result)):
         _out(line)
-    for line in ["", *done.lines]:
+    note = ini_key_note(config) if done.written else None
+    for line in ["", *done.lines, *([note] if note else [])]:
         _out(line)
     if not done.written and done.result.verdict == "pass":  # nothing to write, or refused
         return EXIT_INPUT

@@ -43,6 +43,27 @@ def record(app: Failgate, result: GateResult) -> InitResult:
     return InitResult(result=result, lines=done.lines, written=done.written)
 
 
+def ini_key_note(config: Config) -> str | None:
+    """After an init given its reports on the command line: the configuration that gates
+    every pytest run from then on, as the ini key ``failgate`` (a setting: a run can leave
+    the gate out on its command line with ``-m "not failgate"``, and pytest without
+    failgate loaded only warns of an unknown key, where ``--failgate=`` in ``addopts``
+    would stop it with "unrecognized arguments"). None when the ini key gave them."""
+    from ..options import PREFIX
+
+    if PREFIX not in config.given:
+        return None
+    words = next((words for option, words in config.given_words("init", quote=False)
+                  if option.name == PREFIX), [])
+    if not words:
+        return None
+    listed = ", ".join(f'"{word}"' for word in words)
+    return (f"init: to gate every pytest run, set the ini key `{PREFIX} = {' '.join(words)}` "
+            f"under [pytest] (pyproject.toml: `{PREFIX} = [{listed}]` under "
+            "[tool.pytest.ini_options]) rather than --failgate in addopts; "
+            '`pytest -m "not failgate"` then runs the tests without the gate')
+
+
 def ratchet(config: Config | Failgate) -> RatchetResult:
     """Lower every ceiling whose count fell (every check ran); never raise one."""
     from ..core.ceilings import writeback
