@@ -289,10 +289,35 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_noise(args: argparse.Namespace) -> int:
+    from .core.reports.sink import UnfitTaxonomy
+
+    config = configure(args)
+    try:
+        return _noise(args, config)
+    except UnfitTaxonomy as exc:  # own fields: the option that gives their taxonomy
+        raise FailgateError(f"{exc.message} with {_noise_taxonomy(args)}", exc.path,
+                            exc.line, exc.col) from None
+
+
+def _noise_taxonomy(args: argparse.Namespace) -> str:
+    """``failgate noise`` as it was run, with ``--taxonomy`` naming a taxonomy file."""
+    import shlex
+
+    from .core.base.advice import TAXONOMY_FILE
+
+    words = ["failgate", "noise", *(["--check", args.check] if args.check else []), *args.runs]
+    if args.out != "noise_band.json" and not args.check:
+        words += ["--out", args.out]
+    if args.ceilings:
+        words += ["--ceilings", args.ceilings]
+    return "`" + " ".join(shlex.quote(word) for word in [*words, "--taxonomy", TAXONOMY_FILE]
+                          ) + "`"
+
+
+def _noise(args: argparse.Namespace, config: Config) -> int:
     from .commands.runs import noise, remeasure
     from .core.base.formatting import plural
 
-    config = configure(args)
     if args.check:
         recorded = Path(os.path.realpath(args.check))
         runs, differ = remeasure(config, recorded, [Path(os.path.realpath(r)) for r in args.runs])

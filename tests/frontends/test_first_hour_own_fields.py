@@ -92,3 +92,99 @@ def test_init_recommends_the_ini_key_when_the_reports_were_given_on_the_command_
     code, out, _ = run_cli(capsys, "init", "--taxonomy", "taxonomy.yaml")
     assert code == 0, out
     assert "set the ini key" not in out  # the ini key gave them
+
+
+# -- cases with their own id field ---------------------------------------------------------
+
+def test_cases_with_their_own_id_field_get_a_note_naming_it_at_init_and_check(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own_fields(pytester.path)
+    note = ("no case has an id field taxonomy helpdesk reads (id, case_id, question_id, "
+            "sample_id), so cases are named by position (#1): failures list positions, and a "
+            "baseline pairs cases by line number; the cases have 'qid': write `id_field: qid` "
+            "in taxonomy.yaml")
+    code, out, _ = run_cli(capsys, "init", "reports", "--taxonomy", "taxonomy.yaml")
+    assert code == 0, out
+    assert f"warning: {note}" in out
+    own_fields(pytester.path, failing=16)  # a regression: the failures are listed
+    code, out, _ = run_cli(capsys, "check", "reports")
+    assert code == 1
+    assert f"warning: {note}" in out
+    assert "cases    #1, #3, #5," in out
+    # once the taxonomy says which field, the failures list the cases' own ids
+    taxonomy = pytester.path / "taxonomy.yaml"
+    taxonomy.write_text(TAXONOMY.replace("failed:", "id_field: qid\nfailed:"), encoding="utf-8")
+    code, out, _ = run_cli(capsys, "check", "reports")
+    assert code == 1
+    assert "no case has an id field" not in out
+    assert "cases    HD-0000, HD-0002, HD-0004," in out
+    # and the same note under pytest, before the taxonomy named it
+    taxonomy.write_text(TAXONOMY, encoding="utf-8")
+    result = pytester.runpytest("--failgate=reports")
+    result.stdout.fnmatch_lines([f"  warning: {note}"])
+
+
+def test_no_note_when_the_cases_carry_an_id_the_taxonomy_reads(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own_fields(pytester.path)
+    run = pytester.path / "reports" / "run.jsonl"
+    run.write_text(run.read_text(encoding="utf-8").replace('"qid"', '"case_id"'),
+                   encoding="utf-8")
+    code, out, _ = run_cli(capsys, "init", "reports", "--taxonomy", "taxonomy.yaml")
+    assert code == 0, out
+    assert "no case has an id field" not in out
+
+
+def test_without_a_likely_id_field_the_note_names_id_field(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own_fields(pytester.path)
+    run = pytester.path / "reports" / "run.jsonl"
+    run.write_text(run.read_text(encoding="utf-8").replace('"qid"', '"question"'),
+                   encoding="utf-8")
+    code, out, _ = run_cli(capsys, "init", "reports", "--taxonomy", "taxonomy.yaml")
+    assert code == 0, out
+    assert ("; name the field that identifies a case with `id_field:` in taxonomy.yaml"
+            in out)
+
+
+# -- a noisy judge: the noise band of one's own fields -------------------------------------
+
+def _runs(root: Path) -> list[str]:
+    for index in range(1, 4):
+        own_fields(root, f"runs/r{index}", failing=10 + index)
+    return [f"runs/r{index}/" for index in range(1, 4)]
+
+
+def test_noise_on_own_field_runs_names_the_taxonomy_option(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = _runs(pytester.path)
+    code, _, err = run_cli(capsys, "noise", *runs)
+    assert code == 2
+    assert err.endswith("give a taxonomy for its fields with `failgate noise runs/r1/ "
+                        "runs/r2/ runs/r3/ --taxonomy path/to/taxonomy.yaml`\n")
+    # as the docs give it: the band, then init with it, for one's own fields
+    code, out, err = run_cli(capsys, "noise", *runs, "--taxonomy", "taxonomy.yaml")
+    assert code == 0, err
+    assert "noise over 3 runs -> noise_band.json" in out
+    own_fields(pytester.path)
+    code, out, _ = run_cli(capsys, "init", "reports", "--taxonomy", "taxonomy.yaml",
+                           "--noise", "noise_band.json")
+    assert code == 0, out
+    assert "\nnoise: noise_band.json\n" in (pytester.path / "ceilings.yaml").read_text()
+
+
+def test_init_with_a_band_and_without_a_taxonomy_names_the_taxonomy_not_the_band(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = _runs(pytester.path)
+    assert run_cli(capsys, "noise", *runs, "--taxonomy", "taxonomy.yaml")[0] == 0
+    own_fields(pytester.path)
+    code, out, _ = run_cli(capsys, "init", "reports", "--noise", "noise_band.json")
+    assert code == 2
+    assert ("give a taxonomy for its fields with `failgate init reports --noise "
+            "noise_band.json --taxonomy path/to/taxonomy.yaml`") in out
+    assert "measures none of this run's counts" not in out
