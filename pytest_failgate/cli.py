@@ -147,7 +147,10 @@ def cmd_init(args: argparse.Namespace) -> int:
     from .output.text import summary_lines
 
     config = configure(args)
-    done = init(config)
+    if args.reason is not None and not args.force:
+        raise FailgateError("--reason is written by init --force over an existing file; a new "
+                            "file raises nothing")
+    done = init(config, force=args.force, reason=args.reason)
     for line in summary_lines(done.result, writeback.outcomes_from_verdicts(done.result)):
         _out(line)
     note = ini_key_note(config) if done.written else None
@@ -484,8 +487,15 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     command("check", "check every category count against its ceiling",
             "failgate check reports/ --md gate.md --github", cmd_check)
-    command("init", "write a new ceilings file from the current counts",
-            "failgate init reports/ --ceilings ceilings.yaml", cmd_init)
+    init = command("init", "write a new ceilings file from the current counts",
+                   "failgate init reports/ --ceilings ceilings.yaml", cmd_init)
+    init.add_argument("--force", action="store_true",
+                      help="write over an existing ceilings file (an exact one moving onto a "
+                           "noise band: --noise FILE --force), with its taxonomy unless "
+                           "--taxonomy is given; the guard names every ceiling this raises")
+    init.add_argument("--reason", metavar="TEXT",
+                      help="with --force: why, written on every entry and at the top, so the "
+                           "guard passes what this raises (a reviewed loosening)")
     command("ratchet", "lower every ceiling whose count fell; never raise one",
             "failgate ratchet reports/ && git commit -am 'Ratchet ceilings'", cmd_ratchet)
     show = command("show", "the category distribution with bars, ceilings and case ids",

@@ -188,3 +188,68 @@ def test_init_with_a_band_and_without_a_taxonomy_names_the_taxonomy_not_the_band
     assert ("give a taxonomy for its fields with `failgate init reports --noise "
             "noise_band.json --taxonomy path/to/taxonomy.yaml`") in out
     assert "measures none of this run's counts" not in out
+
+
+# -- an exact ceilings file moving onto a noise band ------------------------------------------
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                   cwd=cwd, check=True, capture_output=True)
+
+
+def test_an_exact_file_moves_onto_a_noise_band_with_one_command_the_guard_reviews(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = pytester.path
+    runs = _runs(root)
+    own_fields(root)
+    assert run_cli(capsys, "init", "reports", "--taxonomy", "taxonomy.yaml")[0] == 0
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "exact ceilings")
+    assert run_cli(capsys, "noise", *runs)[0] == 0  # the ceilings file's taxonomy
+    ceilings = root / "ceilings.yaml"
+    exact = ceilings.read_text()
+    code, _, err = run_cli(capsys, "init", "reports", "--noise", "noise_band.json")
+    assert code == 2
+    assert "already exists; init only creates a new ceilings file" in err
+    assert "write it again from this run's counts with init --force" in err
+    assert ceilings.read_text() == exact
+    code, out, _ = run_cli(capsys, "init", "reports", "--noise", "noise_band.json", "--force")
+    assert code == 0, out
+    assert "init: replaced ceilings.yaml from the current counts of 1 report" in out
+    written = ceilings.read_text()
+    assert "\ntaxonomy: taxonomy.yaml\nnoise: noise_band.json\n" in written  # the file's own
+    assert "  wrong_doc:\n    max: " in written
+    # a larger allowance is a loosening: the guard names each raise and the band
+    code, out, _ = run_cli(capsys, "guard", "--base", "HEAD")
+    assert code == 1
+    assert "ceilings.yaml:11 ceilings.wrong_doc: 5 -> " in out
+    assert "ceilings.wrong_doc.allowance: 0 -> " in out
+    assert "noise: none (exact counts) -> noise_band.json" in out
+    # the same command with the reason passes review, and the gate reads the file
+    code, out, _ = run_cli(capsys, "init", "reports", "--noise", "noise_band.json", "--force",
+                           "--reason", "the judge is noisy: noise_band.json")
+    assert code == 0, out
+    code, out, _ = run_cli(capsys, "guard", "--base", "HEAD")
+    assert code == 0, out
+    assert 'reason: "the judge is noisy: noise_band.json"' in out
+    assert run_cli(capsys, "check", "reports")[0] == 0
+
+
+def test_init_force_reason_on_exact_entries_and_report_overrides(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own_fields(pytester.path)
+    own_fields(pytester.path, "reports/more", failing=4)
+    assert run_cli(capsys, "init", "reports", "--taxonomy", "taxonomy.yaml")[0] == 0
+    code, out, _ = run_cli(capsys, "init", "reports", "--force", "--reason", 'a "new" set')
+    assert code == 0, out
+    written = (pytester.path / "ceilings.yaml").read_text()
+    assert '\nreason: "a \\"new\\" set"\n' in written
+    assert '\n  wrong_doc: {max: 5, reason: "a \\"new\\" set"}\n' in written
+    assert '\nreports:\n  more/run:\n    wrong_doc: {max: 2, reason: "a \\"new\\" set"}\n' in written
+    assert run_cli(capsys, "check", "reports")[0] == 0
+    code, _, err = run_cli(capsys, "init", "reports", "--reason", "why")
+    assert code == 2
+    assert "--reason is written by init --force" in err

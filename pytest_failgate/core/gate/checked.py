@@ -51,6 +51,9 @@ class GateConfig:
     # the system before the change re-run on this run's day: a paired confirmation
     confirm_baseline: tuple[Path, ...] = ()
     advice: Advice = field(default_factory=Advice)  # the front end's words for init, ratchet
+    # init writes over an existing ceilings file (``failgate init --force``: an exact file
+    # moving onto a noise band); what it raises, the guard names as loosenings
+    replace_existing: bool = False
 
 
 @dataclass(frozen=True)

@@ -86,10 +86,12 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     ceilings: Ceilings | None = None
     if config.mode == "init" or (config.baseline and not config.ceilings_path.exists()):
         # init, or a comparison with the baseline alone (no ceilings: every count is free)
-        if config.mode == "init" and config.ceilings_path.exists():
+        if config.mode == "init" and config.ceilings_path.exists() \
+                and not config.replace_existing:
             raise FailgateError(
                 "already exists; init only creates a new ceilings file (lower the ceilings of "
-                f"an existing one with {config.advice.ratchet})", config.ceilings_path)
+                f"an existing one with {config.advice.ratchet}; write it again from this "
+                "run's counts with init --force)", config.ceilings_path)
         given = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
                  if config.init_taxonomy is not None else None)
     else:
