@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,28 @@ def test_init_force_reason_on_exact_entries_and_report_overrides(
     code, _, err = run_cli(capsys, "init", "reports", "--reason", "why")
     assert code == 2
     assert "--reason is written by init --force" in err
+
+
+# -- a guard ref the CI step cannot fetch ----------------------------------------------------
+
+def test_a_guard_ref_that_cannot_be_fetched_shows_the_fetch_error(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = pytester.path
+    own_fields(root)
+    assert run_cli(capsys, "init", "reports", "--taxonomy", "taxonomy.yaml")[0] == 0
+    _git(root, "init", "-q", "-b", "change")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "the change")
+    _git(root, "remote", "add", "origin", str(root / "no-such-origin.git"))
+    done = subprocess.run([sys.executable, "-m", "pytest_failgate.ci", "reports",
+                           "--guard-base", "origin/main"],
+                          cwd=root, capture_output=True, text=True, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    expected = ("guard: could not compare with origin/main: could not fetch origin/main: "
+                "`git fetch --no-tags --depth=1 origin main` failed: fatal: ")
+    assert expected in done.stdout
+    assert "fetch it first" not in done.stdout
+    report = (root / "failgate-report" / "failgate.md").read_text(encoding="utf-8")
+    assert expected in report
+    assert "fetch it first" not in report
