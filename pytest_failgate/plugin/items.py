@@ -86,7 +86,7 @@ class _QuietItem(pytest.Item):
 class GateFile(pytest.File, _QuietCollector):
     """The ceilings file, collected as one child per report."""
 
-    def collect(self) -> Iterable[ReportNode | GuardItem]:
+    def collect(self) -> Iterable[ReportNode | GuardItem | NotRunItem]:
         session = _session(self)
         session.file_collected = True  # pytest kept this file: the gate need not be added
         try:

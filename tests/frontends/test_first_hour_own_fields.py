@@ -249,7 +249,8 @@ def test_init_force_reason_on_exact_entries_and_report_overrides(
     written = (pytester.path / "ceilings.yaml").read_text()
     assert '\nreason: "a \\"new\\" set"\n' in written
     assert '\n  wrong_doc: {max: 5, reason: "a \\"new\\" set"}\n' in written
-    assert '\nreports:\n  more/run:\n    wrong_doc: {max: 2, reason: "a \\"new\\" set"}\n' in written
+    assert ('\nreports:\n  more/run:\n    wrong_doc: {max: 2, reason: "a \\"new\\" set"}\n'
+            in written)
     assert run_cli(capsys, "check", "reports")[0] == 0
     code, _, err = run_cli(capsys, "init", "reports", "--reason", "why")
     assert code == 2

@@ -118,8 +118,9 @@ def init(path: Path, result: GateResult, replace: bool = False,
              f"current counts of {plural(len(loaded), 'report')}; review and commit it"]
     if replaced and reason is None:  # what it raised is a loosening: reviewed as one
         lines.append("init: the guard names every ceiling this raised (and a noise band "
-                     "turned on) as a loosening: write why with init --force --reason \"...\" (on every "
-                     "entry and at the top), or as {max: N, reason: \"...\"} on those entries")
+                     "turned on) as a loosening: write why with init --force --reason "
+                     "\"...\" (on every entry and at the top), or as {max: N, reason: "
+                     "\"...\"} on those entries")
     if result.inconclusive:  # each is gated by the defaults, and inconclusive until re-run
         lines.append(f"init: not recorded, as {plural(len(result.inconclusive), 'report')} "
                      f"cannot be judged (run them again): {'; '.join(result.inconclusive)}")
