@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 from . import __version__
-from .core.base.errors import FailgateError, display_path, os_error_line
+from .core.base.errors import FailgateError, os_error_line
 from .core.base.formatting import inert_lines, one_line
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
@@ -142,23 +142,15 @@ def _finish(app: Failgate, result: GateResult) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from .commands.gating import ini_key_note, init
-    from .core.ceilings import writeback
-    from .output.text import summary_lines
+    from .cli_start import init_lines
 
-    config = configure(args)
-    if args.reason is not None and not args.force:
-        raise FailgateError("--reason is written by init --force over an existing file; a new "
-                            "file raises nothing")
-    done = init(config, force=args.force, reason=args.reason)
-    for line in summary_lines(done.result, writeback.outcomes_from_verdicts(done.result)):
+    return _lines(*init_lines(args, configure(args)))
+
+
+def _lines(lines: list[str], verdict: str) -> int:
+    for line in lines:
         _out(line)
-    note = ini_key_note(config) if done.written else None
-    for line in ["", *done.lines, *([note] if note else [])]:
-        _out(line)
-    if not done.written and done.result.verdict == "pass":  # nothing to write, or refused
-        return EXIT_INPUT
-    return EXIT[done.result.verdict]
+    return EXIT[verdict]
 
 
 def cmd_ratchet(args: argparse.Namespace) -> int:
@@ -292,62 +284,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_noise(args: argparse.Namespace) -> int:
-    from .core.reports.sink import UnfitTaxonomy
+    from .cli_start import noise_lines
 
-    config = configure(args)
-    try:
-        return _noise(args, config)
-    except UnfitTaxonomy as exc:  # own fields: the option that gives their taxonomy
-        raise FailgateError(f"{exc.message} with {_noise_taxonomy(args)}", exc.path,
-                            exc.line, exc.col) from None
-
-
-def _noise_taxonomy(args: argparse.Namespace) -> str:
-    """``failgate noise`` as it was run, with ``--taxonomy`` naming a taxonomy file."""
-    import shlex
-
-    from .core.base.advice import TAXONOMY_FILE
-
-    words = ["failgate", "noise", *(["--check", args.check] if args.check else []), *args.runs]
-    if args.out != "noise_band.json" and not args.check:
-        words += ["--out", args.out]
-    if args.ceilings:
-        words += ["--ceilings", args.ceilings]
-    return "`" + " ".join(shlex.quote(word) for word in [*words, "--taxonomy", TAXONOMY_FILE]
-                          ) + "`"
-
-
-def _noise(args: argparse.Namespace, config: Config) -> int:
-    from .commands.runs import noise, remeasure
-    from .core.base.formatting import plural
-
-    if args.check:
-        recorded = Path(os.path.realpath(args.check))
-        runs, differ = remeasure(config, recorded, [Path(os.path.realpath(r)) for r in args.runs])
-        shown = " ".join(display_path(run) for run in runs)
-        if not differ:
-            _out(f"noise: {args.check} is what {shown} measure")
-            return EXIT_PASS
-        counted = plural(len(differ), "difference")
-        _out(f"noise: {args.check} is not what {shown} measure ({counted}):")
-        for line in differ:
-            _out(f"  {line}")
-        return EXIT_FAIL
-    measured = noise(config, [Path(os.path.realpath(run)) for run in args.runs], Path(args.out))
-    _out(f"noise over {measured.n_runs} runs -> {args.out}")
-    width = max(len(name) for name in [*measured.bands, *measured.metric_bands])
-    for name, band in measured.bands.items():
-        _out(f"  mode:{name:<{width}}  min {band.min:>7}  max {band.max:>7}  std {band.std:>8.3f}")
-    for name, metric in measured.metric_bands.items():
-        _out(f"  {name:<{width + 5}}  min {float(metric.min):>7.4g}  max {float(metric.max):>7.4g}"
-             f"  std {metric.std:>8.3f}")
-    unstable = measured.unstable_cases
-    if unstable:
-        _out(f"  unstable cases: {len(unstable)} ({', '.join(unstable[:10])}"
-             + (", ...)" if len(unstable) > 10 else ")"))
-    for warning in measured.warnings:
-        _out(f"warning: {warning}")
-    return EXIT_PASS
+    return _lines(*noise_lines(args, configure(args)))
 
 
 SCHEMA = Path(__file__).parent / "schema" / "gate-result.schema.json"

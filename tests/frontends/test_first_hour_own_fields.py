@@ -214,7 +214,8 @@ def test_an_exact_file_moves_onto_a_noise_band_with_one_command_the_guard_review
     code, _, err = run_cli(capsys, "init", "reports", "--noise", "noise_band.json")
     assert code == 2
     assert "already exists; init only creates a new ceilings file" in err
-    assert "write it again from this run's counts with init --force" in err
+    assert ("write it again from this run's counts with `failgate init reports --noise "
+            "noise_band.json --force`") in err
     assert ceilings.read_text() == exact
     code, out, _ = run_cli(capsys, "init", "reports", "--noise", "noise_band.json", "--force")
     assert code == 0, out

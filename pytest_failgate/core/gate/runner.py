@@ -90,8 +90,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
                 and not config.replace_existing:
             raise FailgateError(
                 "already exists; init only creates a new ceilings file (lower the ceilings of "
-                f"an existing one with {config.advice.ratchet}; write it again from this "
-                "run's counts with init --force)", config.ceilings_path)
+                f"an existing one with {config.advice.ratchet})", config.ceilings_path)
         given = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
                  if config.init_taxonomy is not None else None)
     else:
