@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 from . import __version__
-from .core.base.errors import FailgateError, display_path, os_error_line
+from .core.base.errors import FailgateError, os_error_line
 from .core.base.formatting import inert_lines, one_line
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
@@ -141,19 +141,15 @@ def _finish(app: Failgate, result: GateResult) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from .commands.gating import init
-    from .core.ceilings import writeback
-    from .output.text import summary_lines
+    from .cli_start import init_lines
 
-    config = configure(args)
-    done = init(config)
-    for line in summary_lines(done.result, writeback.outcomes_from_verdicts(done.result)):
+    return _lines(*init_lines(args, configure(args)))
+
+
+def _lines(lines: list[str], verdict: str) -> int:
+    for line in lines:
         _out(line)
-    for line in ["", *done.lines]:
-        _out(line)
-    if not done.written and done.result.verdict == "pass":  # nothing to write, or refused
-        return EXIT_INPUT
-    return EXIT[done.result.verdict]
+    return EXIT[verdict]
 
 
 def cmd_ratchet(args: argparse.Namespace) -> int:
@@ -255,37 +251,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_noise(args: argparse.Namespace) -> int:
-    from .commands.runs import noise, remeasure
-    from .core.base.formatting import plural
+    from .cli_start import noise_lines
 
-    config = configure(args)
-    if args.check:
-        recorded = Path(os.path.realpath(args.check))
-        runs, differ = remeasure(config, recorded, [Path(os.path.realpath(r)) for r in args.runs])
-        shown = " ".join(display_path(run) for run in runs)
-        if not differ:
-            _out(f"noise: {args.check} is what {shown} measure")
-            return EXIT_PASS
-        counted = plural(len(differ), "difference")
-        _out(f"noise: {args.check} is not what {shown} measure ({counted}):")
-        for line in differ:
-            _out(f"  {line}")
-        return EXIT_FAIL
-    measured = noise(config, [Path(os.path.realpath(run)) for run in args.runs], Path(args.out))
-    _out(f"noise over {measured.n_runs} runs -> {args.out}")
-    width = max(len(name) for name in [*measured.bands, *measured.metric_bands])
-    for name, band in measured.bands.items():
-        _out(f"  mode:{name:<{width}}  min {band.min:>7}  max {band.max:>7}  std {band.std:>8.3f}")
-    for name, metric in measured.metric_bands.items():
-        _out(f"  {name:<{width + 5}}  min {float(metric.min):>7.4g}  max {float(metric.max):>7.4g}"
-             f"  std {metric.std:>8.3f}")
-    unstable = measured.unstable_cases
-    if unstable:
-        _out(f"  unstable cases: {len(unstable)} ({', '.join(unstable[:10])}"
-             + (", ...)" if len(unstable) > 10 else ")"))
-    for warning in measured.warnings:
-        _out(f"warning: {warning}")
-    return EXIT_PASS
+    return _lines(*noise_lines(args, configure(args)))
 
 
 SCHEMA = Path(__file__).parent / "schema" / "gate-result.schema.json"
@@ -426,8 +394,15 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     command("check", "check every category count against its ceiling",
             "failgate check reports/ --md gate.md --github", cmd_check)
-    command("init", "write a new ceilings file from the current counts",
-            "failgate init reports/ --ceilings ceilings.yaml", cmd_init)
+    init = command("init", "write a new ceilings file from the current counts",
+                   "failgate init reports/ --ceilings ceilings.yaml", cmd_init)
+    init.add_argument("--force", action="store_true",
+                      help="write over an existing ceilings file (an exact one moving onto a "
+                           "noise band: --noise FILE --force), with its taxonomy unless "
+                           "--taxonomy is given; the guard names every ceiling this raises")
+    init.add_argument("--reason", metavar="TEXT",
+                      help="with --force: why, written on every entry and at the top, so the "
+                           "guard passes what this raises (a reviewed loosening)")
     command("ratchet", "lower every ceiling whose count fell; never raise one",
             "failgate ratchet reports/ && git commit -am 'Ratchet ceilings'", cmd_ratchet)
     show = command("show", "the category distribution with bars, ceilings and case ids",

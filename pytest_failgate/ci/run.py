@@ -167,19 +167,38 @@ def _gate(settings: Settings, json_path: Path) -> Run:
         fetched = _fetch(config)
         print("+ failgate check " + inert(" ".join([*settings.reports, *settings.check_args]))
               + (f" (guard against {config.guard})" if config.guard else ""), flush=True)
-        result = check(app)
+        result = _with_fetch_error(check(app), fetched)
     except SystemExit as exc:  # argparse: a usage error (already printed)
         return Run(settings, None, [f"usage error in the check arguments (exit {exc.code})"])
     except (FailgateError, OSError) as exc:
         print(inert(f"failgate: error: {exc}"), file=sys.stderr)
-        return Run(settings, None, [str(exc)], _guard_alone(app))
+        guard = _guard_alone(app)
+        if fetched and guard is not None and guard.error is not None:
+            guard = _fetch_error(guard, fetched[0])
+        return Run(settings, None, [str(exc)], guard)
     except Exception as exc:  # a bug must still leave a report and a verdict
         print(inert(f"failgate: internal error: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return Run(settings, None, [f"internal error: {type(exc).__name__}: {exc}"])
     _print(result)
     written = write_reports(app, result)
-    notes = [*fetched, *(line for line in written.lines if not line.startswith("wrote "))]
+    notes = [*(fetched if result.guard is None or result.guard.error is None else []),
+             *(line for line in written.lines if not line.startswith("wrote "))]
     return Run(settings, result, notes, unwritten=written.failed)
+
+
+def _with_fetch_error(result: GateResult, fetched: list[str]) -> GateResult:
+    """The result, its guard's "unknown git ref" replaced by why the fetch of that ref
+    failed (git's own words), when it did: "fetch it first" would say to do what failed."""
+    guard = result.guard
+    if not fetched or guard is None or guard.error is None:
+        return result
+    return result.model_copy(update={"guard": _fetch_error(guard, fetched[0])})
+
+
+def _fetch_error(guard: GuardResultModel, fetched: str) -> GuardResultModel:
+    """A guard that could not compare, saying why the fetch of its ref failed."""
+    return guard.model_copy(update={"error": fetched, "lines": [
+        f"guard: could not compare with {guard.ref}: {fetched}"]})
 
 
 def _fetch(config: Config) -> list[str]:
@@ -228,13 +247,18 @@ def ensure_ref(ref: str, cwd: Path) -> str | None:
     remote, _, branch = ref.partition("/")
     if not branch or not re.fullmatch(r"[\w.-]+", remote):
         return None  # not a remote branch: the guard says the ref is unknown
-    print(f"+ git fetch --no-tags --depth=1 {remote} {branch}", flush=True)
+    command = f"git fetch --no-tags --depth=1 {remote} {branch}"
+    print(f"+ {command}", flush=True)
     done = git(["fetch", "--no-tags", "--depth=1", remote,
                 f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}"], cwd)
     if done.returncode == 0:
         return None
-    said = done.stderr.strip().splitlines()
-    return said[-1] if said else f"git fetch exited {done.returncode}"
+    # git's first error line says why ("fatal: couldn't find remote ref main"); the lines
+    # after it are advice ("Please make sure you have the correct access rights")
+    said = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    errors = [line for line in said if line.startswith(("fatal:", "error:"))]
+    why = errors[0] if errors else said[-1] if said else f"exit {done.returncode}"
+    return f"`{command}` failed: {why}"
 
 
 def _failed(run: Run) -> list[str]:

@@ -53,7 +53,7 @@ class Failgate:
 
         return load_plugins(self.config, self.pytest_plugins())
 
-    def gate(self, mode: Mode) -> Gate:
+    def gate(self, mode: Mode, replace_existing: bool = False) -> Gate:
         """The gate over the configured reports in ``mode`` (``check`` runs ``gate`` or
         ``strict``; pytest and the ``init`` and ``ratchet`` commands their own), run once:
         asked again, the gate already run."""
@@ -64,8 +64,12 @@ class Failgate:
         if not self.config.paths:
             raise FailgateError("no report to gate: give the reports' paths, or set the ini "
                                 "key failgate")
-        self.built = run_gate(self.config.gate(mode), self.plugins.taxonomies,
-                              self.plugins.readers)
+        config = self.config.gate(mode)
+        if replace_existing:  # ``init --force``
+            from dataclasses import replace
+
+            config = replace(config, replace_existing=True)
+        self.built = run_gate(config, self.plugins.taxonomies, self.plugins.readers)
         return self.built
 
     @property

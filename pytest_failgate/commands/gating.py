@@ -27,20 +27,60 @@ def check(config: Config | Failgate) -> GateResult:
     return app.gate("strict" if app.config.strict else "gate").result()
 
 
-def init(config: Config | Failgate) -> InitResult:
-    """Write a new ceilings file from the current counts; never over an existing one."""
+def init(config: Config | Failgate, force: bool = False,
+         reason: str | None = None) -> InitResult:
+    """Write a new ceilings file from the current counts; over an existing one only with
+    ``force`` (an exact file moving onto a noise band), classified by that file's
+    taxonomy unless a taxonomy is given."""
     app = Failgate.of(config)
-    return record(app, app.gate("init").result())
+    if force and app.config.ceilings.exists() and app.config.taxonomy is None:
+        from dataclasses import replace
+
+        app = Failgate(replace(app.config, taxonomy=_written_taxonomy(app)), app.pytest_plugins)
+    return record(app, app.gate("init", replace_existing=force).result(), force, reason)
 
 
-def record(app: Failgate, result: GateResult) -> InitResult:
+def _written_taxonomy(app: Failgate) -> str | None:
+    """The taxonomy the existing ceilings file names (a name, or its file's absolute path),
+    for ``init --force`` to write again; None for an inline one (the default then)."""
+    from ..core.ceilings.load import load_ceilings
+
+    written = load_ceilings(app.config.ceilings, app.plugins.taxonomies).taxonomy
+    if written.source is not None:
+        return str(written.source)
+    return written.name if written.name in app.plugins.taxonomies else None
+
+
+def record(app: Failgate, result: GateResult, replace: bool = False,
+           reason: str | None = None) -> InitResult:
     """Write the ceilings file from a gate run in init mode: ``init``'s, or pytest's
     ``--failgate-init`` session's, when it ends."""
     from ..core.ceilings import writeback
     from .results import InitResult
 
-    done = writeback.init(app.config.ceilings, result)
+    done = writeback.init(app.config.ceilings, result, replace, reason)
     return InitResult(result=result, lines=done.lines, written=done.written)
+
+
+def ini_key_note(config: Config) -> str | None:
+    """After an init given its reports on the command line: the configuration that gates
+    every pytest run from then on, as the ini key ``failgate`` (a setting: a run can leave
+    the gate out on its command line with ``-m "not failgate"``, and pytest without
+    failgate loaded only warns of an unknown key, where ``--failgate=`` in ``addopts``
+    would stop it with "unrecognized arguments"). None when the ini key gave them."""
+    from ..options import PREFIX
+
+    if PREFIX not in config.given:
+        return None
+    words = next((words for option, words in config.given_words("init", quote=False)
+                  if option.name == PREFIX), [])
+    if not words:
+        return None
+    listed = ", ".join(f'"{word}"' for word in words)
+    return (f"init: to gate every pytest run, set the ini key `{PREFIX} = {' '.join(words)}` "
+            f"under [pytest] (pyproject.toml: `{PREFIX} = [{listed}]` under "
+            "[tool.pytest.ini_options]) rather than --failgate in addopts; "
+            '`pytest -m "not failgate"` then runs the tests without the gate')
 
 
 def ratchet(config: Config | Failgate) -> RatchetResult:

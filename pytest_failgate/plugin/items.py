@@ -26,6 +26,12 @@ if TYPE_CHECKING:
     from ..core.base.result import GuardResultModel, ReportResult, Row
 
 MARKER = "failgate"
+NOT_RUN = "gate"  # the name of the item of a gate that could not run
+# How a person runs the project's own tests without the gate (docs/index.md): a deselection
+# on the command line, shown in the summary; the same in the configuration fails the run.
+WITHOUT_THE_GATE = ('the gate did not run, so this run fails; to run the tests without it '
+                    '(where the reports are not made), deselect it on the command line: '
+                    'pytest -m "not failgate"')
 
 
 class FailgateWarning(UserWarning):
@@ -80,10 +86,14 @@ class _QuietItem(pytest.Item):
 class GateFile(pytest.File, _QuietCollector):
     """The ceilings file, collected as one child per report."""
 
-    def collect(self) -> Iterable[ReportNode | GuardItem]:
+    def collect(self) -> Iterable[ReportNode | GuardItem | NotRunItem]:
         session = _session(self)
         session.file_collected = True  # pytest kept this file: the gate need not be added
-        result = session.run()
+        try:
+            result = session.run()
+        except FailgateError as exc:  # one failing item: the project's own tests still run
+            yield NotRunItem.from_parent(self, name=NOT_RUN, error=exc)
+            return
         if result.guard is not None:
             yield GuardItem.from_parent(self, name="guard", guard=result.guard)
         for report in result.reports:
@@ -187,9 +197,28 @@ class GuardItem(_QuietItem):
         return self.path, None, f"guard against {self.guard.ref}"
 
 
+class NotRunItem(_QuietItem):
+    """The gate could not run (a report path that is not there, a ceilings file that does
+    not load): one failing item saying why, not a collection error, which would stop
+    pytest before any of the project's own tests ran. It fails whenever it runs, so a run
+    of a gate that could not run never passes (``session`` makes its exit status 2)."""
+
+    def __init__(self, *, error: FailgateError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+        self.add_marker(MARKER)
+
+    def runtest(self) -> None:
+        raise GateFailure(f"{inert_lines(str(self.error))}\n{WITHOUT_THE_GATE}")
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, "the gate could not run"
+
+
 def is_gate_item(item: pytest.Item) -> bool:
-    """Whether an item is one of the gate's (a ceiling, a report that did not load, the guard)."""
-    return isinstance(item, GateItem | LoadItem | GuardItem)
+    """Whether an item is one of the gate's (a ceiling, a report that did not load, the
+    guard, the gate that could not run)."""
+    return isinstance(item, GateItem | LoadItem | GuardItem | NotRunItem)
 
 
 def _properties(row: Row, parent: Any) -> list[tuple[str, object]]:

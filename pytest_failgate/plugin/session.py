@@ -231,27 +231,26 @@ class GateSession:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.pytest_config, "workerinput"):
             return
-        if (self._error is not None and session.exitstatus == pytest.ExitCode.TESTS_FAILED
-                and not session.config.option.continue_on_collection_errors):
-            # The gate could not run, so its items were a collection error: pytest exits 2
-            # (interrupted) for that, while xdist reports a worker's collection error as a
-            # failure (1). Every run that could not gate exits alike.
+        # a gate that could not run is one gate item (``items.NotRunItem``), selected alike
+        option = self.pytest_config.option
+        dry = next((names for dest, names in DRY_RUNS.items()
+                    if getattr(option, dest, False)), ())
+        problem, note = self._selection.verdict(
+            self.pytest_config.invocation_params.args, dry)
+        self._ran_lines = [line for line in (note, problem) if line]
+        if problem:
+            _fail(session, also=pytest.ExitCode.NO_TESTS_COLLECTED)
+        if self._error is not None and session.exitstatus == pytest.ExitCode.TESTS_FAILED:
+            # The gate could not run (its one item failed, or no gate item ran): exit 2, as
+            # every front end exits for a gate it could not run (an input error), with
+            # xdist and without.
             session.exitstatus = pytest.ExitCode.INTERRUPTED
-        if self._error is None:
-            option = self.pytest_config.option
-            dry = next((names for dest, names in DRY_RUNS.items()
-                        if getattr(option, dest, False)), ())
-            problem, note = self._selection.verdict(
-                self.pytest_config.invocation_params.args, dry)
-            self._ran_lines = [line for line in (note, problem) if line]
-            if problem:
-                _fail(session, also=pytest.ExitCode.NO_TESTS_COLLECTED)
         if self.result is None:
             return
         self._rewritten = self._reported.problems(self.result, self.pytest_config)
         if self._rewritten:
             _fail(session)
-        from ..commands.gating import lower, record
+        from ..commands.gating import ini_key_note, lower, record
 
         try:
             if self._rewritten and self.config.mode in ("ratchet", "init"):
@@ -265,7 +264,10 @@ class GateSession:
             elif self.config.mode == "ratchet":
                 self._notes.extend(lower(self.app, self.result, self._outcomes).lines)
             elif self.config.mode == "init":
-                self._notes.extend(record(self.app, self.result).lines)
+                recorded = record(self.app, self.result)
+                self._notes.extend(recorded.lines)
+                note = ini_key_note(self.settings) if recorded.written else None
+                self._notes.extend([note] if note else [])
                 if not _required(self.pytest_config.getini("required_plugins")):
                     self._notes.append(
                         "init: so that `-p no:failgate` or PYTEST_DISABLE_PLUGIN_AUTOLOAD "

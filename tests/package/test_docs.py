@@ -18,16 +18,22 @@ import subprocess
 import sys
 import unicodedata
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+import default_install
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 
 MARKER = re.compile(r"^<!-- runnable(?P<rest>[^\n]*?)-->\n(?P<after>[^\n]*)\n", re.M)
-EXIT = re.compile(r"^(?::\s*exit (?P<code>\d+))?\s*$")
+# after the colon, comma-separated: `exit N` (the status expected), `extra NAME` (the extra
+# the page installs, `pip install 'pytest-failgate[NAME]'`, added to the default install)
+ITEM = re.compile(r"^\s*(?:exit (?P<code>\d+)|extra (?P<extra>[a-z][a-z0-9-]*))\s*$")
 FENCE_END = re.compile(r"^```[ \t]*$", re.M)
 LINK = re.compile(r"!?\[(?:[^\]\n]|\][^(\n])*\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
 FENCED = re.compile(r"^(`{3,}).*?^\1", re.S | re.M)
@@ -39,6 +45,26 @@ class Block(NamedTuple):
     line: int
     exit: int
     script: str
+    extras: tuple[str, ...] = ()
+
+
+def _options(rest: str) -> tuple[int, tuple[str, ...]] | None:
+    """A marker's exit status and extras (``<!-- runnable: exit 1, extra duckdb -->``);
+    None when it is malformed."""
+    if not rest.strip():
+        return 0, ()
+    if not rest.startswith(":"):
+        return None
+    code, extras = 0, []
+    for item in rest[1:].split(","):
+        found = ITEM.match(item)
+        if found is None:
+            return None
+        if found["code"] is not None:
+            code = int(found["code"])
+        else:
+            extras.append(found["extra"])
+    return code, tuple(extras)
 
 
 def _relative(path: Path) -> str:
@@ -53,13 +79,14 @@ def runnable_blocks() -> list[Block]:
         for marker in MARKER.finditer(text):
             line = text.count("\n", 0, marker.start()) + 1
             where = f"{_relative(page)}:{line}"
-            rest = EXIT.match(marker["rest"])
-            assert rest, f"{where}: write <!-- runnable --> or <!-- runnable: exit N -->"
+            options = _options(marker["rest"])
+            assert options, (f"{where}: write <!-- runnable -->, <!-- runnable: exit N -->, "
+                             "or <!-- runnable: extra NAME --> (or both, comma-separated)")
             assert marker["after"] == "```bash", f"{where}: a runnable marker precedes ```bash"
             end = FENCE_END.search(text, marker.end())
             assert end, f"{where}: the runnable block is not closed"
             script = text[marker.end():end.start()]
-            blocks.append(Block(_relative(page), line, int(rest["code"] or 0), script))
+            blocks.append(Block(_relative(page), line, options[0], script, options[1]))
     return blocks
 
 
@@ -203,9 +230,24 @@ def _repository_files() -> list[str]:
     return [name for name in listed if name and (ROOT / name).is_file()]
 
 
-def _sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+@pytest.fixture(scope="session")
+def installs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[tuple[str, ...]], Path]:
+    """The ``bin`` folder of a default install of failgate (with these extras), made once
+    per session (``default_install``): no package of the test extra in it."""
+    made: dict[tuple[str, ...], Path] = {}
+
+    def bin_of(extras: tuple[str, ...]) -> Path:
+        if extras not in made:
+            made[extras] = default_install.create(tmp_path_factory.mktemp("install"), extras)
+        return made[extras]
+
+    return bin_of
+
+
+def _sandbox(tmp_path: Path, bin_dir: Path) -> tuple[Path, dict[str, str]]:
     """A clone of the repository (configuration included: pyproject.toml, ceilings.yaml),
-    committed, as a reader has it; and an environment with this install's tools first."""
+    committed, as a reader has it; and an environment with ``bin_dir``'s tools first (a
+    default install's)."""
     work = tmp_path / "repo"
     for name in _repository_files():
         (work / name).parent.mkdir(parents=True, exist_ok=True)
@@ -216,7 +258,7 @@ def _sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     home = tmp_path / "home"
     home.mkdir()
     env.update(
-        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        PATH=os.pathsep.join([str(bin_dir), env.get("PATH", "")]),
         HOME=str(home), COLUMNS="100", NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1",
         GIT_AUTHOR_NAME="docs", GIT_AUTHOR_EMAIL="docs@example.org",
         GIT_COMMITTER_NAME="docs", GIT_COMMITTER_EMAIL="docs@example.org",
@@ -230,8 +272,11 @@ def _sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 @pytest.mark.slow  # about 35 s of CPU in all: CI runs them (CI=true), as does --run-slow
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"{b.page}:{b.line}" for b in BLOCKS])
-def test_a_runnable_command_in_the_docs_runs(tmp_path: Path, block: Block) -> None:
-    work, env = _sandbox(tmp_path)
+def test_a_runnable_command_in_the_docs_runs(
+    tmp_path: Path, block: Block, installs: Callable[[tuple[str, ...]], Path]
+) -> None:
+    work, env = _sandbox(tmp_path, installs(block.extras))
+    env.pop("VIRTUAL_ENV", None)
     result = subprocess.run(
         ["bash", "-c", "set -euo pipefail\n" + block.script], cwd=work, env=env,
         capture_output=True, text=True, timeout=300, check=False, stdin=subprocess.DEVNULL)

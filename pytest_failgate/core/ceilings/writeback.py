@@ -95,9 +95,10 @@ def ratchet(path: Path, result: GateResult, outcomes: Outcomes,
     return Rewrite(True, [*lines, "commit it, so the gain cannot silently erode"])
 
 
-def init(path: Path, result: GateResult) -> Rewrite:
-    """Write a new ceilings file from the result's counts; never over an existing file or
-    through a link (``target``)."""
+def init(path: Path, result: GateResult, replace: bool = False,
+         reason: str | None = None) -> Rewrite:
+    """Write a new ceilings file from the result's counts; never through a link
+    (``target``), and over an existing file only when ``replace`` (``init --force``)."""
     if result.init_text is None and result.inconclusive:  # an outage is not the system's count
         return Rewrite(False, [
             f"init: {result.ceilings_path} not written: the run is inconclusive "
@@ -106,12 +107,23 @@ def init(path: Path, result: GateResult) -> Rewrite:
         return Rewrite(False, [f"init: {result.ceilings_path} not written: no report loaded"])
     check_target(path, None)
     try:
-        write_atomic(path, result.init_text, exclusive=True)
+        replaced = replace and path.exists()
+        text = result.init_text
+        if reason is not None:  # on every entry: what the guard names is reviewed (--force)
+            from .reasoned import with_reason
+
+            text = with_reason(text, reason)
+        write_atomic(path, text, exclusive=not replace)
     except FailgateError as exc:
         return Rewrite(False, [f"init: not written: {exc}"])
     loaded = [r.name for r in result.reports if r.error is None and r.inconclusive is None]
-    lines = [f"init: wrote {result.ceilings_path} from the current counts of "
-             f"{plural(len(loaded), 'report')}; review and commit it"]
+    lines = [f"init: {'replaced' if replaced else 'wrote'} {result.ceilings_path} from the "
+             f"current counts of {plural(len(loaded), 'report')}; review and commit it"]
+    if replaced and reason is None:  # what it raised is a loosening: reviewed as one
+        lines.append("init: the guard names every ceiling this raised (and a noise band "
+                     "turned on) as a loosening: write why with init --force --reason "
+                     "\"...\" (on every entry and at the top), or as {max: N, reason: "
+                     "\"...\"} on those entries")
     if result.inconclusive:  # each is gated by the defaults, and inconclusive until re-run
         lines.append(f"init: not recorded, as {plural(len(result.inconclusive), 'report')} "
                      f"cannot be judged (run them again): {'; '.join(result.inconclusive)}")

@@ -58,6 +58,9 @@ class GateConfig:
     advice: Advice = field(default_factory=Advice)  # the front end's words for init, ratchet
     # the option table (``options.OPTIONS``): what the guard compares of every setting
     guard_options: tuple[Any, ...] = ()
+    # init writes over an existing ceilings file (``failgate init --force``: an exact file
+    # moving onto a noise band); what it raises, the guard names as loosenings
+    replace_existing: bool = False
 
 
 @dataclass(frozen=True)

@@ -199,6 +199,14 @@ def missing_field_warnings(report: Report) -> list[str]:
     return warnings
 
 
+def id_notes(report: Report) -> list[str]:
+    """The note naming the likely id field when no case has one (``reports.idnote``)."""
+    from ..reports.idnote import id_field_note
+
+    note = id_field_note(report)
+    return [note] if note is not None else []
+
+
 def caveat_counts(report: Report) -> dict[str, int]:
     """How many cases each of the taxonomy's caveats flagged (informational)."""
     if report.tally is None:

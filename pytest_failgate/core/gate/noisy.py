@@ -167,6 +167,8 @@ def measure_noise(source: NoiseSource, ceilings: Ceilings | None, gated: Sequenc
             movement = own.movement(report.name, check.name, taxonomy_of[report.name])
             if movement is not None:
                 found.append((report_gate, index, movement))
+    if not found and not loaded:  # each report's own error says why (a taxonomy to give)
+        return None, []
     if not found:
         what = ("no report repeats its cases" if source.repeats
                 else "it measures none of this run's counts")

@@ -123,7 +123,7 @@ def _report_result(gate: Gate, gated: ReportGate, slack: set[Any]) -> ReportResu
         name=report.name, path=display_path(report.path), kind=report.kind,
         n_cases=report.n_cases, failed=report.failed, rows=rows,
         taxonomy=report.taxonomy.name, format=report.format,
-        warnings=messages.missing_field_warnings(report),
+        warnings=[*messages.missing_field_warnings(report), *messages.id_notes(report)],
         caveats=messages.caveat_counts(report),
         explain=messages.explain_lines(report),
         config_changes=changes,

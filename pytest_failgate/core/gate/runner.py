@@ -88,7 +88,8 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     ceilings: Ceilings | None = None
     if config.mode == "init" or (config.baseline and not config.ceilings_path.exists()):
         # init, or a comparison with the baseline alone (no ceilings: every count is free)
-        if config.mode == "init" and config.ceilings_path.exists():
+        if config.mode == "init" and config.ceilings_path.exists() \
+                and not config.replace_existing:
             raise FailgateError(
                 "already exists; init only creates a new ceilings file (lower the ceilings of "
                 f"an existing one with {config.advice.ratchet})", config.ceilings_path)
