@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 from . import __version__
 from .core.base.errors import FailgateError, display_path, os_error_line
 from .core.base.formatting import inert_lines, one_line
+from .core.base.verdict import EXIT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_INPUT, EXIT_PASS
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
 
@@ -34,9 +35,6 @@ if TYPE_CHECKING:
     from .core.base.advice import Advice
     from .core.base.result import GateResult
 
-EXIT_PASS, EXIT_FAIL, EXIT_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
-EXIT = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "error": EXIT_INPUT,
-        "inconclusive": EXIT_INCONCLUSIVE}
 BAR_WIDTH = 30
 SHOWN_IDS = 10  # case ids per line in `diff`
 
@@ -277,7 +275,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from .core.gate.runner import byte_limit
+    from .core.base.safeopen import byte_limit
     from .mcpserver import Limits, serve
 
     byte_limit(args.max_report_bytes)  # a bad size is refused now, not at the first call
