@@ -12,8 +12,11 @@ shared functions over a per-class tuple of field names, built without a compile.
 The decorator takes the stdlib's options that the package uses (``frozen``, ``slots``,
 ``kw_only``, ``repr``, ``eq``) and means by them what the stdlib means: the methods,
 their results and the errors they raise are the stdlib's (``tests/core/base/
-test_classes.py`` compares the two on the same declarations). ``InitVar`` and ``order``
-are not taken.
+test_classes.py`` compares the two on the same declarations). What the stdlib refuses
+when a class is defined (a field without a default after one with a default, frozen over
+non-frozen or back) is refused alike, with its words; ``InitVar`` is refused when the class
+is defined, ``order`` is not taken. On Python 3.13 the stdlib's decorator is still about
+four times slower to define a class (measured), so this one is used on every version.
 """
 
 from __future__ import annotations
