@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 from . import __version__
 from .core.base.errors import FailgateError, os_error_line
 from .core.base.formatting import inert_lines, one_line
+from .core.base.verdict import EXIT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_INPUT, EXIT_PASS
 from .core.engines import DIALECTS
 from .options import OPTIONS, for_command
 
@@ -33,10 +34,8 @@ if TYPE_CHECKING:
     from .commands.config import Config
     from .core.base.advice import Advice
     from .core.base.result import GateResult
+    from .core.base.verdict import RunVerdict
 
-EXIT_PASS, EXIT_FAIL, EXIT_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
-EXIT = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "error": EXIT_INPUT,
-        "inconclusive": EXIT_INCONCLUSIVE}
 SHOWN_IDS = 10  # case ids per line in `diff`
 
 _paint = False
@@ -146,7 +145,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     return _lines(*init_lines(args, configure(args)))
 
 
-def _lines(lines: list[str], verdict: str) -> int:
+def _lines(lines: list[str], verdict: RunVerdict) -> int:
     for line in lines:
         _out(line)
     return EXIT[verdict]
@@ -240,7 +239,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from .core.gate.runner import byte_limit
+    from .core.base.safeopen import byte_limit
     from .mcpserver import Limits, serve
 
     byte_limit(args.max_report_bytes)  # a bad size is refused now, not at the first call

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
     import argparse
 
     from .commands.config import Config
+    from .core.base.verdict import RunVerdict
 
 
-def init_lines(args: argparse.Namespace, config: Config) -> tuple[list[str], str]:
+def init_lines(args: argparse.Namespace, config: Config) -> tuple[list[str], RunVerdict]:
     from .commands.gating import ini_key_note, init
     from .core.ceilings import writeback
     from .output.text import summary_lines
@@ -55,7 +56,7 @@ def _forced(config: Config) -> str:
     return "`" + " ".join([*words, "--force"]) + "`"
 
 
-def noise_lines(args: argparse.Namespace, config: Config) -> tuple[list[str], str]:
+def noise_lines(args: argparse.Namespace, config: Config) -> tuple[list[str], RunVerdict]:
     from .core.reports.sink import UnfitTaxonomy
 
     try:
@@ -80,7 +81,7 @@ def _noise_taxonomy(args: argparse.Namespace) -> str:
                           ) + "`"
 
 
-def _noise(args: argparse.Namespace, config: Config) -> tuple[list[str], str]:
+def _noise(args: argparse.Namespace, config: Config) -> tuple[list[str], RunVerdict]:
     from .commands.runs import noise, remeasure
     from .core.base.formatting import plural
 

@@ -87,7 +87,7 @@ def _config(**arguments: Any) -> Config:
 
     from .commands.config import load
     from .core.base.confine import check_inside
-    from .core.gate.runner import byte_limit
+    from .core.base.safeopen import byte_limit
 
     _check_named_paths(arguments)
     config = load(arguments)
@@ -239,7 +239,7 @@ def replay(report: str, ceilings: str | None = None, plan: str | None = None,
 
     from .commands.app import Failgate
     from .commands.sequential import Watch, Watched, futility_of, read_plan, watch
-    from .core.gate.runner import byte_limit
+    from .core.base.safeopen import byte_limit
 
     _check_named_paths({"report": report, "plan": plan})
     config = _config(ceilings=ceilings, futility=futility, margin=margin,

@@ -18,11 +18,11 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..cli import EXIT
 from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError
 from ..core.base.formatting import one_line
 from ..core.base.inifile import DEFAULT_CEILINGS
+from ..core.base.verdict import EXIT
 from ..core.guard.gitref import git
 from ..output.github import inert
 from ..output.markdown import RUN_MARK
@@ -43,7 +43,7 @@ class Outcome:
     mark: str  # its sign in Markdown
 
 
-# The run verdicts with their codes (the failgate command's own, cli.EXIT) and signs (the
+# The run verdicts with their codes (verdict.EXIT, every front end's) and signs (the
 # comment's, output.markdown.RUN_MARK): a code the command adds or moves moves here too.
 OUTCOMES: dict[int, Outcome] = {EXIT[verdict]: Outcome(EXIT[verdict], verdict, mark)
                                 for verdict, mark in RUN_MARK.items()}

@@ -100,7 +100,7 @@ class Failgate:
 
     def read_spec(self, slicers: Mapping[str, Compiled] | None = None) -> ReadSpec:
         """Reading as a gate reads: the plugins' readers, then the built-in formats."""
-        from ..core.gate.runner import byte_limit
+        from ..core.base.safeopen import byte_limit
         from ..core.reports.builtin import builtin_readers
         from ..core.reports.read import ReadSpec
 

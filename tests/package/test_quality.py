@@ -85,3 +85,15 @@ def test_every_test_that_needs_pyspark_is_marked_spark_so_ci_runs_it() -> None:
                     unmarked.append(f"{path.name}::{found.name}")
     assert not unmarked, unmarked
     assert marked >= 5  # the Spark engine's own tests at least: the walk found them
+
+
+def test_no_function_of_the_gate_is_above_complexity_15() -> None:
+    """The gate's functions (``core/gate``) are where every feature adds a step: each stays
+    at most 15 branches (mccabe, as ruff's C901 counts it), so a new step is a new function
+    rather than another branch of ``run_gate``."""
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    if not Path(ruff).exists():
+        pytest.skip("ruff is in the test extra")
+    result = _run(ruff, "check", "--select", "C901", "--config",
+                  "lint.mccabe.max-complexity = 15", "pytest_failgate/core/gate")
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -10,6 +10,7 @@ have been swapped in between). Reports and YAML sources both come through here.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -39,6 +40,21 @@ def unpack_limit() -> int:
     report's limit when one is set, else ``DEFAULT_UNPACKED``."""
     limit = _LIMIT.get()
     return DEFAULT_UNPACKED if limit is None else limit
+
+
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9}
+
+
+def byte_limit(text: str | None) -> int | None:
+    """``max-report-bytes`` as a number of bytes: ``5000000``, ``200MB``, ``2GB``. Beside
+    the reads it limits, so every front end (the gate, the CLI, MCP) parses it here."""
+    if text is None:
+        return None
+    found = re.fullmatch(r"\s*(\d+)\s*([KMG]?B?)\s*", text.upper())
+    if found is None or found.group(2) not in _UNITS:
+        raise FailgateError(f"max-report-bytes: '{text}' is not a size; write bytes or a "
+                            "number with KB, MB or GB (200MB)")
+    return int(found.group(1)) * _UNITS[found.group(2)]
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -44,6 +44,13 @@ RUN_CASES: tuple[tuple[str, RunVerdict], ...] = (
 )
 
 
+# Each run verdict's exit code, for every front end that exits (the failgate command, the
+# CI step, watch): stated here beside the verdicts, not in one front end the others import.
+EXIT_PASS, EXIT_FAIL, EXIT_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+EXIT: dict[RunVerdict, int] = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "error": EXIT_INPUT,
+                               "inconclusive": EXIT_INCONCLUSIVE}
+
+
 def run_verdict(facts: Mapping[str, int]) -> RunVerdict:
     """The run's verdict from its facts (each a count, 0 when it does not hold), by the
     one table every front end and output renders (``RUN_CASES``)."""

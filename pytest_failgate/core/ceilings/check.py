@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..base.classes import dataclass
 from ..taxonomy.model import TOTAL
+from .limit import refuse_unhandled
 
 if TYPE_CHECKING:
     from fractions import Fraction
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
     from ..stats.ppi import Corrected
     from .load import Entry
 from ..stats.binomial import binomial_upper_tail
+
+# The limit keys the check decides about: max and max_rate through ``Limit.allows``,
+# significance by the exact test below, per by the population the caller counted in,
+# observed and allowance as the parts of max.
+CHECKED = frozenset({"max", "max_rate", "significance", "per", "observed", "allowance"})
 
 
 @dataclass(frozen=True)
@@ -92,11 +98,13 @@ def evaluate(report: Report, name: str, count: int, entry: Entry | None,
             return check("error", None,
                          f"the population `{population}` holds no case, so a rate over it "
                          "means nothing" if population else "a rate over zero cases")
-    limit = ceiling.limit(n_cases)
+    refuse_unhandled("the check (ceilings/check.py)", CHECKED)
+    applied = ceiling.under(significance)  # the ceiling's own level, else the file's
+    limit = applied.allows(n_cases)
     assert limit is not None  # a rate has its case total here
     if count <= limit:
         return check("pass", limit)
-    alpha = ceiling.significance or significance
+    alpha = applied.significance
     over_max = ceiling.max is not None and count > ceiling.max
     if ceiling.max_rate is None or alpha is None or over_max:
         return check("fail", limit)

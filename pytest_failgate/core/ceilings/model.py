@@ -13,8 +13,7 @@ so the error names the earliest problem in the file and counts the others.
 
 from __future__ import annotations
 
-import math
-from dataclasses import field
+from dataclasses import field, fields
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,15 +21,15 @@ from ..base.classes import dataclass
 from ..base.errors import did_you_mean
 from ..base.reasons import reason_words
 from ..taxonomy import DEFAULT_TAXONOMY
+from .limit import Limit
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-CEILING_KEYS = ("max", "observed", "allowance", "max_rate", "per", "significance", "reason",
-                "owner", "goal")
 TOP_KEYS = ("version", "taxonomy", "taxonomies", "significance", "noise", "labels",
-            "inconclusive", "instrument", "instruments", "slices", "ceilings", "reports",
-            "contracts", "floors", "reason")
+            "inconclusive",
+            "instrument", "instruments", "slices", "ceilings", "reports", "contracts",
+            "floors", "reason")
 # ``floors:`` was first called ``metrics:`` (the word a taxonomy uses for a case's metric):
 # the old key is still read, with a note to rename it
 OLD_FLOORS = "metrics"
@@ -60,11 +59,6 @@ def governing_locs(report: str | None, slice_: str | None, name: str
     return chain
 
 
-def rate_limit(max_rate: Fraction, n_cases: int) -> int:
-    """The whole cases a rate allows among ``n_cases``: ``floor(max_rate * n_cases)``."""
-    return math.floor(max_rate * n_cases)
-
-
 Loc = tuple[str | int, ...]
 
 
@@ -92,8 +86,8 @@ class _Recorded(Exception):
 
 if TYPE_CHECKING:
     # reads one value at its place; raises ValueError (recorded there) or _Recorded
-    Reader = Callable[[Any, Loc, list[Problem]], Any]
-    Spec = tuple[str, str, Reader, bool]  # attribute, key as written, reader, required
+    ValueReader = Callable[[Any, Loc, list[Problem]], Any]
+    Spec = tuple[str, str, ValueReader, bool]  # attribute, key as written, reader, required
 
 
 def _whole(value: object, what: str) -> int:
@@ -191,14 +185,14 @@ def _taxonomy(value: object) -> str | dict[str, Any]:
                      "taxonomy written inline")
 
 
-def _plain(check: Callable[[Any], Any], optional: bool = False) -> Reader:
+def _plain(check: Callable[[Any], Any], optional: bool = False) -> ValueReader:
     """A reader of one value by ``check`` (None stays None where ``optional``)."""
     def read(value: Any, loc: Loc, problems: list[Problem]) -> Any:
         return None if optional and value is None else check(value)
     return read
 
 
-def _mapping(item: Reader) -> Reader:
+def _mapping(item: ValueReader) -> ValueReader:
     """A reader of a mapping of names to values each read by ``item``."""
     def read(value: Any, loc: Loc, problems: list[Problem]) -> dict[str, Any]:
         if not isinstance(value, dict):
@@ -207,7 +201,7 @@ def _mapping(item: Reader) -> Reader:
     return read
 
 
-def _listing(item: Reader) -> Reader:
+def _listing(item: ValueReader) -> ValueReader:
     def read(value: Any, loc: Loc, problems: list[Problem]) -> list[Any]:
         if not isinstance(value, list):
             raise ValueError("Input should be a valid list")
@@ -215,7 +209,7 @@ def _listing(item: Reader) -> Reader:
     return read
 
 
-def _each(items: Any, item: Reader, loc: Loc, problems: list[Problem]) -> dict[Any, Any]:
+def _each(items: Any, item: ValueReader, loc: Loc, problems: list[Problem]) -> dict[Any, Any]:
     before, out = len(problems), {}
     for key, value in items:
         try:
@@ -260,32 +254,17 @@ def _record(cls: Any, data: dict[str, Any], loc: Loc, fields: tuple[Spec, ...],
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Ceiling:
-    """The most cases a category (or ``total``) may have: a count, a rate, or both."""
+class Ceiling(Limit):
+    """The most cases a category (or ``total``) may have: a count, a rate, or both (its
+    ``Limit``), with the notes written beside it."""
 
-    max: int | None = None
-    # on a noisy pipeline, max = observed + allowance: the count the ceiling was set from,
-    # and the rise an unchanged system stays within (``stats.allowance``)
-    observed: int | None = None
-    allowance: int | None = None
-    max_rate: Fraction | None = None
-    per: str | None = None  # max_rate among the cases where this expression holds
-    # fail a max_rate only when the count is significantly above it (else WARN)
-    significance: Fraction | None = None
     reason: str | None = None
     owner: str | None = None
     goal: int | str | None = None
 
     def limit(self, n_cases: int | None) -> int | None:
-        """The most cases this ceiling allows among ``n_cases`` (a report, a slice or a
-        population): the smaller of ``max`` and ``floor(max_rate * n_cases)``; None when a
-        rate has no case total to be a fraction of."""
-        limits = [] if self.max is None else [self.max]
-        if self.max_rate is not None:
-            if n_cases is None:
-                return None
-            limits.append(rate_limit(self.max_rate, n_cases))
-        return min(limits)
+        """The most cases this ceiling allows among ``n_cases`` (``Limit.allows``)."""
+        return self.allows(n_cases)
 
     def __post_init__(self) -> None:
         if (self.observed is None) != (self.allowance is None):
@@ -307,17 +286,21 @@ class Ceiling:
             raise ValueError("'significance' tests a rate: it needs 'max_rate'")
 
 
-_CEILING: tuple[Spec, ...] = (
-    ("max", "max", _plain(lambda v: _whole(v, "max")), False),
-    ("observed", "observed", _plain(lambda v: _whole(v, "observed")), False),
-    ("allowance", "allowance", _plain(lambda v: _whole(v, "allowance")), False),
-    ("max_rate", "max_rate", _plain(_max_rate), False),
-    ("per", "per", _plain(_text, optional=True), False),
-    ("significance", "significance", _plain(_alpha), False),
-    ("reason", "reason", _plain(_text, optional=True), False),
-    ("owner", "owner", _plain(_text, optional=True), False),
-    ("goal", "goal", _plain(_goal, optional=True), False),
-)
+# How each key of a ceiling entry is read: one reader per field of ``Ceiling`` (its
+# ``Limit`` and its notes); the keys a file may write are those fields, stated there once.
+_READERS: dict[str, ValueReader] = {
+    "max": _plain(lambda v: _whole(v, "max")),
+    "observed": _plain(lambda v: _whole(v, "observed")),
+    "allowance": _plain(lambda v: _whole(v, "allowance")),
+    "max_rate": _plain(_max_rate),
+    "per": _plain(_text, optional=True),
+    "significance": _plain(_alpha),
+    "reason": _plain(_text, optional=True),
+    "owner": _plain(_text, optional=True),
+    "goal": _plain(_goal, optional=True),
+}
+CEILING_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Ceiling))
+_CEILING: tuple[Spec, ...] = tuple((key, key, _READERS[key], False) for key in CEILING_KEYS)
 
 
 def _ceiling(value: Any, loc: Loc, problems: list[Problem]) -> Ceiling:

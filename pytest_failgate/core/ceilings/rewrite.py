@@ -22,8 +22,8 @@ from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..base.formatting import format_number
 from ..taxonomy.model import TOTAL
+from .limit import rate_limit, refuse_unhandled
 from .load import Entry, parse_ceilings, validate_ceilings
-from .model import rate_limit
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -85,6 +85,13 @@ def ratchet_rate(least: Fraction, largest_n: int) -> Fraction:
     return Fraction(math.ceil(least * scale), scale)
 
 
+# The limit keys the ratchet decides about: it lowers max (with observed and allowance,
+# its parts on a noisy pipeline) and max_rate; per and significance say how a count is
+# taken and judged, and are never lowered. A key it does not know is refused, not left
+# as written while the others come down.
+RATCHETED = frozenset({"max", "observed", "allowance", "max_rate", "per", "significance"})
+
+
 def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
                  confirmed: Mapping[tuple[str, str], int] | None = None,
                  paired: Mapping[tuple[str, str], int] | None = None) -> list[Lowering]:
@@ -125,6 +132,7 @@ def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
     a tolerance, not a quality: its ceiling says when a run is inconclusive, and a ratchet
     to a run with no provider error would make the next one inconclusive. It is kept.
     """
+    refuse_unhandled("the ratchet (ceilings/rewrite.py)", RATCHETED)
     governed: dict[tuple[str, ...], list[Check]] = {}
     for check in checks:
         taxonomy = check.report.taxonomy

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ..base.formatting import format_number, one_line, plural, report_heading
-from ..ceilings.model import rate_limit
+from ..base.formatting import one_line, plural, report_heading
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:
@@ -37,19 +36,8 @@ def ceiling_text(check: Check) -> str:
     """The ceiling as the summary table shows it."""
     if check.entry is None:
         return "none (0)"
-    ceiling = check.entry.ceiling
-    parts = []
-    if ceiling.max is not None and ceiling.observed is not None:
-        parts.append(f"{ceiling.max} ({ceiling.observed} + {ceiling.allowance})")
-    elif ceiling.max is not None:
-        parts.append(str(ceiling.max))
-    if ceiling.max_rate is not None:
-        rate = format_number(ceiling.max_rate)
-        per = f" per {ceiling.per}" if ceiling.per else ""
-        parts.append(f"rate {rate}{per}" + (f" ({check.limit})" if check.limit is not None
-                                            and ceiling.max is None else ""))
     inherited = check.slice is not None and check.slice not in check.entry.loc
-    return ", ".join(parts) + (" (report's)" if inherited else "")
+    return check.entry.ceiling.text(check.limit) + (" (report's)" if inherited else "")
 
 
 def _scope_line(check: Check) -> str:
@@ -100,16 +88,7 @@ def _ceiling_line(check: Check, source: str | None) -> str:
     if entry is None:
         return (f"none set, so 0 is allowed; to accept this, add `{check.name}: {check.count}`"
                 " under ceilings: (or under this report in reports:)")
-    ceiling = entry.ceiling
-    parts = []
-    if ceiling.max is not None:
-        parts.append(f"max {ceiling.max}")
-    if ceiling.max_rate is not None and check.n_cases is not None:
-        allows = rate_limit(ceiling.max_rate, check.n_cases)
-        of = f"the {check.n_cases} cases where `{ceiling.per}`" if ceiling.per else (
-            f"{check.n_cases} cases")
-        parts.append(f"max_rate {format_number(ceiling.max_rate)} (allows {allows} of {of})")
-    return f"{', '.join(parts)} at {source} ({entry.label})"
+    return f"{entry.ceiling.detail(check.n_cases)} at {source} ({entry.label})"
 
 
 def check_message(

@@ -8,11 +8,12 @@ the ceilings file or the paths stops the run.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from ..base.advice import TAXONOMY_FILE
+from ..base.classes import dataclass
 from ..base.errors import FailgateError, display_path
+from ..base.safeopen import byte_limit
 from ..ceilings.check import Check, consistency_differences, evaluate, unmeasurable
 from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
 from ..ceilings.metrics import evaluate_metric
@@ -58,11 +59,15 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..base.result import GateResult
+    from ..ceilings.rewrite import Lowering
     from ..compare.baseline import BaselineRun
+    from ..guard.loosening import GuardResult
     from ..reports.readers import ReportReader
+    from .noisy import NoiseSource
 
-__all__ = ["ContractResult", "Gate", "GateConfig", "Mode", "ReportGate", "byte_limit",
-           "load_run", "load_run_or_raise", "run_counts", "run_gate", "taxonomy_choice"]
+__all__ = ["ContractResult", "Gate", "GateConfig", "GateContext", "Mode", "ReportGate",
+           "byte_limit", "check", "classify", "judge", "load", "load_run", "load_run_or_raise",
+           "run_counts", "run_gate", "taxonomy_choice"]
 
 
 class Gate(GateRun):
@@ -75,15 +80,57 @@ class Gate(GateRun):
         return self.built
 
 
+@dataclass(frozen=True)
+class GateContext:
+    """What every step of one run reads, fixed once the ceilings are loaded: the
+    configuration, the taxonomies and readers it may use, the ceilings file (None for
+    init, or a baseline alone), the run's taxonomy choice and what reading must measure.
+
+    The steps (``load``, ``classify``, ``check``, ``judge``) take it instead of a growing
+    list of parameters: a new input is one field here.
+    """
+
+    config: GateConfig
+    taxonomies: Mapping[str, Taxonomy]
+    readers: tuple[ReportReader, ...]
+    ceilings: Ceilings | None
+    choice: TaxonomyChoice
+    spec: ReadSpec
+
+    @property
+    def checking(self) -> bool:
+        """Whether the run checks counts against written ceilings (not init, not free)."""
+        return self.ceilings is not None and self.config.mode != "init"
+
+    @property
+    def budget(self) -> Fraction:
+        """The run's significance budget: the ceilings file's, else the default."""
+        alpha = self.ceilings.model.significance if self.ceilings is not None else None
+        return alpha if alpha is not None else DEFAULT_ALPHA
+
+
 def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
              readers: Sequence[ReportReader] = ()) -> Gate:
     """Run the whole gate; raises ``FailgateError`` for problems that stop everything.
 
     ``taxonomies`` are those a ceilings file may name (default: the built-in ones);
     ``readers`` read formats beyond failgate's own JSON (default: the built-in ones).
+    Four steps, each over one context: load the ceilings, classify the reports, check
+    every count, judge the run (noise, baseline, significance, ratchet, guard).
     """
+    context = load(config, taxonomies, readers)
+    gate = classify(context)
+    check(context, gate)
+    judge(context, gate)
+    return gate
+
+
+def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
+         readers: Sequence[ReportReader] = ()) -> GateContext:
+    """The run's inputs: its ceilings file (or none, for init or a baseline alone), the
+    taxonomy choice made once for the run, and what reading must measure."""
     taxonomies = builtin_taxonomies() if taxonomies is None else taxonomies
-    readers = (*readers, *builtin_readers())
+    every_reader = (*readers, *builtin_readers())
     check_engine(config.engine)
     ceilings: Ceilings | None = None
     if config.mode == "init" or (config.baseline and not config.ceilings_path.exists()):
@@ -106,77 +153,119 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
                            ceilings.taxonomy, config.ceilings_path)
         given = None  # once the file exists, its taxonomy: decides (and its taxonomies:)
     choice = taxonomy_choice(taxonomies, given, ceilings)  # the run's: made here, once
-    taxonomy = choice.run_taxonomy
-    spec = _read_spec(ceilings, taxonomy, config, tuple(readers))
-    gated, skipped = load_run(config.paths, choice, spec, config.engine)
+    spec = _read_spec(ceilings, choice.run_taxonomy, config, every_reader)
+    return GateContext(config, taxonomies, every_reader, ceilings, choice, spec)
+
+
+def classify(context: GateContext) -> Gate:
+    """Find, read and classify every report of the run; the run's default taxonomy and
+    the warnings about its reports' names. Checks, plan and verdicts come later."""
+    config, ceilings = context.config, context.ceilings
+    gated, skipped = load_run(config.paths, context.choice, context.spec, config.engine)
     _taxonomy_hints(gated, config, ceilings is not None)
+    taxonomy = context.choice.run_taxonomy
     if ceilings is None:  # the taxonomy most reports use is the run's default
         taxonomy = _most_used([g.report for g in gated if g.report is not None], taxonomy)
     warnings = ceilings.check_report_names(  # the names readers gave (task@model), or files'
         g.report.name if g.report is not None else g.file.name for g in gated) if ceilings else []
     warnings += ceilings.deprecations() if ceilings is not None else []
-    for report_gate in gated:
+    return Gate(config=config, taxonomy=taxonomy, ceilings=ceilings, reports=gated,
+                skipped=skipped, plan=[], warnings=warnings, known=context.taxonomies)
+
+
+def check(context: GateContext, gate: Gate) -> None:
+    """Every count of every loaded report against its ceiling (in place), then which
+    reports cannot be judged at all."""
+    ceilings, mode = context.ceilings, context.config.mode
+    for report_gate in gate.reports:
         if report_gate.report is not None:
-            report = report_gate.report
-            _check(report_gate, report, ceilings, config.mode)
-    labels = labels_path(config, ceilings) if config.mode in ("gate", "strict") else None
+            _check(report_gate, report_gate.report, ceilings, mode)
+    labels = labels_path(context.config, ceilings) if mode in ("gate", "strict") else None
     if labels is not None:  # the true counts, from the judge's and gold labels
-        warnings += correct_counts(labels, gated, ceilings, byte_limit(config.max_report_bytes))
-    _refuse_nothing_gated(gated)
+        gate.warnings += correct_counts(labels, gate.reports, ceilings,
+                                        byte_limit(context.config.max_report_bytes))
+    _refuse_nothing_gated(gate.reports)
     share = ceilings.model.inconclusive if ceilings is not None else None
-    for report_gate in gated:
+    for report_gate in gate.reports:
         if report_gate.report is not None:
             report_gate.inconclusive = judge_inconclusive(  # (init has no ceilings yet)
-                report_gate.report, report_gate.report.taxonomy or taxonomy,
-                report_gate.checks if config.mode != "init" else [], share)
-    source = noise_source(config, ceilings)
-    noisy = None
+                report_gate.report, report_gate.report.taxonomy or gate.taxonomy,
+                report_gate.checks if mode != "init" else [], share)
+
+
+def judge(context: GateContext, gate: Gate) -> None:
+    """Settle the run (in place): the noise, a baseline, changed instruments, every
+    significance test together, then the ratchet's plan and the guard."""
+    source = noise_source(context.config, context.ceilings)
+    _compare(context, gate, source)
+    gate.baseline, gate.family = decide(gate.reports, gate.baseline, context.budget)
+    gate.plan = _plan(context, gate, source)
+    if context.config.guard_ref:
+        gate.guard, gate.guard_error = _guard(context, gate)
+
+
+def _compare(context: GateContext, gate: Gate, source: NoiseSource | None) -> None:
+    """What the run is measured against beyond its ceilings: the noise, a baseline run,
+    and the instruments its ceilings or its baseline were measured with."""
+    config, ceilings, gated = context.config, context.ceilings, gate.reports
     if source is not None and (ceilings is not None or config.mode == "init"):
-        noisy, notes = measure_noise(source, ceilings, gated, taxonomy)
-        warnings += notes
-    baseline, times = None, dated(config, gated)
+        gate.noise, notes = measure_noise(source, ceilings, gated, gate.taxonomy)
+        gate.warnings += notes
+    gate.times = dated(config, gated)
     if config.baseline and any(g.report is not None for g in gated):
         # (a run none of whose reports loaded fails on those errors, not on the pairing)
         noise_path = source.path if source is not None else None
-        baseline = _baseline(config, choice, spec, ceilings, gated, noise_path)
-        warnings += baseline.notes()
-    if ceilings is not None and config.mode != "init":
+        gate.baseline = _baseline(config, context.choice, context.spec, ceilings, gated,
+                                  noise_path)
+        gate.warnings += gate.baseline.notes()
+    if context.checking:
+        assert ceilings is not None
         _compare_recorded_instruments(gated, ceilings)
-    if baseline is not None:
-        _compare_instruments(gated, baseline, ceilings)
-        warnings += judge_baseline(times, gated, baseline)  # outside the window: inconclusive
-    budget = (ceilings.model.significance if ceilings is not None
-              and ceilings.model.significance is not None else DEFAULT_ALPHA)
-    baseline, family = decide(gated, baseline, budget)
+    if gate.baseline is not None:
+        _compare_instruments(gated, gate.baseline, ceilings)
+        # a baseline measured outside the window: inconclusive
+        gate.warnings += judge_baseline(gate.times, gated, gate.baseline)
+
+
+def _plan(context: GateContext, gate: Gate, source: NoiseSource | None) -> list[Lowering]:
+    """The ratchet's plan: the ceilings to lower (none without a ceilings file), with what
+    confirms a noisy drop in ratchet mode."""
+    config, ceilings = context.config, context.ceilings
+    if ceilings is None:
+        return []
     # nothing is lowered from a report that cannot be judged
-    checks = [check for g in gated if g.inconclusive is None for check in g.checks]
+    checks = [check for g in gate.reports if g.inconclusive is None for check in g.checks]
     confirmed = paired = None
-    if config.mode == "ratchet" and ceilings is not None:
-        confirmed = _confirmed(config, choice, spec, checks)
+    if config.mode == "ratchet":
+        confirmed = _confirmed(config, context.choice, context.spec, checks)
         if config.confirm_baseline:
             try:
-                before = load_run_or_raise(config.confirm_baseline, choice, spec, config.engine)
+                before = load_run_or_raise(config.confirm_baseline, context.choice,
+                                           context.spec, config.engine)
             except FailgateError as exc:
                 raise FailgateError(f"confirm-baseline: {exc}") from None
-            refused = refuse_confirm_baseline(times, before, gated)
+            assert gate.times is not None
+            refused = refuse_confirm_baseline(gate.times, before, gate.reports)
             paired = {} if refused else paired_drops(
-                before, gated, ceilings.model.instruments,
-                source.path if source is not None else None, budget)
-            warnings += [refused] if refused else []
-        warnings += _unconfirmed_notes(checks, confirmed, config, paired)
-    plan = (plan_ratchet(checks, noisy is not None, confirmed, paired)
-            if ceilings is not None else [])
-    loosened = guard_error = None
-    if config.guard_ref:  # the guard, git and the comparison of versions: imported if asked
-        from ..guard.loosening import guard
+                before, gate.reports, ceilings.model.instruments,
+                source.path if source is not None else None, context.budget)
+            gate.warnings += [refused] if refused else []
+        gate.warnings += _unconfirmed_notes(checks, confirmed, config, paired)
+    return plan_ratchet(checks, gate.noise is not None, confirmed, paired)
 
-        try:  # with this run's inputs: its reports' names, plugins and readers
-            loosened = guard(config.ceilings_path, config.guard_ref, **guard_inputs(
-                gated, taxonomies, readers), options=config.guard_options)
-        except FailgateError as exc:  # the gate's result stands; the guard's is an error
-            guard_error = str(exc)
-    return Gate(config, taxonomy, ceilings, gated, skipped, plan, warnings, loosened, baseline,
-                taxonomies, noisy, family, guard_error, times=times)
+
+def _guard(context: GateContext, gate: Gate) -> tuple[GuardResult | None, str | None]:
+    """The guard's comparison of the ceilings file with its ref, or why it could not
+    compare. The guard, git and the comparison of versions are imported only if asked."""
+    from ..guard.loosening import guard
+
+    assert context.config.guard_ref is not None
+    try:  # with this run's inputs: its reports' names, plugins and readers
+        return guard(context.config.ceilings_path, context.config.guard_ref, **guard_inputs(
+            gate.reports, context.taxonomies, context.readers),
+            options=context.config.guard_options), None
+    except FailgateError as exc:  # the gate's result stands; the guard's is an error
+        return None, str(exc)
 
 
 def taxonomy_choice(known: Mapping[str, Taxonomy], given: Taxonomy | None,
@@ -468,36 +557,23 @@ def _read_spec(ceilings: Ceilings | None, taxonomy: Taxonomy, config: GateConfig
                     config.explain, readers, ceilings.metrics, limit)
 
 
-_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9}
-
-
-def byte_limit(text: str | None) -> int | None:
-    """``max-report-bytes`` as a number of bytes: ``5000000``, ``200MB``, ``2GB``."""
-    if text is None:
-        return None
-    found = re.fullmatch(r"\s*(\d+)\s*([KMG]?B?)\s*", text.upper())
-    if found is None or found.group(2) not in _UNITS:
-        raise FailgateError(f"max-report-bytes: '{text}' is not a size; write bytes or a "
-                            "number with KB, MB or GB (200MB)")
-    return int(found.group(1)) * _UNITS[found.group(2)]
-
-
 def _check(gated: ReportGate, report: Report, ceilings: Ceilings | None, mode: Mode) -> None:
     """Every check of one report: categories, then total and groups when they have a
     ceiling, then each slice's, then the contracts (by the taxonomy it was read with)."""
     taxonomy = report.taxonomy
+    if ceilings is None and mode != "init":
+        # no ceilings, a baseline: the counts are free, the comparison decides
+        for name in (*taxonomy.category_names, TOTAL):
+            count = taxonomy.count(name, report.counts)
+            gated.checks.append(Check(report, name, count, None, "pass", None,
+                                      n_cases=report.n_cases))
+        return
     names: list[str] = list(taxonomy.category_names)
     optional = [TOTAL, *(GROUP_PREFIX + group for group in taxonomy.groups)]
     if mode == "init":
         names.append(TOTAL)
     elif ceilings is not None:
         names += [n for n in optional if ceilings.entry(report.name, n) is not None]
-    else:  # no ceilings, a baseline: the counts are free, the comparison decides
-        for name in (*names, TOTAL):
-            count = taxonomy.count(name, report.counts)
-            gated.checks.append(Check(report, name, count, None, "pass", None,
-                                      n_cases=report.n_cases))
-        return
     alpha = ceilings.model.significance if ceilings is not None else None
     if report.uncounted is not None:  # only a ceiling written for this report is checked
         names = []
@@ -508,23 +584,8 @@ def _check(gated: ReportGate, report: Report, ceilings: Ceilings | None, mode: M
     for name in names:
         entry = ceilings.entry(report.name, name) if ceilings is not None else None
         gated.checks.append(_measure(report, name, entry, alpha))
-    if ceilings is not None and report.tally is not None:
-        for field, values in report.tally.slices.items():
-            if field not in ceilings.slicers:
-                continue  # read for the analysis only
-            for value, cases in values.items():
-                slice_ = f"{field}{SLICE_SEPARATOR}{value}"
-                for name in names:
-                    entry = ceilings.entry(report.name, name, slice_)
-                    count = taxonomy.count(name, cases.counts)
-                    if entry is not None and entry.ceiling.per is not None:
-                        gated.checks.append(unmeasurable(
-                            report, name, entry, "per: populations are not counted per slice",
-                            slice_))
-                    else:
-                        gated.checks.append(evaluate(report, name, count, entry,
-                                                     cases.n_cases, slice_, significance=alpha))
     if ceilings is not None:
+        _check_slices(gated, report, ceilings, names, alpha)
         for contract in ceilings.contracts.values():
             if contract.reports is None or report.name in contract.reports:
                 gated.contracts.append(_contract(report, contract))
@@ -533,6 +594,29 @@ def _check(gated: ReportGate, report: Report, ceilings: Ceilings | None, mode: M
     if report.kind == "cases" and (report.recorded_counts is not None
                                    or report.contradictions is not None):
         gated.differences = [*consistency_differences(report), *(report.contradictions or [])]
+
+
+def _check_slices(gated: ReportGate, report: Report, ceilings: Ceilings, names: Sequence[str],
+                  alpha: Fraction | None) -> None:
+    """Each slice's checks (a ceilings file's ``slices:``), for the names checked whole."""
+    if report.tally is None:
+        return
+    taxonomy = report.taxonomy
+    for field, values in report.tally.slices.items():
+        if field not in ceilings.slicers:
+            continue  # read for the analysis only
+        for value, cases in values.items():
+            slice_ = f"{field}{SLICE_SEPARATOR}{value}"
+            for name in names:
+                entry = ceilings.entry(report.name, name, slice_)
+                count = taxonomy.count(name, cases.counts)
+                if entry is not None and entry.ceiling.per is not None:
+                    gated.checks.append(unmeasurable(
+                        report, name, entry, "per: populations are not counted per slice",
+                        slice_))
+                else:
+                    gated.checks.append(evaluate(report, name, count, entry,
+                                                 cases.n_cases, slice_, significance=alpha))
 
 
 def _measure(report: Report, name: str, entry: Entry | None, alpha: Fraction | None) -> Check:

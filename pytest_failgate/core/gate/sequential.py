@@ -37,6 +37,7 @@ from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..base.formatting import format_number
 from ..base.result import Sequential
+from ..ceilings.limit import refuse_unhandled
 from ..ceilings.model import DEFAULT_SHARE
 from ..stats.sequential import DEFAULT_DELTA, RiseRuledOut, StratifiedCount
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
@@ -327,6 +328,12 @@ def _prior(limit: int, planned: int) -> tuple[float, float]:
     return max(PRIOR_WEIGHT * rate, 0.5), max(PRIOR_WEIGHT * (1 - rate), 0.5)
 
 
+# The limit keys the sequential gate decides about: max and max_rate (what the planned
+# cases allow), observed and allowance (parts of max); per and significance are refused
+# by name (an early verdict would not be the full run's).
+SEQUENTIAL = frozenset({"max", "max_rate", "observed", "allowance", "per", "significance"})
+
+
 def gate_items(
     taxonomy: Taxonomy, ceilings: Ceilings, report: str, planned: int
 ) -> list[SequentialItem]:
@@ -334,6 +341,7 @@ def gate_items(
     ``planned`` cases: every category (no entry: ceiling 0), ``total`` and each group that
     has an entry, and the inconclusive rule (outside categories and their share)."""
     _refuse_unmirrored(ceilings)
+    refuse_unhandled("the sequential gate (gate/sequential.py)", SEQUENTIAL)
     names = list(taxonomy.category_names)
     names += [
         name
@@ -351,7 +359,7 @@ def gate_items(
                 ceilings.path,
                 entry.line,
             )
-        limit = 0 if entry is None else entry.ceiling.limit(planned)
+        limit = 0 if entry is None else entry.ceiling.allows(planned)
         assert limit is not None  # the planned cases are a case total
         members = taxonomy.members(name)
         is_outside = name != TOTAL and all(member in outside for member in members)

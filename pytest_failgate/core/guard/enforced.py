@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..base.classes import dataclass
 from ..base.formatting import format_number
 from ..base.reasons import reason_words
+from ..ceilings.limit import UNLIMITED, Limit, show_alpha
 from ..ceilings.model import (
     DEFAULT_SHARE,
     SLICE_SEPARATOR,
@@ -45,21 +46,6 @@ if TYPE_CHECKING:
 
 Shown = int | Fraction | str | None  # None: not limited
 FAMILY = ".significance_family"  # an item that joins the run's tests decided together
-
-
-@dataclass(frozen=True)
-class ItemLimit:
-    """What one gate item allows: the limits, and how a rate over them is judged."""
-
-    max: int | None
-    max_rate: Fraction | None
-    significance: Fraction | None  # only with a rate: fail only when significantly over
-    per: str | None  # only with a rate: the population it is a fraction of
-    # a noisy ceiling's allowance: what the ratchet keeps above a count, so larger is looser
-    allowance: int | None = None
-
-
-UNLIMITED = ItemLimit(None, None, None, None)
 
 
 @dataclass(frozen=True)
@@ -91,20 +77,17 @@ class Version:
         return next((loc for loc in governing_locs(report, slice_, name)
                      if self.entry(loc) is not None), None)
 
-    def item(self, report: str | None, slice_: str | None, name: str) -> ItemLimit | None:
-        """The limit the gate would apply to ``name`` (None: the gate builds no such item)."""
+    def item(self, report: str | None, slice_: str | None, name: str) -> Limit | None:
+        """The limit the gate would apply to ``name`` (None: the gate builds no such item):
+        the governing entry's, with the file's significance where it sets none."""
         if slice_ is not None and slice_.split(SLICE_SEPARATOR, 1)[0] not in self.model.slices:
             return None
         loc = self.governing(report, slice_, name)
         entry = self.entry(loc) if loc is not None else None
         if entry is None:
             optional = name == TOTAL or name.startswith(GROUP_PREFIX)
-            return None if optional else ItemLimit(0, None, None, None)
-        if entry.max_rate is None:
-            return ItemLimit(entry.max, None, None, None, entry.allowance)
-        return ItemLimit(entry.max, entry.max_rate,
-                         entry.significance or self.model.significance, entry.per,
-                         entry.allowance)
+            return None if optional else Limit(max=0)
+        return entry.under(self.model.significance)
 
     def item_locs(self) -> set[tuple[str, ...]]:
         """Every place an entry is written: ("ceilings"|"reports", [report,] [slice,] name)."""
@@ -154,12 +137,6 @@ def show(value: Shown) -> str:
     if isinstance(value, str):
         return value
     return format_number(value)
-
-
-def _looser(old: int | Fraction | None, new: int | Fraction | None) -> bool:
-    if new is None:
-        return old is not None
-    return old is not None and new > old
 
 
 def _reason(new_reason: str | None, old_reason: str | None) -> str | None:
@@ -269,7 +246,7 @@ def _item_change(old: Version, new: Version, report: str | None, slice_: str | N
     return changes
 
 
-def _item_loosenings(old: ItemLimit | None, new: ItemLimit | None
+def _item_loosenings(old: Limit | None, new: Limit | None
                      ) -> list[tuple[str, Shown, Shown]]:
     joins = None
     if new is not None and _tested(new):
@@ -278,34 +255,16 @@ def _item_loosenings(old: ItemLimit | None, new: ItemLimit | None
                  "family (Holm), diluting every test's share of the budget")
     if old is None:  # no item before: anything now is a new limit, but a test dilutes
         return [joins] if joins is not None else []
-    new = new or UNLIMITED
     found: list[tuple[str, Shown, Shown]] = []
     if joins is not None and old.max_rate is None:
         found.append(joins)
-    if _looser(old.max, new.max):
-        found.append(("", old.max, new.max))
-    if _looser(old.max_rate, new.max_rate):
-        found.append((".max_rate", old.max_rate, new.max_rate))
-    if (new.allowance or 0) > (old.allowance or 0):
-        found.append((".allowance", old.allowance or 0, new.allowance))
-    if old.max_rate is not None and new.max_rate is not None:
-        if new.significance is not None and (old.significance is None
-                                             or new.significance < old.significance):
-            found.append((".significance", show_alpha(old.significance),
-                          show_alpha(new.significance)))
-        if old.per != new.per:
-            found.append((".per", old.per or "all cases", new.per or "all cases"))
-    return found
+    return found + old.loosenings(new or UNLIMITED)
 
 
-def _tested(item: ItemLimit | None) -> bool:
+def _tested(item: Limit | None) -> bool:
     """Whether the gate decides the item by a significance test: a rate with a level, one
     test of the run's family (``gate.family``: Holm over every test of the run)."""
-    return item is not None and item.max_rate is not None and item.significance is not None
-
-
-def show_alpha(alpha: Fraction | None) -> str:
-    return "none (any count over fails)" if alpha is None else format_number(alpha)
+    return item is not None and item.tested
 
 
 def _file_changes(old: Version, new: Version, reason: str | None) -> list[Change]:

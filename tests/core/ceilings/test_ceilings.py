@@ -12,8 +12,8 @@ from helpers import BUILTIN, RAG, write_ceilings
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.base.formatting import format_number
 from pytest_failgate.core.ceilings.check import evaluate
+from pytest_failgate.core.ceilings.limit import rate_limit
 from pytest_failgate.core.ceilings.load import Ceilings, load_ceilings
-from pytest_failgate.core.ceilings.model import rate_limit
 from pytest_failgate.core.ceilings.rewrite import (
     apply,
     init_text,
