@@ -357,7 +357,7 @@ def _summary_table(rows: Sequence[Row], n_before: int, with_baseline: bool,
                          if row.headroom is not None and row.headroom < 0 else headroom)
         cells = [
             f'<td class="name">{name}</td>',
-            f'<td class="num">{"" if row.count is None else row.count}</td>',
+            f'<td class="num">{_esc(row.count_text)}</td>',
             f'<td class="ceiling">{_esc(row.ceiling)}</td>',
             f'<td class="num">{headroom_cell}</td>',
             f"<td>{_badge(row)}</td>",

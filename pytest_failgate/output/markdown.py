@@ -66,7 +66,7 @@ def _html_code(text: str) -> str:
 
 def _row_line(row: Row, with_baseline: bool, noisy: bool = False) -> str:
     verdict = _VERDICT[row.verdict] + (" (slack)" if row.slack else "")
-    cells = ["" if row.count is None else str(row.count), row.ceiling,
+    cells = [row.count_text, row.ceiling,
              headroom_text(row.headroom), verdict]
     if noisy:
         cells.append(catches_text(row))

@@ -181,3 +181,17 @@ def test_a_missing_labels_file_named_by_the_ceilings_file_names_its_line(
     assert code == 2
     assert "ceilings.yaml:3" in out
     assert "labels: gone.jsonl is not a file" in out
+
+
+def test_the_markdown_and_html_reports_show_the_corrected_count(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gold = write_gold(project, draw(project), missed_share=0.3)
+    code, _, document = _check(capsys, "--labels", str(gold), "--md", "gate.md",
+                               "--html", "gate.html")
+    assert code == 1
+    row = _rows(document)["retrieval_miss"]
+    shown = f"judge 60, corrected {round(row['estimate'])} [{row['lower']}, {row['upper']}]"
+    # (Markdown escapes the brackets, so that no id or count can start a link)
+    assert shown.replace("[", "\\[").replace("]", "\\]") in Path("gate.md").read_text(
+        encoding="utf-8")
+    assert shown in Path("gate.html").read_text(encoding="utf-8")
