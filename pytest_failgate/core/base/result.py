@@ -173,9 +173,11 @@ class Row(Record):
 
     @property
     def headroom(self) -> int | None:
+        """The cases left under the limit: from the count, or with gold labels from the true
+        count's upper bound (room the interval guarantees; the judge's count would not)."""
         if self.count is None or self.limit is None:
             return None
-        return self.limit - self.count
+        return self.limit - (self.upper if self.upper is not None else self.count)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

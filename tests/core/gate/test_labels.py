@@ -195,3 +195,5 @@ def test_the_markdown_and_html_reports_show_the_corrected_count(
     assert shown.replace("[", "\\[").replace("]", "\\]") in Path("gate.md").read_text(
         encoding="utf-8")
     assert shown in Path("gate.html").read_text(encoding="utf-8")
+    # the headroom is the true count's: negative, where the judge's count would leave 20
+    assert f"| {80 - row['upper']} |" in Path("gate.md").read_text(encoding="utf-8")
