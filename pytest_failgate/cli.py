@@ -409,6 +409,17 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return EXIT_INCONCLUSIVE  # pragma: no cover - watch always ends with how it ended
 
 
+def _batch_size(text: str) -> int | str:
+    """``--batch``: a whole number of cases, or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number of cases or auto, not {text!r}"
+                                         ) from None
+
+
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser; ``only``, when it names a command, with that command's
     arguments alone (a run parses one command: building the others' would be most of the
@@ -560,13 +571,15 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                        help="the report's name in the ceilings file (default: the file's "
                             "name without its suffix)")
     watch.add_argument("--idle-seconds", type=float, default=300.0, metavar="S",
-                       help="without a harness to run: give up when the report has not grown "
-                            "for S seconds (default: 300)")
-    watch.add_argument("--batch", type=int, metavar="B",
+                       help="give up (inconclusive, the harness stopped) when the report has "
+                            "had no new case for S seconds (default: 300)")
+    watch.add_argument("--batch", type=_batch_size, metavar="B",
                        help="run the command after -- once per batch of B cases of the plan, "
                             "in its order, filling in {start}, {end}, {batch}, {ids} and "
                             "{indices} in its arguments and in FILE (a harness without a "
-                            "per-case hook: promptfoo, lm-eval); no batch starts once settled")
+                            "per-case hook: promptfoo, lm-eval); no batch starts once settled; "
+                            "auto: batches growing from 1/50 of the plan, each twice the last "
+                            "(few start-ups)")
     watch.add_argument("--batch-key", default="id", metavar="FIELD",
                        help="with --batch: the field of each case of a batch's report that "
                             "holds its id in the plan (default: id; promptfoo: description, "

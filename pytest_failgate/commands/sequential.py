@@ -18,9 +18,6 @@ import io
 import json
 import random
 import secrets
-import signal
-import subprocess
-import time
 from dataclasses import field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -38,7 +35,6 @@ from ..core.gate.sequential import (
 )
 from ..core.stats.sequential import DEFAULT_DELTA
 from ..core.taxonomy.model import DEFAULT_ID_FIELDS
-from .app import Failgate
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -48,10 +44,10 @@ if TYPE_CHECKING:
     from ..core.gate.sequential import ItemLook, Settled
     from ..core.reports.sink import CaseSink
     from ..core.taxonomy import Taxonomy
+    from .app import Failgate
     from .config import Config
 
 PLAN_FORMAT = "failgate-plan/1"
-STOP_GRACE_SECONDS = 5.0  # between SIGTERM and SIGKILL for a harness that was settled
 
 
 @dataclass(frozen=True)
@@ -269,7 +265,13 @@ def write_plan(plan: Plan, out: Path) -> None:
 
 
 def read_plan(path: Path) -> Plan:
-    document = _parse_json(path.read_text(encoding="utf-8"), path)
+    from ..core.base.safeopen import read_regular
+    from ..core.gate.sequential import MAX_PLANNED
+
+    # a FIFO or a device refused, the size bounded: a plan of the most planned cases, each
+    # id of 64 bytes
+    text = read_regular(path, 64 * MAX_PLANNED).decode("utf-8", errors="replace")
+    document = _parse_json(text, path)
     if not isinstance(document, dict) or document.get("format") != PLAN_FORMAT:
         raise FailgateError(f"not a plan: `failgate plan` writes one (format {PLAN_FORMAT})", path)
     ids, seed = document.get("cases"), document.get("seed")
@@ -311,7 +313,8 @@ class Watch:
     idle_seconds: float = 300.0
     poll_seconds: float = 0.2
     futility: Futility | None = None  # the futility stop (default off)
-    batch: int | None = None  # run the command once per batch of this many planned cases
+    batch: int | str | None = None  # run the command once per batch of this many planned
+    # cases ("auto": sizes grown geometrically, ``batches.batch_sizes``)
     batch_key: str = "id"  # the field of a batch report's case that holds its planned id
 
 
@@ -399,13 +402,14 @@ class CaseGate:
     def settled(self) -> Settled | None:
         return self.gate.settled
 
-    def result(self) -> GateResult:
+    def result(self, paid: int | None = None) -> GateResult:
         """The outcome as it stands, as every output renders it (settled, or stopped
-        before it was: inconclusive), saying n of N planned cases and 1 - delta."""
+        before it was: inconclusive), saying n of N planned cases, 1 - delta and the cases
+        ``paid`` for (started), when the front end knows them."""
         from ..core.gate.settled import sequential_result
 
         return sequential_result(self.gate, self._ceilings, self.name, self.path,
-                                 self._taxonomy, self._advice)
+                                 self._taxonomy, self._advice, paid)
 
     def add(self, case: Any) -> Settled | None:
         """One finished case; the settled verdict, or None."""
@@ -507,48 +511,6 @@ def _look_text(look: ItemLook) -> str:
     return describe(look)
 
 
-def _lines(path: Path, watch: Watch, running: subprocess.Popen[bytes] | None) -> Iterator[str]:
-    """The report's complete lines as they are written, until the harness exits (or, with
-    none, nothing new for ``idle_seconds``)."""
-    offset, partial, idle_since = 0, b"", time.monotonic()
-    while True:
-        data = b""
-        if path.exists():
-            with path.open("rb") as handle:
-                handle.seek(offset)
-                data = handle.read()
-            offset += len(data)
-        if data:
-            idle_since = time.monotonic()
-            chunks = (partial + data).split(b"\n")
-            partial = chunks.pop()
-            for chunk in chunks:
-                yield chunk.decode("utf-8-sig", errors="replace")
-            continue
-        finished = (
-            running.poll() is not None
-            if running is not None
-            else (time.monotonic() - idle_since > watch.idle_seconds)
-        )
-        if finished:
-            if partial.strip():
-                yield partial.decode("utf-8", errors="replace")
-            return
-        time.sleep(watch.poll_seconds)
-
-
-def stop(running: subprocess.Popen[bytes], grace: float = STOP_GRACE_SECONDS) -> None:
-    """Stop a harness: SIGTERM, then SIGKILL if it has not exited after ``grace``."""
-    if running.poll() is not None:
-        return
-    running.send_signal(signal.SIGTERM)
-    try:
-        running.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        running.kill()
-        running.wait()
-
-
 def planned_count(watch: Watch) -> int:
     """N: the plan's cases, else ``--planned``, else (replay) the report's cases."""
     if watch.plan is not None:
@@ -602,9 +564,10 @@ def watched_gate(app: Failgate, request: Watch, format_name: str | None = None) 
                     format_name, futility=request.futility, baseline=one_baseline(app))
 
 
-def ended(feed: CaseGate) -> Watched:
-    """How a watched run ended: its outcome, settled or not."""
-    done = Watched(feed.result(), feed.gate.settled)
+def ended(feed: CaseGate, paid: int | None = None) -> Watched:
+    """How a watched run ended: its outcome, settled or not, and the cases it ``paid`` for
+    (started: at least those it settled on)."""
+    done = Watched(feed.result(paid), feed.gate.settled)
     if done.settled is None:
         done.ended = (f"the run ended after {feed.gate.n} of {feed.gate.planned} planned "
                       "cases, before the verdict was settled")
@@ -613,28 +576,11 @@ def ended(feed: CaseGate) -> Watched:
 
 def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     """Watch a report: yields lines to print as cases arrive, and last how it ended
-    (``--batch``: ``batches.watch_batches``)."""
-    app = Failgate.of(config)
-    if request.replay and not request.report.is_file():
-        raise FailgateError("no such report", request.report)
-    feed = watched_gate(app, request)
-    running = None
-    if request.command and not request.replay:
-        running = subprocess.Popen(list(request.command))  # the user's harness, as given
-    try:
-        source = (
-            _replayed(request.report)
-            if request.replay
-            else _lines(request.report, request, running)
-        )
-        for text in source:
-            yield from feed.add_line(text)
-            if feed.gate.settled is not None:
-                break
-    finally:
-        if running is not None:
-            stop(running)
-    yield ended(feed)
+    (``--batch``: ``batches.watch_batches``; following the report and running the harness:
+    ``watching``)."""
+    from .watching import watch_report
+
+    return watch_report(config, request)
 
 
 def one_baseline(app: Failgate) -> Path | None:
@@ -647,9 +593,3 @@ def one_baseline(app: Failgate) -> Path | None:
             "watch compares with one baseline report file (--baseline FILE)", given[0]
         )
     return given[0]
-
-
-def _replayed(path: Path) -> Iterator[str]:
-    with path.open(encoding="utf-8-sig", errors="replace") as handle:
-        for line in handle:
-            yield line.rstrip("\n")
