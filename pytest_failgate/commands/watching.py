@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 LINE_BYTES = 64 << 20  # the longest line of a followed report: one case, however verbose
 CHUNK = 1 << 20  # read this much at a time: memory stays bounded whatever the report holds
+DRAIN_BYTES = 64 << 20  # read at most this much more to count the cases a stopped run paid for
 
 
 class Follow:
@@ -44,36 +45,57 @@ class Follow:
         self.path, self.request, self.harness, self.limit = path, request, harness, limit
         self.line_limit = LINE_BYTES if limit is None else min(LINE_BYTES, limit)
         self.idle = False
+        self.offset = 0  # bytes read so far
+        self.cases = 0  # non-blank complete lines read so far
 
     def lines(self) -> Iterator[str]:
-        offset, partial, number = 0, b"", 0
+        offset, partial, number = 0, bytearray(), 0
         progress = time.monotonic()
         while True:
             data = self._read(offset)
             offset += len(data)
+            self.offset = offset
             if self.limit is not None and offset > self.limit:
                 raise FailgateError(
                     f"the report grew past {self.limit:,} bytes, the limit "
                     "(--max-report-bytes)", self.path, number + 1)
-            if data:
-                chunks = (partial + data).split(b"\n")
-                partial = chunks.pop()
+            if b"\n" in data:
+                chunks = (bytes(partial) + data).split(b"\n")
+                partial = bytearray(chunks.pop())
                 for chunk in chunks:
                     number += 1
                     if chunk.strip():
                         progress = time.monotonic()
+                        self.cases += 1
                     yield chunk.decode("utf-8-sig", errors="replace")
-                self._check_line(partial, number + 1)
+            else:
+                partial += data  # a line still being written: grown in place, not copied
+            self._check_line(partial, number + 1)
             exited = not data and self.harness is not None and self.harness.poll() is not None
             # a report growing with blank lines only is no progress: idle all the same
             idle = time.monotonic() - progress > self.request.idle_seconds
             if exited or idle:
                 self.idle = idle and not exited
                 if partial.strip() and not self.idle:
-                    yield partial.decode("utf-8", errors="replace")
+                    yield bytes(partial).decode("utf-8", errors="replace")
                 return
             if not data:
                 time.sleep(self.request.poll_seconds)
+
+    def rest(self, most: int) -> int:
+        """The cases read, with those written after the last one read (once the harness is
+        stopped: what the run paid for), counting at most ``most`` cases and reading at most
+        ``DRAIN_BYTES`` more."""
+        cases, offset, partial = self.cases, self.offset, b""
+        while cases < most and offset - self.offset < DRAIN_BYTES:
+            data = self._read(offset)
+            if not data:
+                break
+            offset += len(data)
+            lines = (partial + data).split(b"\n")
+            partial = lines.pop()[-self.line_limit:]
+            cases += sum(1 for line in lines if line.strip())
+        return min(cases, most)
 
     def _read(self, offset: int) -> bytes:
         """Up to ``CHUNK`` new bytes after ``offset`` (none before the report exists)."""
@@ -83,7 +105,7 @@ class Follow:
             handle.seek(offset)
             return handle.read(CHUNK)
 
-    def _check_line(self, partial: bytes, number: int) -> None:
+    def _check_line(self, partial: bytearray, number: int) -> None:
         if len(partial) > self.line_limit:
             raise FailgateError(
                 f"the line is longer than {self.line_limit:,} bytes without ending, the "
@@ -137,13 +159,7 @@ def watch_report(config: Config | Failgate, request: Watch) -> Iterator[str | Wa
         if follow.idle:
             yield (f"no new case in {request.report} for {request.idle_seconds:g} seconds "
                    "(--idle-seconds)" + (": the harness is stopped" if harness else ""))
-    yield ended(feed, paid_cases(request.report, limit))
-
-
-def paid_cases(path: Path, limit: int | None) -> int:
-    """The cases a stopped harness's report holds: what the run paid for (a case it had
-    started and not yet written when it was stopped is not counted)."""
-    if not path.is_file():
-        return 0
-    return sum(1 for text in replayed(path, limit) if text.strip())
+    # what the run paid for: the cases its report holds once the harness is stopped (one
+    # started and not written when it was stopped is not counted)
+    yield ended(feed, follow.rest(feed.gate.planned))
 
