@@ -120,7 +120,7 @@ def test_levels_that_are_zero_in_arithmetic_and_a_margin_above_the_run_are_refus
 def test_a_margin_of_the_runs_size_is_still_a_futility_stop(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The control: the largest margin the run allows is accepted."""
-    code, out, err = run(capsys, "watch", "run.jsonl", "--replay", "--futility", "0.05",
+    code, _, err = run(capsys, "watch", "run.jsonl", "--replay", "--futility", "0.05",
                          "--margin", "21")
     assert code == 0, err
 
@@ -160,7 +160,7 @@ def test_ids_passed_to_a_shell_as_arguments_of_their_own_are_only_text(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The control: ``sh -c 'run "$@"' sh {ids}`` runs, and no id is run as code."""
     _batch_project(project, capsys, ["a", "b$(touch owned)", "c"])
-    code, out, err = run(capsys, "watch", "out.jsonl", "--plan", "plan.json", "--batch", "3",
+    code, _, err = run(capsys, "watch", "out.jsonl", "--plan", "plan.json", "--batch", "3",
                          "--", "sh", "-c", f'{sys.executable} batch.py out.jsonl "$@"', "sh",
                          "{ids}")
     assert code == 0, err
