@@ -43,7 +43,7 @@ PLACEHOLDERS = ("start", "end", "batch", "ids", "indices")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")  # linear: no nested quantifier
 _INTEGER = re.compile(r"0|[1-9][0-9]*")
 SHOWN = 160  # the most of a batch's command line printed (its ids can be many)
-CARRY_IDS = ("ids", "indices")  # the placeholders that carry case ids (report content)
+CARRY_IDS = ("ids",)  # carries case ids as written ({indices}: whole numbers only)
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish",
                     "csh", "tcsh", "pwsh", "powershell", "cmd", "cmd.exe"})
 AUTO = "auto"  # --batch auto: sizes grown geometrically from FIRST_SHARE of the plan

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import case, cases_for, write_ceilings, write_jsonl
+from helpers import case, cases_for, category_case, write_ceilings, write_jsonl
 from helpers import run_cli as run
 
 WAIT = 120.0
@@ -181,3 +181,27 @@ def test_an_id_that_would_reach_the_harness_as_an_option_is_refused(
     code, _, err = run(capsys, "watch", "out.jsonl", "--plan", "plan.json", "--batch", "1",
                        "--", sys.executable, "batch.py", "out.jsonl", "--ids={ids}")
     assert code == 0, err
+
+
+def test_batch_auto_grows_batches_and_every_output_says_what_was_paid(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--batch auto: batches of 1/50 of the plan, each twice the last; the run settled in a
+    batch paid for the whole batch, and the terminal, JSON, Markdown and HTML say so."""
+    ids = [f"c{i}" for i in range(100)]
+    (project / "cases.json").write_text(json.dumps(
+        [case(i) if n % 2 else category_case("retrieval_miss", i) for n, i in enumerate(ids)]))
+    (project / "batch.py").write_text(BATCH)
+    assert run(capsys, "plan", "cases.json", "--seed", "1")[0] == 0
+    code, out, err = run(capsys, "watch", "out.jsonl", "--plan", "plan.json", "--batch", "auto",
+                         "--json", "gate.json", "--md", "gate.md", "--html", "gate.html", "--",
+                         sys.executable, "batch.py", "out.jsonl", "{ids}")
+    assert code == 1, err
+    sizes = [len(json.loads(line)[1].split(",")) for line in
+             (project / "argv.log").read_text().splitlines()]
+    assert sizes == [2, 4, 8, 16, 32, 38][:len(sizes)]
+    record = json.loads((project / "gate.json").read_text())["sequential"]
+    assert record["paid"] == sum(sizes) > record["n"]
+    said = f"settled after {record['n']} of 100 planned cases ({sum(sizes)} started and paid for)"
+    assert said in out.splitlines()[-1]
+    assert said in (project / "gate.md").read_text()
+    assert said in (project / "gate.html").read_text()
