@@ -90,9 +90,10 @@ class FailgateEarlyStopping:
 
     def _line(self) -> str:
         """The settled verdict's line, with the samples started so far (paid)."""
-        assert self.gate is not None and self.gate.settled is not None
-        record = replace(self.gate.settled.record(), paid=max(self.started, self.gate.settled.n))
-        return f"verdict {self.gate.settled.verdict}: {record.text}"
+        settled = self.gate.settled if self.gate is not None else None
+        assert settled is not None
+        record = replace(settled.record(), paid=max(self.started, settled.n))
+        return f"verdict {settled.verdict}: {record.text}"
 
     async def complete_sample(self, id: str | int, epoch: int,
                               scores: dict[str, Any]) -> None:
