@@ -382,8 +382,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
     from .commands.app import Failgate
-    from .commands.sequential import Watch, Watched, futility_of, read_plan, watch
-
+    from .commands.sequential import Watch, Watched, futility_of, read_plan
+    from .commands.watching import watch
     try:
         delta = Fraction(args.delta)
     except (ValueError, ZeroDivisionError):
@@ -407,17 +407,6 @@ def cmd_watch(args: argparse.Namespace) -> int:
             return _finish(app, item.result)
         _out(item)
     return EXIT_INCONCLUSIVE  # pragma: no cover - watch always ends with how it ended
-
-
-def _batch_size(text: str) -> int | str:
-    """``--batch``: a whole number of cases, or ``auto``."""
-    if text == "auto":
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a whole number of cases or auto, not {text!r}"
-                                         ) from None
 
 
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -573,13 +562,11 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     watch.add_argument("--idle-seconds", type=float, default=300.0, metavar="S",
                        help="give up (inconclusive, the harness stopped) when the report has "
                             "had no new case for S seconds (default: 300)")
-    watch.add_argument("--batch", type=_batch_size, metavar="B",
+    watch.add_argument("--batch", metavar="B",
                        help="run the command after -- once per batch of B cases of the plan, "
                             "in its order, filling in {start}, {end}, {batch}, {ids} and "
-                            "{indices} in its arguments and in FILE (a harness without a "
-                            "per-case hook: promptfoo, lm-eval); no batch starts once settled; "
-                            "auto: batches growing from 1/50 of the plan, each twice the last "
-                            "(few start-ups)")
+                            "{indices} in its arguments and in FILE (promptfoo, lm-eval); no "
+                            "batch starts once settled; auto: from 1/50 of the plan, doubling")
     watch.add_argument("--batch-key", default="id", metavar="FIELD",
                        help="with --batch: the field of each case of a batch's report that "
                             "holds its id in the plan (default: id; promptfoo: description, "

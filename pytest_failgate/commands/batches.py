@@ -75,6 +75,17 @@ def _indices(batch: Batch) -> str:
     return json.dumps(sorted(int(case_id) for case_id in batch.ids))
 
 
+def batch_size(given: int | str) -> int | None:
+    """``--batch``: a whole number of cases, or ``auto`` (None: ``batch_sizes``)."""
+    if given == AUTO:
+        return None
+    try:
+        return int(given)
+    except ValueError:
+        raise FailgateError(f"--batch is a whole number of cases or {AUTO}, not {given}"
+                            ) from None
+
+
 def plan_batches(plan: Plan, size: int | None) -> list[Batch]:
     """The plan cut into batches of ``size`` cases, in its order (the last may be shorter);
     ``None`` (``--batch auto``): ``batch_sizes``."""
@@ -248,15 +259,13 @@ def watch_batches(app: Failgate, request: Watch) -> Iterator[str | Watched]:
     from .sequential import ended, watched_gate
 
     plan = request.plan
-    size = None if request.batch == AUTO else request.batch
-    if isinstance(size, str):  # only the CLI's "auto" is a word
-        raise FailgateError(f"--batch is a whole number of cases or auto, not {size}")
     if plan is None or request.batch is None:
         raise FailgateError("--batch runs the plan's cases in batches: it needs --plan FILE")
     if request.replay or not request.command:
         raise FailgateError("--batch runs a harness once per batch: give its command after --")
     if app.config.baseline:  # its cases' ids are not the plan's (--batch-key): none compared
         raise FailgateError("--batch does not compare with a baseline run: leave out --baseline")
+    size = batch_size(request.batch)
     words = (str(request.report), *request.command)
     check_placeholders(words)
     batches = plan_batches(plan, size)

@@ -574,15 +574,6 @@ def ended(feed: CaseGate, paid: int | None = None) -> Watched:
     return done
 
 
-def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
-    """Watch a report: yields lines to print as cases arrive, and last how it ended
-    (``--batch``: ``batches.watch_batches``; following the report and running the harness:
-    ``watching``)."""
-    from .watching import watch_report
-
-    return watch_report(config, request)
-
-
 def one_baseline(app: Failgate) -> Path | None:
     """The baseline run's report for paired mode: one file, or none."""
     given = app.config.baseline

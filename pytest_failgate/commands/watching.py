@@ -130,9 +130,10 @@ def replayed(path: Path, limit: int | None = None) -> Iterator[str]:
                              errors="replace").rstrip("\r\n")
 
 
-def watch_report(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
-    """Watch a report: yields lines to print as cases arrive, and last how it ended. A
-    harness given is run in its own session and stopped as a whole however this ends."""
+def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
+    """Watch a report (``--batch``: ``batches.watch_batches``): yields lines to print as
+    cases arrive, and last how it ended. A harness given is run in its own session and
+    stopped as a whole however this ends."""
     from .sequential import ended, watched_gate
 
     app = Failgate.of(config)

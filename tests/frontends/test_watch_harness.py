@@ -18,8 +18,6 @@ import pytest
 from helpers import cases_for, write_ceilings
 from helpers import run_cli as run
 
-from pytest_failgate.commands import harness
-
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="reads /proc to see which processes are alive")
 
@@ -126,7 +124,7 @@ def test_no_harness_process_outlives_a_settled_watch(
 def test_a_harness_that_ignores_sigterm_is_killed_after_the_grace_period(
         project: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(harness, "STOP_GRACE_SECONDS", 1.0)
+    monkeypatch.setattr("pytest_failgate.commands.harness.STOP_GRACE_SECONDS", 1.0)
     _cases(project, failing=60)
     started = time.monotonic()
     code, out, _ = run(capsys, "watch", "results.jsonl", "--planned", "200", "--", "sh", "-c",
