@@ -317,7 +317,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
     from .commands.app import Failgate
-    from .commands.sequential import Watch, Watched, futility_of, read_plan, watch
+    from .commands.sequential import Watch, Watched, futility_of, read_plan
+    from .commands.watching import watch
 
     app = Failgate(configure(args))
     try:  # given, else the option table's default
@@ -510,13 +511,13 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                        help="the report's name in the ceilings file (default: the file's "
                             "name without its suffix)")
     watch.add_argument("--idle-seconds", type=float, default=300.0, metavar="S",
-                       help="without a harness to run: give up when the report has not grown "
-                            "for S seconds (default: 300)")
-    watch.add_argument("--batch", type=int, metavar="B",
+                       help="give up (inconclusive, the harness stopped) when the report has "
+                            "had no new case for S seconds (default: 300)")
+    watch.add_argument("--batch", metavar="B",
                        help="run the command after -- once per batch of B cases of the plan, "
                             "in its order, filling in {start}, {end}, {batch}, {ids} and "
-                            "{indices} in its arguments and in FILE (a harness without a "
-                            "per-case hook: promptfoo, lm-eval); no batch starts once settled")
+                            "{indices} in its arguments and in FILE (promptfoo, lm-eval); no "
+                            "batch starts once settled; auto: from 1/50 of the plan, doubling")
     watch.add_argument("--batch-key", default="id", metavar="FIELD",
                        help="with --batch: the field of each case of a batch's report that "
                             "holds its id in the plan (default: id; promptfoo: description, "

@@ -238,7 +238,8 @@ def replay(report: str, ceilings: str | None = None, plan: str | None = None,
     from fractions import Fraction
 
     from .commands.app import Failgate
-    from .commands.sequential import Watch, Watched, futility_of, read_plan, watch
+    from .commands.sequential import Watch, Watched, futility_of, read_plan
+    from .commands.watching import watch
     from .core.base.safeopen import byte_limit
 
     _check_named_paths({"report": report, "plan": plan})

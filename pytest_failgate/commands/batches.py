@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..core.base.classes import dataclass
@@ -43,6 +43,12 @@ PLACEHOLDERS = ("start", "end", "batch", "ids", "indices")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")  # linear: no nested quantifier
 _INTEGER = re.compile(r"0|[1-9][0-9]*")
 SHOWN = 160  # the most of a batch's command line printed (its ids can be many)
+CARRY_IDS = ("ids",)  # carries case ids as written ({indices}: whole numbers only)
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish",
+                    "csh", "tcsh", "pwsh", "powershell", "cmd", "cmd.exe"})
+AUTO = "auto"  # --batch auto: sizes grown geometrically from FIRST_SHARE of the plan
+FIRST_SHARE = 50  # the first automatic batch: 1/50 of the plan (at least one case)
+GROWTH = 2  # each automatic batch twice the one before
 
 
 @dataclass(frozen=True)
@@ -69,24 +75,82 @@ def _indices(batch: Batch) -> str:
     return json.dumps(sorted(int(case_id) for case_id in batch.ids))
 
 
-def plan_batches(plan: Plan, size: int) -> list[Batch]:
-    """The plan cut into batches of ``size`` cases, in its order (the last may be shorter)."""
-    if size < 1:
+def batch_size(given: int | str) -> int | None:
+    """``--batch``: a whole number of cases, or ``auto`` (None: ``batch_sizes``)."""
+    if given == AUTO:
+        return None
+    try:
+        return int(given)
+    except ValueError:
+        raise FailgateError(f"--batch is a whole number of cases or {AUTO}, not {given}"
+                            ) from None
+
+
+def plan_batches(plan: Plan, size: int | None) -> list[Batch]:
+    """The plan cut into batches of ``size`` cases, in its order (the last may be shorter);
+    ``None`` (``--batch auto``): ``batch_sizes``."""
+    if size is not None and size < 1:
         raise FailgateError(f"--batch must be at least 1 case, not {size}")
     count = len(plan.ids)
-    return [Batch(number, start, min(start + size, count), plan.ids[start:start + size])
-            for number, start in enumerate(range(0, count, size), start=1)]
+    sizes = batch_sizes(count) if size is None else [size] * -(-count // size)
+    batches, start = [], 0
+    for number, one in enumerate(sizes, start=1):
+        end = min(start + one, count)
+        batches.append(Batch(number, start, end, plan.ids[start:end]))
+        start = end
+    return batches
+
+
+def batch_sizes(count: int) -> list[int]:
+    """``--batch auto``: a first batch of ``1/FIRST_SHARE`` of the plan, each next one
+    ``GROWTH`` times the last. A harness's start-up is paid once a batch: with sizes that
+    double, a run of N cases takes about ``log2(FIRST_SHARE) + 1`` batches (7 for any N
+    of 64 or more), not N/B; and a run settled in batch k paid for fewer than twice the
+    cases it had run before that batch, plus the first batch."""
+    size, left, sizes = max(1, -(-count // FIRST_SHARE)), count, []
+    while left > 0:
+        sizes.append(min(size, left))
+        left -= sizes[-1]
+        size *= GROWTH
+    return sizes
 
 
 def check_placeholders(words: Sequence[str]) -> None:
-    """Every ``{name}`` in the command (and the report's path) is one of ``PLACEHOLDERS``."""
+    """Every ``{name}`` in the command (and the report's path) is one of ``PLACEHOLDERS``,
+    and none that carries case ids sits inside a shell's script (``sh -c '... {ids}'``):
+    ids are report content, and a shell would run ``$(...)`` or ``;`` in them. Passed as
+    arguments of their own (``sh -c 'run "$@"' sh {ids}``) they are only text."""
+    script = _shell_script(words)
     for position, word in enumerate(words):
+        where = "the report's path" if position == 0 else f"argument {position}"
         for found in _PLACEHOLDER.finditer(word):
             if found.group(1) not in PLACEHOLDERS:
-                where = "the report's path" if position == 0 else f"argument {position}"
                 raise FailgateError(
                     f"{where} ({json.dumps(word)}): {{{found.group(1)}}} is no placeholder; "
                     f"a batch fills in {', '.join('{' + name + '}' for name in PLACEHOLDERS)}")
+            if position == script and found.group(1) in CARRY_IDS:
+                raise FailgateError(
+                    f"{where} is a shell's script, and {{{found.group(1)}}} would put case ids "
+                    "in it, where the shell would run what they hold; pass them as arguments "
+                    "of their own after the script (sh -c 'run \"$@\"' sh {ids})")
+
+
+def _shell_script(words: Sequence[str]) -> int | None:
+    """The position of the script a shell in the command runs (``sh -c SCRIPT``, ``bash
+    -lc SCRIPT``, ``cmd /c ...``), if the command runs one."""
+    for position, word in enumerate(words[1:], start=1):
+        name = word.replace("\\", "/").rsplit("/", 1)[-1].lower()
+        if name.removesuffix(".exe") not in SHELLS:
+            continue
+        for later in range(position + 1, len(words)):
+            flag = words[later]
+            if flag.startswith("/") and flag.lower() in ("/c", "/k"):  # cmd.exe
+                return later + 1
+            if not flag.startswith("-") or flag == "--":
+                break
+            if not flag.startswith("--") and "c" in flag[1:].lower():
+                return later + 1
+    return None
 
 
 def render(word: str, batch: Batch) -> str:
@@ -106,7 +170,13 @@ def render(word: str, batch: Batch) -> str:
                 f"{quoted(comma)} holds one (batch {batch.number})")
         return values[name]
 
-    return _PLACEHOLDER.sub(value, word)
+    rendered = _PLACEHOLDER.sub(value, word)
+    if rendered.startswith("-") and not word.startswith("-"):
+        raise FailgateError(
+            f"batch {batch.number}: the argument {json.dumps(word)} would begin with '-' "
+            f"(the plan's id {quoted(batch.ids[0])}), and the harness would read it as an "
+            "option; rename the case or put the placeholder after a prefix (--ids={ids})")
+    return rendered
 
 
 def batch_cases(app: Failgate, path: Path) -> tuple[list[Any], str | None]:
@@ -167,15 +237,14 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 def run_batch(command: Sequence[str], report: Path) -> int:
-    """Run one batch's command to its end; its exit code. A harness may exit non-zero when
-    cases failed (promptfoo: 100), so the code alone decides nothing: the report must be
-    written anew."""
+    """Run one batch's command to its end, in a session of its own (``harness``: stopped as
+    a whole if ``watch`` is); its exit code. A harness may exit non-zero when cases failed
+    (promptfoo: 100), so the code alone decides nothing: the report must be written anew."""
+    from .harness import Harness
+
     before = _stamp(report)
-    try:
-        code = subprocess.run(list(command), check=False).returncode  # the user's harness
-    except OSError as exc:
-        raise FailgateError(f"the batch command {json.dumps(command[0])} could not be run: "
-                            f"{exc.strerror or exc}") from None
+    with Harness(command) as harness:
+        code = harness.wait()
     if _stamp(report) in (None, before):
         raise FailgateError(
             f"the batch command (exit {code}) did not write its report", report)
@@ -189,28 +258,33 @@ def watch_batches(app: Failgate, request: Watch) -> Iterator[str | Watched]:
 
     from .sequential import ended, watched_gate
 
-    plan, size = request.plan, request.batch
-    if plan is None or size is None:
+    plan = request.plan
+    if plan is None or request.batch is None:
         raise FailgateError("--batch runs the plan's cases in batches: it needs --plan FILE")
     if request.replay or not request.command:
         raise FailgateError("--batch runs a harness once per batch: give its command after --")
     if app.config.baseline:  # its cases' ids are not the plan's (--batch-key): none compared
         raise FailgateError("--batch does not compare with a baseline run: leave out --baseline")
+    size = batch_size(request.batch)
     words = (str(request.report), *request.command)
     check_placeholders(words)
     batches = plan_batches(plan, size)
     rendered = [[render(word, batch) for word in words] for batch in batches]  # errors first
     feed = watched_gate(app, request)  # a ceilings file it cannot mirror: before any batch
+    paid = 0  # the cases of the batches run: what the run paid for
     for batch, (report, *command) in zip(batches, rendered, strict=True):
         shown = shlex.join(command)
         shown = shown if len(shown) <= SHOWN else shown[:SHOWN - 3] + "..."
         yield f"batch {batch.number} of {len(batches)}: the plan's cases {batch.span}: {shown}"
         path = Path(report)
+        began = time.monotonic()
         code = run_batch(command, path)
+        paid += len(batch.ids)
         cases, found = batch_cases(app, path)
         if batch.number == 1 and found is not None:  # classify as check would this format
             feed = watched_gate(app, request, found)
-        yield f"batch {batch.number}: exit {code}, {len(cases)} cases in {report}"
+        yield (f"batch {batch.number}: exit {code}, {len(cases)} cases in {report} "
+               f"({time.monotonic() - began:.1f} s)")
         feed.path = path  # a case the taxonomy cannot read: an error naming this report
         for planned_id, case in zip(batch.ids,
                                     in_plan_order(batch, cases, request.batch_key, path),
@@ -223,4 +297,4 @@ def watch_batches(app: Failgate, request: Watch) -> Iterator[str | Watched]:
             if left:
                 yield f"settled: the {left} later batches are not run"
             break
-    yield ended(feed)
+    yield ended(feed, paid)

@@ -17,9 +17,6 @@ import csv
 import io
 import json
 import secrets
-import signal
-import subprocess
-import time
 from dataclasses import field
 from fractions import Fraction
 from functools import cached_property
@@ -50,6 +47,7 @@ if TYPE_CHECKING:
     from ..core.reports.caseset import CaseSet
     from ..core.reports.sink import CaseSink
     from ..core.taxonomy import Taxonomy
+    from .app import Failgate
     from .config import Config
 
 STOP_GRACE_SECONDS = 5.0  # between SIGTERM and SIGKILL for a harness that was settled
@@ -179,11 +177,14 @@ def write_plan(plan: Plan, out: Path) -> None:
 
 
 def read_plan(path: Path, limit: int | None = None) -> Plan:
-    """A plan file (``failgate plan``), read as a report is (a regular file within the
-    size limit) and verified: its order must be the one its seed draws over its cases."""
+    """A plan file (``failgate plan``), read as a report is (a regular file: a FIFO or a
+    device refused; within the size limit, at most a plan of the most planned cases, each
+    id of 64 bytes) and verified: its order must be the one its seed draws over its cases."""
     from ..core.base.safeopen import read_regular
+    from ..core.gate.sequential import MAX_PLANNED
 
-    data = read_regular(path, limit)
+    cap = 64 * MAX_PLANNED
+    data = read_regular(path, cap if limit is None else min(limit, cap))
     return plans.from_document(parse_json(data.decode("utf-8-sig", errors="replace"), path),
                                path)
 
@@ -202,7 +203,8 @@ class Watch:
     idle_seconds: float = 300.0
     poll_seconds: float = 0.2
     futility: Futility | None = None  # the futility stop (default off)
-    batch: int | None = None  # run the command once per batch of this many planned cases
+    batch: int | str | None = None  # run the command once per batch of this many planned
+    # cases ("auto": sizes grown geometrically, ``batches.batch_sizes``)
     batch_key: str = "id"  # the field of a batch report's case that holds its planned id
 
 
@@ -291,13 +293,14 @@ class CaseGate:
     def settled(self) -> Settled | None:
         return self.gate.settled
 
-    def result(self) -> GateResult:
+    def result(self, paid: int | None = None) -> GateResult:
         """The outcome as it stands, as every output renders it (settled, or stopped
-        before it was: inconclusive), saying n of N planned cases and 1 - delta."""
+        before it was: inconclusive), saying n of N planned cases, 1 - delta and the cases
+        ``paid`` for (started), when the front end knows them."""
         from ..core.gate.settled import sequential_result
 
         return sequential_result(self.gate, self._ceilings, self.name, self.path,
-                                 self._taxonomy, self._advice)
+                                 self._taxonomy, self._advice, paid)
 
     def add(self, case: Any) -> Settled | None:
         """One finished case; the settled verdict, or None."""
@@ -418,48 +421,6 @@ def _look_text(look: ItemLook) -> str:
     return describe(look)
 
 
-def _lines(path: Path, watch: Watch, running: subprocess.Popen[bytes] | None) -> Iterator[str]:
-    """The report's complete lines as they are written, until the harness exits (or, with
-    none, nothing new for ``idle_seconds``)."""
-    offset, partial, idle_since = 0, b"", time.monotonic()
-    while True:
-        data = b""
-        if path.exists():
-            with path.open("rb") as handle:
-                handle.seek(offset)
-                data = handle.read()
-            offset += len(data)
-        if data:
-            idle_since = time.monotonic()
-            chunks = (partial + data).split(b"\n")
-            partial = chunks.pop()
-            for chunk in chunks:
-                yield chunk.decode("utf-8-sig", errors="replace")
-            continue
-        finished = (
-            running.poll() is not None
-            if running is not None
-            else (time.monotonic() - idle_since > watch.idle_seconds)
-        )
-        if finished:
-            if partial.strip():
-                yield partial.decode("utf-8", errors="replace")
-            return
-        time.sleep(watch.poll_seconds)
-
-
-def stop(running: subprocess.Popen[bytes], grace: float = STOP_GRACE_SECONDS) -> None:
-    """Stop a harness: SIGTERM, then SIGKILL if it has not exited after ``grace``."""
-    if running.poll() is not None:
-        return
-    running.send_signal(signal.SIGTERM)
-    try:
-        running.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        running.kill()
-        running.wait()
-
-
 def planned_count(watch: Watch) -> int:
     """N: the plan's cases, else ``--planned``, else (replay) the report's cases."""
     if watch.plan is not None:
@@ -514,39 +475,14 @@ def watched_gate(app: Failgate, request: Watch, format_name: str | None = None) 
                     baseline=one_baseline(app, request.report if request.replay else None))
 
 
-def ended(feed: CaseGate) -> Watched:
-    """How a watched run ended: its outcome, settled or not."""
-    done = Watched(feed.result(), feed.gate.settled)
+def ended(feed: CaseGate, paid: int | None = None) -> Watched:
+    """How a watched run ended: its outcome, settled or not, and the cases it ``paid`` for
+    (started: at least those it settled on)."""
+    done = Watched(feed.result(paid), feed.gate.settled)
     if done.settled is None:
         done.ended = (f"the run ended after {feed.gate.n} of {feed.gate.planned} planned "
                       "cases, before the verdict was settled")
     return done
-
-
-def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
-    """Watch a report: yields lines to print as cases arrive, and last how it ended
-    (``--batch``: ``batches.watch_batches``)."""
-    app = Failgate.of(config)
-    if request.replay and not request.report.is_file():
-        raise FailgateError("no such report", request.report)
-    feed = watched_gate(app, request)
-    running = None
-    if request.command and not request.replay:
-        running = subprocess.Popen(list(request.command))  # the user's harness, as given
-    try:
-        source = (
-            _replayed(request.report)
-            if request.replay
-            else _lines(request.report, request, running)
-        )
-        for text in source:
-            yield from feed.add_line(text)
-            if feed.gate.settled is not None:
-                break
-    finally:
-        if running is not None:
-            stop(running)
-    yield ended(feed)
 
 
 def one_baseline(app: Failgate, replayed: Path | None = None) -> Path | None:
@@ -564,9 +500,3 @@ def one_baseline(app: Failgate, replayed: Path | None = None) -> Path | None:
     refuse_sequential_baseline(app.config.baseline_window, app.config.accept_baseline_gap,
                                given[0], replayed)
     return given[0]
-
-
-def _replayed(path: Path) -> Iterator[str]:
-    with path.open(encoding="utf-8-sig", errors="replace") as handle:
-        for line in handle:
-            yield line.rstrip("\n")

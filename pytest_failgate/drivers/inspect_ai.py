@@ -17,7 +17,16 @@ epoch: **shuffle the dataset with a seed before the run** (the guarantee assumes
 order fixed before the run). Samples finish out of order under concurrency; the gate is
 fed only the plan's completed prefix. Once the verdict is settled, every sample not yet
 scheduled is skipped, and ``complete_task`` records the verdict in the log's
-``early_stopping`` metadata.
+``early_stopping`` metadata, with the samples started (``paid``: scheduled and run) beside
+the ones the verdict settled on (``cases``).
+
+What a settled run still pays for (the window): Inspect asks ``schedule_sample`` once a
+sample holds a slot of its concurrency (``max_samples``), so no sample starts after the
+verdict is settled; the protocol has no way to cancel a sample already running, so those in
+flight at the settling moment run to their end (at most ``max_samples - 1`` beside the
+settling one), and so do samples that finished ahead of the plan's prefix. Keep the window
+small with a small ``max_samples`` (the cost of a lower concurrency is wall-clock time, not
+samples).
 
 A sample is classified from its scores as failgate reads an Inspect log (the
 ``inspect_ai`` taxonomy, or the one the ceilings file gives the report or the format):
@@ -28,6 +37,7 @@ completes and holds the verdict open until the run ends.
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +68,7 @@ class FailgateEarlyStopping:
         self.gate: CaseGate | None = None
         self.lines: list[str] = []
         self.stopped = 0
+        self.started = 0  # samples scheduled and run: what the run paid for
 
     async def start_task(self, task: Any, samples: list[Any], epochs: int) -> str:
         ids = tuple(f"{sample.id}#{epoch}" for epoch in range(1, epochs + 1)
@@ -71,11 +82,19 @@ class FailgateEarlyStopping:
         """None to run the sample; an ``EarlyStop`` to skip it, once settled."""
         settled = self.gate.settled if self.gate is not None else None
         if settled is None:
+            self.started += 1
             return None
         self.stopped += 1
         early_stop = importlib.import_module("inspect_ai.util").EarlyStop
-        return early_stop(id=id, epoch=epoch, reason=settled.line(),
+        return early_stop(id=id, epoch=epoch, reason=self._line(),
                          metadata={"verdict": settled.verdict})
+
+    def _line(self) -> str:
+        """The settled verdict's line, with the samples started so far (paid)."""
+        settled = self.gate.settled if self.gate is not None else None
+        assert settled is not None
+        record = replace(settled.record(), paid=max(self.started, settled.n))
+        return f"verdict {settled.verdict}: {record.text}"
 
     async def complete_sample(self, id: str | int, epoch: int,
                               scores: dict[str, Any]) -> None:
@@ -89,10 +108,11 @@ class FailgateEarlyStopping:
     async def complete_task(self) -> dict[str, Any]:
         settled = self.gate.settled if self.gate is not None else None
         if settled is None:
-            return {"verdict": None, "settled": False, "stopped": self.stopped}
+            return {"verdict": None, "settled": False, "stopped": self.stopped,
+                    "paid": self.started}
         return {"verdict": settled.verdict, "settled": True, "cases": settled.n,
-                "planned": settled.planned, "delta": str(settled.delta),
-                "line": settled.line(), "stopped": self.stopped}
+                "paid": max(self.started, settled.n), "planned": settled.planned,
+                "delta": str(settled.delta), "line": self._line(), "stopped": self.stopped}
 
 
 def _report_name(task: Any) -> str:

@@ -83,6 +83,7 @@ class SequentialSession:
         self.result: GateResult | None = None
         self._categories: dict[str, str | None] = {}  # a test's marker category
         self._failed: dict[str, bool] = {}
+        self.paid = 0  # planned tests run to their teardown (the sequential record's paid)
         self._notes: list[str] = []
         self._session: pytest.Session | None = None
 
@@ -164,11 +165,13 @@ class SequentialSession:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if self.feed is None or self.feed.settled is not None:
+        if self.feed is None or report.nodeid not in self._categories:
+            return
+        if report.when == "teardown":
+            self.paid += 1  # a planned test run, settled on or not: what the run paid for
+        if self.feed.settled is not None:
             return
         nodeid = report.nodeid
-        if nodeid not in self._categories:
-            return
         if report.outcome != "passed":
             self._failed[nodeid] = True
         if report.when != "teardown":
@@ -204,7 +207,7 @@ class SequentialSession:
         from ..commands.app import Failgate
         from ..commands.gating import write_reports
 
-        self.result = self.feed.result()
+        self.result = self.feed.result(self.paid)
         written = write_reports(Failgate(self.config), self.result)
         self._notes = [line for line in written.lines if not line.startswith("wrote ")]
         verdict = self.result.verdict

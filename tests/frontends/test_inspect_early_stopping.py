@@ -100,6 +100,12 @@ def test_a_broken_solver_is_stopped_early_with_the_full_runs_verdict(
     assert result["scored"] < 80
     assert len(result["early_stops"]) == 80 - result["samples"] > 0
     assert result["early_stops"][0].startswith("verdict fail: settled after ")
+    # paid: every sample run was started, and at most the concurrency window (4) beside the
+    # settling one; the log's metadata and the early stops' reason say so
+    metadata = result["metadata"]
+    assert metadata["paid"] == result["samples"]
+    assert metadata["cases"] <= metadata["paid"] <= metadata["cases"] + 4 - 1
+    assert f"({metadata['paid']} started and paid for)" in result["early_stops"][0]
     # failgate check on the log of the samples run agrees
     monkeypatch.chdir(tmp_path)
     assert run(capsys, "check", "logs")[0] == 1
@@ -110,3 +116,4 @@ def test_a_right_solver_settles_as_a_pass(tmp_path: Path) -> None:
     assert result["metadata"]["verdict"] == "pass"
     assert result["scored"] == result["samples"]
     assert result["metadata"]["cases"] <= result["scored"]
+    assert result["metadata"]["paid"] == result["samples"]

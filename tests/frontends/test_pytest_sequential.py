@@ -16,7 +16,8 @@ CATEGORIES = ("verifier_false_negative", "verifier_false_positive", "retrieval_m
               "planner_under_decomposition", "generator_hallucination", "context_dilution",
               "unknown")
 SETTLED = re.compile(r"verdict (pass|fail|inconclusive): .*settled after (\d+) of (\d+) planned "
-                     r"cases: the verdict is the full run's( with probability at least 95%)?$")
+                     r"cases(?: \(\d+ started and paid for\))?: the verdict is the full run's"
+                     r"( with probability at least 95%)?$")
 
 
 def _suite(pytester: pytest.Pytester, failing: Mapping[str, int], planned: int,
@@ -125,7 +126,7 @@ def test_a_failed_test_without_a_marker_is_classified_by_the_taxonomy_over_its_p
     assert rows["unknown"]["count"] == 0  # not the fallback: the rules placed it
     assert document["sequential"] == {"n": 2, "planned": 2, "delta": 0.05,
                                       "confidence": "95%", "settled": True, "beta": None,
-                                      "margin": None}
+                                      "margin": None, "paid": 2}
     assert document["verdict"] == "pass"  # each category within its ceiling of 1
     assert result.ret == pytest.ExitCode.OK
 

@@ -18,7 +18,7 @@ CATEGORIES = ("verifier_false_negative", "verifier_false_positive", "retrieval_m
               "planner_under_decomposition", "generator_hallucination", "context_dilution",
               "unknown")
 SETTLED = re.compile(r"verdict (pass|fail|inconclusive): .*settled after (\d+) of (\d+) planned "
-                     r"cases: (.*)$")
+                     r"cases(?: \(\d+ started and paid for\))?: (.*)$")
 
 
 def _ceilings(pytester: pytest.Pytester, ceiling: int) -> None:

@@ -45,7 +45,8 @@ def _last_line(out: str) -> str:
 
 
 SETTLED = re.compile(r"verdict (pass|fail|inconclusive): .*settled after (\d+) of (\d+) planned "
-                     r"cases: the verdict is the full run's( with probability at least 95%)?")
+                     r"cases \(\d+ started and paid for\): the verdict is the full run's"
+                     r"( with probability at least 95%)?")
 
 
 def _settled(out: str) -> tuple[str, int, int, bool]:
@@ -136,7 +137,8 @@ def test_watch_judges_the_plans_order_whatever_order_cases_finish_in(
     judged = [line.split('"')[1] for line in lines if line.startswith("case ")]
     assert judged == order
     assert _last_line(out) == ("verdict pass: all 7 checks passed; settled after 10 of 10 "
-                               "planned cases: the verdict is the full run's")
+                               "planned cases (10 started and paid for): the verdict is the "
+                               "full run's")
 
 
 @pytest.mark.parametrize(("args", "lines", "message"), [
@@ -197,8 +199,9 @@ def test_watch_with_futility_passes_a_clean_run_sooner_and_says_so(
     assert (plain["beta"], futile["beta"], futile["margin"]) == (None, 0.05, 10)
     assert _last_line(out) == (
         f"verdict pass: all 7 checks passed; settled after {futile['n']} of 300 planned "
-        "cases: a pass by futility: a regression of 10 cases past a ceiling would pass this "
-        "early with probability at most 5%, a smaller one might")
+        f"cases ({futile['n']} started and paid for): a pass by futility: a regression of 10 "
+        "cases past a ceiling would pass this early with probability at most 5%, a smaller "
+        "one might")
 
 
 def test_a_plan_within_strata_permutes_each_stratum_and_watch_gates_it(

@@ -86,14 +86,16 @@ def test_every_output_of_a_sequential_run_says_its_verdict_and_n_of_n_planned(
     if expected == "inconclusive":
         assert record["settled"] is False
         assert (record["n"], record["planned"]) == (200, 400)
-        assert said.endswith("stopped after 200 of 400 planned cases before the verdict was "
-                             "settled")
+        assert said.endswith("stopped after 200 of 400 planned cases (200 started and paid "
+                             "for) before the verdict was settled")
         assert document["reports"][0]["inconclusive"].startswith("the run stopped after 200")
     else:
         assert record["settled"] is True
         assert record["planned"] == 200
         assert record["n"] < 200  # settled early: what the sequential run saved
-        assert said.endswith(f"; settled after {record['n']} of 200 planned cases: {SURE}")
+        assert said.endswith(f"; settled after {record['n']} of 200 planned cases "
+                             f"({record['paid']} started and paid for): {SURE}")
+        assert record["paid"] == record["n"]  # a replay in order reads what it settles on
         assert (record["delta"], record["confidence"]) == (0.05, "95%")
     # every output says the one headline
     assert terminal.rstrip("\n").splitlines()[-1] == f"verdict {expected}: {said}"

@@ -372,20 +372,30 @@ class Sequential(Record):
         "passes early with probability at most beta (None: not a futility pass)"))
     margin: int | None = described(default=None, text=(
         "the regression, in cases past a ceiling, the futility stop ruled out"))
+    paid: int | None = described(default=None, text=(
+        "cases the run started (paid for) when it stopped: at least n, more when cases ran "
+        "beside the ones settled on (concurrency, a batch, cases finished out of the planned "
+        "order); None where the front end cannot tell"))
+
+    @property
+    def spent(self) -> str:
+        """`` (m cases paid)``: what the run paid for beside what it settled on, or nothing
+        when the front end cannot tell."""
+        return "" if self.paid is None else f" ({self.paid} started and paid for)"
 
     @property
     def text(self) -> str:
         """The sentence every output says about the sequential run."""
         if not self.settled:
-            return (f"stopped after {self.n} of {self.planned} planned cases before the "
-                    "verdict was settled")
+            return (f"stopped after {self.n} of {self.planned} planned cases{self.spent} "
+                    "before the verdict was settled")
         worth = (f"the verdict is the full run's with probability at least {self.confidence}"
                  if self.n < self.planned else "the verdict is the full run's")
         if self.beta is not None and self.n < self.planned:
             worth = (f"a pass by futility: a regression of {self.margin} cases past a ceiling "
                      f"would pass this early with probability at most "
                      f"{self.beta * 100:.4g}%, a smaller one might")
-        return f"settled after {self.n} of {self.planned} planned cases: {worth}"
+        return f"settled after {self.n} of {self.planned} planned cases{self.spent}: {worth}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -31,6 +31,7 @@ rule; a ceilings file that decides more (noise allowances, significance tests, s
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from typing import TYPE_CHECKING, Literal
 
 from ..base.classes import dataclass
@@ -44,7 +45,6 @@ from ..taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from fractions import Fraction
 
     from ..ceilings.load import Ceilings
     from ..taxonomy import Taxonomy
@@ -53,6 +53,21 @@ ItemState = Literal["open", "over", "cleared"]
 SettledVerdict = Literal["pass", "fail", "inconclusive"]
 OUTSIDE_SHARE = "outside"  # the item of every case that failed outside the system under test
 PAIRED_SUFFIX = " vs baseline"  # a compared item's look, in paired mode
+# the smallest delta or beta: a level shared by a family is used as a float, and one far
+# below this (1e-400) is 0 as a float, which no confidence sequence can be run at
+SMALLEST_LEVEL = Fraction(1, 10**12)
+# the most planned cases: the gate's tables grow with N (about 32 bytes a case, shared),
+# so a count that no harness runs (1e9) is refused rather than grown into memory
+MAX_PLANNED = 10_000_000
+
+
+def check_level(value: Fraction, name: str) -> None:
+    """A delta or a beta: strictly between 0 and 1, and not below ``SMALLEST_LEVEL``."""
+    if not 0 < value < 1:
+        raise FailgateError(f"{name} must lie strictly between 0 and 1, not {value}")
+    if value < SMALLEST_LEVEL:
+        raise FailgateError(f"{name} must be at least {float(SMALLEST_LEVEL):g}, not "
+                            f"{float(value):g} (a level that small is 0 in arithmetic)")
 
 
 @dataclass(frozen=True)
@@ -136,8 +151,7 @@ class Futility:
     margin: int
 
     def __post_init__(self) -> None:
-        if not 0 < self.beta < 1:
-            raise FailgateError(f"beta must lie strictly between 0 and 1, not {self.beta}")
+        check_level(self.beta, "beta")
         if self.margin < 1:
             raise FailgateError(f"the futility margin must be at least 1 case, not {self.margin}")
 
@@ -153,8 +167,15 @@ class SequentialGate:
     ) -> None:
         if planned < 1:
             raise FailgateError(f"a sequential gate needs at least one planned case, not {planned}")
-        if not 0 < delta < 1:
-            raise FailgateError(f"delta must lie strictly between 0 and 1, not {delta}")
+        if planned > MAX_PLANNED:
+            raise FailgateError(f"{planned:,} planned cases are more than the {MAX_PLANNED:,} "
+                                "a sequential gate holds (its tables grow with the plan)")
+        check_level(delta, "delta")
+        if futility is not None and futility.margin > planned:
+            raise FailgateError(
+                f"the futility margin ({futility.margin} cases) is larger than the run "
+                f"({planned} planned cases): a regression that large cannot happen, so ruling "
+                "it out would pass any run")
         if not items:
             raise FailgateError("a sequential gate needs at least one gated item")
         self.items = tuple(items)

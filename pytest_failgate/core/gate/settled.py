@@ -15,6 +15,7 @@ a run that stopped before the verdict was settled is inconclusive.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..base.errors import display_path
@@ -33,9 +34,11 @@ if TYPE_CHECKING:
 
 
 def sequential_result(gate: SequentialGate, ceilings: Ceilings, report: str, path: Path,
-                      taxonomy: str, advice: str = "a ratchet") -> GateResult:
+                      taxonomy: str, advice: str = "a ratchet", paid: int | None = None
+                      ) -> GateResult:
     """The outcome of ``gate`` as it stands: settled, or stopped before it was (then
-    inconclusive). ``report`` names the run in the ceilings file."""
+    inconclusive). ``report`` names the run in the ceilings file; ``paid``: the cases the
+    run started, when the front end knows (at least the ``n`` gated)."""
     settled = gate.settled
     looks = gate.looks() if settled is None else settled.items
     verdict = None if settled is None else settled.verdict
@@ -55,6 +58,8 @@ def sequential_result(gate: SequentialGate, ceilings: Ceilings, report: str, pat
     record = (settled.record() if settled is not None else Sequential(
         n=gate.n, planned=gate.planned, delta=float(gate.delta),
         confidence=f"{format_number((1 - gate.delta) * 100)}%", settled=False))
+    if paid is not None:
+        record = replace(record, paid=max(paid, gate.n))
     entries = ceilings.model.ceilings.items()
     return GateResult(
         ceilings_path=display_path(ceilings.path), ceilings_sha256=digest(ceilings.doc.text),

@@ -1,0 +1,166 @@
+"""``failgate watch FILE ... [-- CMD]``: the report followed as it is written, bounded, and
+the harness (``harness.Harness``) stopped as a whole once the verdict is settled.
+
+``commands.sequential`` holds what is gated (the plan, the gate over a run's cases); this
+holds how a running report is read and its harness controlled. A report being written is
+untrusted input that may never end, so following it is bounded three ways:
+
+- a FIFO, a device or any other special file is refused (``safeopen``), never opened to
+  block on;
+- a line may hold at most ``LINE_BYTES`` bytes (or the ``--max-report-bytes`` limit, if
+  smaller), the whole report at most the ``--max-report-bytes`` limit when one is set;
+- ``--idle-seconds``: only a new case is progress (blank lines are not), and the run ends,
+  inconclusive, after that long without one, whether or not a harness still runs.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import nullcontext
+from typing import TYPE_CHECKING
+
+from ..core.base.errors import FailgateError
+from ..core.base.safeopen import open_regular
+from .app import Failgate
+from .harness import Harness
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from .config import Config
+    from .sequential import Watch, Watched
+
+LINE_BYTES = 64 << 20  # the longest line of a followed report: one case, however verbose
+CHUNK = 1 << 20  # read this much at a time: memory stays bounded whatever the report holds
+DRAIN_BYTES = 64 << 20  # read at most this much more to count the cases a stopped run paid for
+
+
+class Follow:
+    """A report's complete lines as they are written (``lines``), bounded (module doc);
+    ``idle`` is set when it ended for want of a new case."""
+
+    def __init__(self, path: Path, request: Watch, harness: Harness | None,
+                 limit: int | None = None) -> None:
+        self.path, self.request, self.harness, self.limit = path, request, harness, limit
+        self.line_limit = LINE_BYTES if limit is None else min(LINE_BYTES, limit)
+        self.idle = False
+        self.offset = 0  # bytes read so far
+        self.cases = 0  # non-blank complete lines read so far
+
+    def lines(self) -> Iterator[str]:
+        offset, partial, number = 0, bytearray(), 0
+        progress = time.monotonic()
+        while True:
+            data = self._read(offset)
+            offset += len(data)
+            self.offset = offset
+            if self.limit is not None and offset > self.limit:
+                raise FailgateError(
+                    f"the report grew past {self.limit:,} bytes, the limit "
+                    "(--max-report-bytes)", self.path, number + 1)
+            if b"\n" in data:
+                chunks = (bytes(partial) + data).split(b"\n")
+                partial = bytearray(chunks.pop())
+                for chunk in chunks:
+                    number += 1
+                    if chunk.strip():
+                        progress = time.monotonic()
+                        self.cases += 1
+                    yield chunk.decode("utf-8-sig", errors="replace")
+            else:
+                partial += data  # a line still being written: grown in place, not copied
+            self._check_line(partial, number + 1)
+            exited = not data and self.harness is not None and self.harness.poll() is not None
+            # a report growing with blank lines only is no progress: idle all the same
+            idle = time.monotonic() - progress > self.request.idle_seconds
+            if exited or idle:
+                self.idle = idle and not exited
+                if partial.strip() and not self.idle:
+                    yield bytes(partial).decode("utf-8", errors="replace")
+                return
+            if not data:
+                time.sleep(self.request.poll_seconds)
+
+    def rest(self, most: int) -> int:
+        """The cases read, with those written after the last one read (once the harness is
+        stopped: what the run paid for), counting at most ``most`` cases and reading at most
+        ``DRAIN_BYTES`` more."""
+        cases, offset, partial = self.cases, self.offset, b""
+        while cases < most and offset - self.offset < DRAIN_BYTES:
+            data = self._read(offset)
+            if not data:
+                break
+            offset += len(data)
+            lines = (partial + data).split(b"\n")
+            partial = lines.pop()[-self.line_limit:]
+            cases += sum(1 for line in lines if line.strip())
+        return min(cases, most)
+
+    def _read(self, offset: int) -> bytes:
+        """Up to ``CHUNK`` new bytes after ``offset`` (none before the report exists)."""
+        if not self.path.exists() and not self.path.is_symlink():
+            return b""
+        with open_regular(self.path) as handle:  # a FIFO or a device: refused, not opened
+            handle.seek(offset)
+            return handle.read(CHUNK)
+
+    def _check_line(self, partial: bytearray, number: int) -> None:
+        if len(partial) > self.line_limit:
+            raise FailgateError(
+                f"the line is longer than {self.line_limit:,} bytes without ending, the "
+                "longest a case may be", self.path, number)
+
+
+def replayed(path: Path, limit: int | None = None) -> Iterator[str]:
+    """A finished report's lines, each bounded as a followed report's are."""
+    line_limit = LINE_BYTES if limit is None else min(LINE_BYTES, limit)
+    with open_regular(path, limit) as handle:
+        number = 0
+        while True:
+            raw = handle.readline(line_limit + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > line_limit and not raw.endswith(b"\n"):
+                raise FailgateError(
+                    f"the line is longer than {line_limit:,} bytes, the longest a case may "
+                    "be", path, number)
+            yield raw.decode("utf-8-sig" if number == 1 else "utf-8",
+                             errors="replace").rstrip("\r\n")
+
+
+def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
+    """Watch a report (``--batch``: ``batches.watch_batches``): yields lines to print as
+    cases arrive, and last how it ended. A harness given is run in its own session and
+    stopped as a whole however this ends."""
+    from .sequential import ended, watched_gate
+
+    app = Failgate.of(config)
+    if request.replay and not request.report.is_file():
+        raise FailgateError("no such report", request.report)
+    feed = watched_gate(app, request)
+    limit = app.read_spec().max_bytes
+    if request.replay:
+        read = 0
+        for text in replayed(request.report, limit):
+            read += bool(text.strip())
+            yield from feed.add_line(text)
+            if feed.gate.settled is not None:
+                break
+        yield ended(feed, read)
+        return
+    harness: Harness | None
+    with Harness(request.command) if request.command else nullcontext() as harness:
+        follow = Follow(request.report, request, harness, limit)
+        for text in follow.lines():
+            yield from feed.add_line(text)
+            if feed.gate.settled is not None:
+                break
+        if follow.idle:
+            yield (f"no new case in {request.report} for {request.idle_seconds:g} seconds "
+                   "(--idle-seconds)" + (": the harness is stopped" if harness else ""))
+    # what the run paid for: the cases its report holds once the harness is stopped (one
+    # started and not written when it was stopped is not counted)
+    yield ended(feed, follow.rest(feed.gate.planned))
+
