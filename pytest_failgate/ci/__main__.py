@@ -62,7 +62,7 @@ def checkout_copy(workspace: Path, package: Path | None = None) -> None:
 
     instead = ("run `python -I -m pytest_failgate.ci` (-I: the working directory is not on "
                "the path)" if not sys.flags.isolated else
-               "install failgate (pip install pytest-failgate) and run it from there")
+               "install failgate in a virtual environment (docs: Install) and run it from there")
     why = why_refused(workspace, package or Path(init).parent, instead)
     if why is not None:
         raise FailgateError(why)

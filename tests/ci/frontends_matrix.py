@@ -28,6 +28,7 @@ from pytest_failgate import cli
 from pytest_failgate.ci.__main__ import main as ci_main
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.base.result import GateResult
+from pytest_failgate.core.base.verdict import EXIT
 from pytest_failgate.core.reports.builtin import builtin_readers
 from pytest_failgate.core.reports.choice import TaxonomyChoice
 from pytest_failgate.core.reports.model import Report, ReportFile
@@ -37,7 +38,7 @@ from pytest_failgate.output.text import item_id
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-VERDICT_OF_CODE = {code: verdict for verdict, code in cli.EXIT.items()}
+VERDICT_OF_CODE = {code: verdict for verdict, code in EXIT.items()}
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ def test_pytest_pairs_a_mixed_run_with_its_baseline(
     pytester.makeini("[pytest]\n")
     assert run(capsys, "init", "base")[0] == 0
     result = pytester.runpytest("--failgate=cand", "--failgate-baseline=base",
+                                "--failgate-accept-baseline-gap=the fixture's runs, days apart",
                                 "-k", "text_match or retrieval_miss")
     result.assert_outcomes(failed=2, deselected=result.parseoutcomes()["deselected"])
     result.stdout.fnmatch_lines(["*retrieval_miss: regressed against the baseline*",

@@ -38,7 +38,7 @@ def dated_run(folder: Path, missed: list[str], ran: datetime) -> Path:
     return folder
 
 
-def ratchet(tmp_path: Path, run: Path, **given: tuple[Path, ...]) -> tuple[str, list[str]]:
+def ratchet(tmp_path: Path, run: Path, **given: tuple[Path, ...] | str) -> tuple[str, list[str]]:
     """The ceilings file after a ratchet of ``run``, and the run's warnings."""
     ceilings = tmp_path / "ceilings.yaml"
     ceilings.write_text(CEILINGS, encoding="utf-8")

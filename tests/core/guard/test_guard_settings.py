@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -190,7 +191,7 @@ def test_a_new_row_of_the_option_table_is_guarded_on_every_source(
     fake = options.Option("leniency", "text", "a fake setting", "N", default="1",
                           commands=("check",), effect="raised")
     monkeypatch.setattr(options, "OPTIONS", (*options.OPTIONS, fake))
-    sources = {
+    sources: dict[str, Callable[[str], object]] = {
         "ini": lambda value: (repo / "pyproject.toml").write_text(
             PYPROJECT + f'failgate_leniency = "{value}"\n'),
         "addopts": lambda value: (repo / "pyproject.toml").write_text(

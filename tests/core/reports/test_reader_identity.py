@@ -4,6 +4,8 @@ however it names itself, is a plugin's reader, named with its code's file."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from helpers import reader_classes
 
 from pytest_failgate.core.guard.routes import readers_in_use
@@ -46,7 +48,7 @@ def test_a_reader_posing_as_a_built_in_one_is_a_plugins() -> None:
     assert reader_identity(Quieter()).source == __file__
 
 
-def test_the_guard_is_told_no_built_in_reader_whatever_list_it_is_given(tmp_path) -> None:
+def test_the_guard_is_told_no_built_in_reader_whatever_list_it_is_given(tmp_path: Path) -> None:
     """The CI step's run handed the guard its readers with the built-in ones among them,
     and the guard called ``promptfoo`` a plugin on every run of another tool's reports."""
     report = tmp_path / "results.json"
