@@ -132,6 +132,18 @@ def test_a_plan_reordered_by_hand_with_its_seed_kept_is_refused(
                    "one (draw it with `failgate plan`)\n")
 
 
+def test_a_plan_with_a_number_too_large_to_read_is_exit_2_naming_it(
+        rag: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "plan", "data.jsonl", "--seed", "7")[0] == 0
+    text = (rag / "plan.json").read_text()
+    (rag / "plan.json").write_text(text.replace('"seed": 7', '"seed": ' + "9" * 5000))
+    code, out, err = run(capsys, "watch", "data.jsonl", "--plan", "plan.json", "--replay")
+    assert (code, out) == (2, "")
+    assert "plan.json" in err
+    assert "a number too large to read" in err
+    assert "Traceback" not in err
+
+
 def test_the_order_depends_on_the_seed_and_the_case_set_not_the_files_order(
         rag: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lines = (rag / "data.jsonl").read_text().splitlines()

@@ -130,6 +130,9 @@ def _object(line: str, path: Path, number: int) -> dict[str, Any]:
         raise FailgateError(f"not JSON: {exc.msg}", path, number, exc.colno) from None
     except RecursionError:
         raise FailgateError("not JSON: nested too deeply", path, number) from None
+    except ValueError:  # an integer past Python's 4,300 digits
+        raise FailgateError("not JSON: a number too large to read (integers are limited to "
+                            "4,300 digits)", path, number) from None
     if not isinstance(item, dict):
         raise FailgateError('a label is a JSON object: {"id": "...", "category": "..."} '
                             'or {"id": "...", "category": null}', path, number)

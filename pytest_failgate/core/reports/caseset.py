@@ -132,6 +132,9 @@ def parse_json(text: str, path: Path, line: int = 1) -> Any:
         ) from None
     except RecursionError:
         raise FailgateError("invalid JSON: nested too deeply", path, line) from None
+    except ValueError:  # an integer past Python's 4,300 digits
+        raise FailgateError("invalid JSON: a number too large to read (integers are limited "
+                            "to 4,300 digits)", path, line) from None
 
 
 def _own_cases(text: str, path: Path) -> Iterator[tuple[Any, int]]:
@@ -179,5 +182,5 @@ def _is_json_lines(text: str) -> bool:
         return False
     try:
         return all(isinstance(json.loads(line), dict) for line in lines[:2])
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON (JSONDecodeError), or an integer past 4,300 digits
         return False

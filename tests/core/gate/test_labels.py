@@ -142,6 +142,8 @@ def _bad(project: Path, lines: list[Any]) -> Path:
     ([{"id": "ok-1", "category": None, "catgory": 1}], 1, "unknown key 'catgory'"),
     ([{"id": "ok-1", "category": None, "report": "other"}], 1,
      "report \"other\" is not a report of the run"),
+    (['{"seed": ' + "9" * 5000 + "}"], 1, "a number too large to read"),
+    (['{"id": ' + "7" * 5000 + ', "category": null}'], 1, "a number too large to read"),
 ])
 def test_a_bad_label_is_exit_2_naming_the_file_and_line(
         project: Path, capsys: pytest.CaptureFixture[str], lines: list[Any], line: int,
