@@ -356,6 +356,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Gate LLM/RAG evaluation reports by failure category, outside pytest. "
                     "Same core, configuration and numbers as `pytest --failgate`.",
         epilog=EXIT_CODES, formatter_class=TerminalHelp,
+        allow_abbrev=False,  # an abbreviation (--ceil) would slip past the guard's reading
     )
     parser.add_argument("--version", action="version", version=f"failgate {__version__}")
     parser.add_argument(*COLOR_FLAG, **COLOR_ARGUMENT)
@@ -372,7 +373,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         built.append(name)
         sub = commands.add_parser(
             name, help=help_text, description=help_text,
-            epilog=f"example:\n  {example}", formatter_class=TerminalHelp,
+            epilog=f"example:\n  {example}", formatter_class=TerminalHelp, allow_abbrev=False,
         )
         sub.set_defaults(run=run, command_parser=sub)
         # after the command too (``failgate check --color=no``); absent, the top level's holds

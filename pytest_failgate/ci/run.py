@@ -315,7 +315,7 @@ def settings_from_args(argv: Sequence[str] | None = None) -> Settings:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m pytest_failgate.ci",
+        prog="python -m pytest_failgate.ci", allow_abbrev=False,
         description="failgate check and failgate guard as one CI step: one verdict (exit 0 "
                     "pass, 1 fail, 2 error, 3 inconclusive), failgate.md and verdict.json.")
     parser.add_argument("reports", nargs="+", metavar="PATH", help="the reports to gate")

@@ -56,8 +56,14 @@ _LINE = re.compile(r"^[ \t]*(?:export[ \t]+)?PYTEST_ADDOPTS[ \t]*(?:[:?+]?=|:)[ 
 # a Python mapping entry: "PYTEST_ADDOPTS": "value"
 _PYTHON = re.compile(r"[\"']PYTEST_ADDOPTS[\"'][ \t]*[:\]][ \t]*=?[ \t]*([\"'])([^\"'\n]*)\1")
 _GROOVY_DEF = re.compile(r"(?:def|String)[ \t]+(\w+)[ \t]*=[ \t]*([\"'])([^\"'\n]*)\2")
-# a command that runs the gate: pytest (or python -m pytest), or failgate's own
-_COMMAND = re.compile(r"(?:^|[\s;&|(`'\"])(pytest|failgate)(?=\s)")
+# a command that runs the gate: pytest (python -m pytest, a path to it), failgate's own
+# (a path to it, python -m pytest_failgate) or its CI step (python -m pytest_failgate.ci)
+_COMMAND = re.compile(r"(?:^|[\s;&|(`'\"])(?:[^\s;&|(`'\"]*/)?"
+                      r"(pytest|py\.test|failgate|pytest_failgate(?:\.__main__)?"
+                      r"|pytest_failgate\.ci(?:\.__main__)?)(?=\s)")
+# the CI step's own arguments, in the words of the option they set (--check-arg: a word
+# of its check)
+_CI_STEP = {"--guard-base": "--failgate-guard", "--check-arg": ""}
 # the repository name of failgate's Action (``uses: owner/pytest-failgate@v1``)
 _ACTION = "pytest-failgate"
 # pytest options that change the configuration read (PYTEST_ADDOPTS-like)
@@ -130,8 +136,30 @@ def command_options(text: str, table: Table) -> list[str]:
     for line in text.replace("\\\n", " ").splitlines():
         for match in _COMMAND.finditer(line):
             words = _split(re.split(r"[;&|]", line[match.end():], maxsplit=1)[0])
-            found += gate_words(words, table, cli=match.group(1) == "failgate")
+            program = match.group(1)
+            if program.startswith("pytest_failgate.ci"):
+                words = _ci_step_words(words)
+            found += gate_words(words, table, cli=program.startswith(("failgate",
+                                                                       "pytest_failgate")))
     return found
+
+
+def _ci_step_words(words: list[str]) -> list[str]:
+    """The CI step's words as a failgate command's: ``--guard-base REF`` is the guard's
+    setting, ``--check-arg ARG`` is ARG given to its check."""
+    out: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        name, equals, value = word.partition("=")
+        if name not in _CI_STEP:
+            out.append(word)
+            continue
+        if not equals and index < len(words):
+            value, index = words[index], index + 1
+        out += [f"{_CI_STEP[name]}={value}"] if _CI_STEP[name] else [value]
+    return out
 
 
 def gate_words(words: list[str], table: Table, *, cli: bool) -> list[str]:

@@ -134,6 +134,49 @@ def test_watch_flags_in_a_workflow_are_named(
         assert named in out
 
 
+@pytest.mark.parametrize(("before", "after", "named"), [
+    # the executable as a path (a .venv inside the project), and python -m
+    ("failgate check reports", ".venv/bin/failgate check reports --ceilings gate.yaml",
+     "names gate.yaml"),
+    ("failgate check reports", "$VIRTUAL_ENV/bin/failgate check reports --ceilings gate.yaml",
+     "names gate.yaml"),
+    ("pytest --failgate=reports", "./.venv/bin/pytest --failgate=reports -o "
+     "failgate_margin=100000", "failgate_margin: not set -> 100000"),
+    ("failgate watch r.jsonl --planned 300", "python -m pytest_failgate watch r.jsonl "
+     "--planned 300 --margin 100000 --futility 0.9", "failgate_margin: not set -> 100000"),
+    # the CI step's own arguments
+    ("python -I -m pytest_failgate.ci reports --guard-base origin/main",
+     "python -I -m pytest_failgate.ci reports --guard-base none",
+     "failgate_guard: origin/main -> none"),
+    ("python -I -m pytest_failgate.ci reports --strict",
+     "python -I -m pytest_failgate.ci reports --ceilings gate.yaml --check-arg=--strict",
+     "names gate.yaml"),
+])
+def test_a_gate_run_by_path_or_as_a_module_in_a_workflow_is_read_too(
+        repo: Path, capsys: pytest.CaptureFixture[str], before: str, after: str,
+        named: str) -> None:
+    """Tried as an attacker would: the guard read only ``failgate`` and ``pytest`` preceded
+    by a blank, so a loose ceilings file given to ``.venv/bin/failgate`` slipped past it."""
+    _workflow(repo, before)
+    commit(repo)
+    _workflow(repo, before)  # the control: unchanged
+    assert _guard(capsys)[0] == 0
+    (repo / "gate.yaml").write_text("version: 1\ntaxonomy: rag\nceilings:\n  total: 100000\n")
+    _workflow(repo, after)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert named in out, out
+
+
+def test_failgate_takes_no_abbreviated_option(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--ceil`` for ``--ceilings`` would set a setting under a name no reader sees."""
+    with pytest.raises(SystemExit) as exited:  # argparse's usage error
+        run_cli(capsys, "check", "reports", "--ceil", "gate.yaml")
+    assert exited.value.code == 2
+    assert "unrecognized arguments: --ceil gate.yaml" in capsys.readouterr().err
+
+
 def test_tighter_watch_flags_and_the_harness_own_options_are_not_loosenings(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _workflow(repo, "failgate watch results.jsonl --planned 300 -- python run_eval.py")
