@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import subprocess
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -275,3 +276,15 @@ def reader_classes() -> set[type]:
                   and issubclass(value, Reader) and value is not Reader
                   and value.__module__ == module.__name__}
     return found
+
+
+def git(cwd: Path, *args: str) -> None:
+    """A git command in ``cwd``, quiet, that must succeed (the guard's tests' repositories)."""
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def commit(repo: Path, message: str = "change") -> None:
+    """Everything in ``repo`` committed, as a pull request's change or ``main``."""
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-q", "-m",
+        message)

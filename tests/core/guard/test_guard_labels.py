@@ -6,25 +6,14 @@ unless the change writes a reason; a label changed from null to a category does 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import run_cli
+from helpers import commit, git, run_cli
 from labelled_project import draw, make_project, write_gold
 
 CEILINGS = {"retrieval_miss": 80, "generator_hallucination": 40}
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def commit(repo: Path) -> None:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-q", "-m",
-        "change")
 
 
 @pytest.fixture

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLES, run_cli
+from helpers import EXAMPLES, commit, git, run_cli
 
 from pytest_failgate import options
 from pytest_failgate.core.base.reasons import DEFAULT_IGNORABLE, reason_words
@@ -25,16 +24,6 @@ from pytest_failgate.core.base.reasons import DEFAULT_IGNORABLE, reason_words
 ROOT = EXAMPLES.parent
 PYPROJECT = '[tool.pytest.ini_options]\nfailgate = "reports"\n'
 HANGUL_FILLERS = "\u3164\u115f\u1160\uffa0"
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def commit(repo: Path) -> None:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-q", "-m",
-        "change")
 
 
 @pytest.fixture
