@@ -131,6 +131,7 @@ def _report_result(gate: Gate, gated: ReportGate, slack: set[Any]) -> ReportResu
         instrument_changes=[change.text + (f' (accepted: "{change.reason}")'
                                            if change.reason else "")
                             for change in gated.instrument],
+        agreement=gated.agreement,
     )
 
 

@@ -149,13 +149,14 @@ def kappa(matrix: Sequence[Sequence[int]]) -> Fraction | None:
     return Fraction(n * agreed - expected, n * n - expected)
 
 
-def agreement(pairs: Iterable[tuple[str | None, str | None]], categories: Sequence[str]
-              ) -> Agreement:
+def agreement(pairs: Iterable[tuple[str | None, str | None]], categories: Sequence[str],
+              passing: str = PASS) -> Agreement:
     """The figures of labelled cases given as (judge's category, gold category) pairs, a
-    passing case's being ``None``, over ``categories`` (the taxonomy's, in its order)."""
-    classes = (*categories, PASS)
+    passing case's being ``None``, over ``categories`` (the taxonomy's, in its order); the
+    passing class is named ``passing``."""
+    classes = (*categories, passing)
     if len(set(classes)) != len(classes):
-        raise ValueError(f"the categories must be distinct and none named {PASS!r}")
+        raise ValueError(f"the categories must be distinct and none named {passing!r}")
     index = {name: i for i, name in enumerate(categories)}
     size = len(classes)
     counts = [[0] * size for _ in range(size)]
