@@ -96,7 +96,7 @@ def render_html(result: GateResult, history_svg: str | None = None,
     svg = _svg(history_svg) if history_svg is not None else None
     # Each check's anchor is its position in the run, so equal rows still get their own.
     checks = [(f"check-{n}", row) for n, row in enumerate(result.rows, start=1)]
-    failing_checks = [(anchor, row) for anchor, row in checks if row.failing]
+    failing_checks = [(anchor, row) for anchor, row in checks if row.failing or row.undecided]
     headline = result.headline.text[:1].upper() + result.headline.text[1:]
     parts = [
         "<!DOCTYPE html>",
@@ -349,7 +349,7 @@ def _summary_table(rows: Sequence[Row], n_before: int, with_baseline: bool,
     out = ['<div class="scroll">', '<table class="summary">',
            "<thead><tr>" + "".join(head + tail) + "</tr></thead>", "<tbody>"]
     for n, row in enumerate(rows, start=n_before + 1):
-        bad = row.failing
+        bad = row.failing or row.undecided  # an undecided count's section says why
         classes = [c for c, on in (("is-fail", bad), ("is-total", row.kind == "total")) if on]
         tr = f'<tr class="{" ".join(classes)}">' if classes else "<tr>"
         name = _wrappable(row.label)

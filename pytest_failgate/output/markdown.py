@@ -147,8 +147,8 @@ def _tables(result: GateResult) -> list[str]:
     head = ["| " + " | ".join(header) + " |",
             "|" + "|".join("---:" if h in ("count", "headroom", "catches") else "---"
                            for h in header) + "|"]
-    failing = [row for row in rows if row.failing]
-    passing = [row for row in rows if not row.failing]
+    failing = [row for row in rows if row.failing or row.undecided]
+    passing = [row for row in rows if not (row.failing or row.undecided)]
     lines = []
     if failing:
         lines += [*head, *(_row_line(row, with_baseline, noisy) for row in failing), ""]

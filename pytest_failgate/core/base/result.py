@@ -167,9 +167,17 @@ class Row(Record):
         return text if verdict == "pass" else f"{text} {verdict.upper()}"
 
     @property
+    def undecided(self) -> bool:
+        """A corrected count (gold labels) whose interval holds its ceiling: shown as
+        inconclusive, but not a failing item; its report's one ``inconclusive`` row fails
+        for it (``core.gate.rows.undecided_row``), so every front end fails the same items."""
+        return self.verdict == "inconclusive" and self.estimate is not None
+
+    @property
     def failing(self) -> bool:
-        """The item fails the run (over its ceiling, or not checkable)."""
-        return self.verdict in FAILING
+        """The item fails the run (over its ceiling, not checkable, or the one item saying
+        why its report is inconclusive)."""
+        return self.verdict in FAILING and not self.undecided
 
     @property
     def headroom(self) -> int | None:
@@ -479,8 +487,7 @@ def decide(result: GateResult) -> Headline:
     rows = result.rows
     guard = result.guard.verdict if result.guard is not None else None
     # counts whose corrected interval (gold labels) holds their ceiling: undecided
-    undecided = sum(1 for row in rows if row.verdict == "inconclusive"
-                    and row.estimate is not None)
+    undecided = sum(1 for row in rows if row.undecided)
     facts = {"not_loaded": len(result.load_errors),
              "failed": sum(1 for row in rows if row.failing and row.verdict != "inconclusive"),
              "inconclusive": len(result.inconclusive) + undecided}
