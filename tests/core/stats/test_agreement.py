@@ -167,3 +167,18 @@ def test_an_unknown_or_reserved_category_is_refused() -> None:
         agreement([], ("a", PASS))
     with pytest.raises(KeyError):
         agreement([("nope", None)], CATEGORIES)
+
+
+def test_36_labelled_cases_all_agreeing_are_the_fewest_that_show_90_percent() -> None:
+    """docs/judge.md: a class needs 36 labelled cases, all agreeing, to be trusted."""
+    enough, fewer = share(36, 36), share(35, 35)
+    assert enough is not None
+    assert fewer is not None
+    assert enough.at_least(TRUST_LEVEL)
+    assert not fewer.at_least(TRUST_LEVEL)
+
+
+def test_the_passing_class_takes_another_name_when_a_category_is_named_pass() -> None:
+    found = agreement([(PASS, None), (None, None)], (PASS,), passing="(pass)")
+    assert found.classes == (PASS, "(pass)")
+    assert found.matrix == ((0, 1), (0, 1))  # the category "pass" judged, truly passing
