@@ -110,6 +110,7 @@ def test_a_run_without_labels_says_nothing_of_the_judge(
     assert "Judge vs gold labels" not in Path("gate.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.heavy  # a whole MCP server over stdio
 def test_the_mcp_check_tool_returns_the_same_figures(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, _, document = _check(capsys, "--labels", "gold.jsonl")
@@ -118,3 +119,17 @@ def test_the_mcp_check_tool_returns_the_same_figures(
     assert not results[0].is_error
     served = dict(results[0].structured_content)
     assert served["reports"][0]["agreement"] == document["reports"][0]["agreement"]
+
+
+def test_the_ci_steps_summary_says_how_far_to_trust_the_judge(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_failgate.ci.run import run, settings_from_args
+
+    done = run(settings_from_args(["reports", "--labels", "gold.jsonl", "--out-dir", "ci"]))
+    capsys.readouterr()
+    summary = (project / "ci" / "failgate.md").read_text(encoding="utf-8")
+    assert "Judge vs gold labels" in summary
+    assert "untrusted: `retrieval_miss`" in summary
+    gate = json.loads((project / "ci" / "gate.json").read_text(encoding="utf-8"))
+    assert gate["reports"][0]["agreement"]["labelled"] == 200
+    assert done.failed == ["ceilings.yaml::run::retrieval_miss"]
