@@ -19,7 +19,9 @@ What the page shows, top down:
 4. a section per failing check: its message, its rule, a table of its first cases
    with the fields its rules read, and the cases that entered or left it against
    the baseline; passing categories that have cases, folded;
-5. warnings, skipped files and how many ceilings a ratchet would lower.
+5. with gold labels, how far to trust the judge: each class's precision, recall and trust
+   word, and the confusion matrix;
+6. warnings, skipped files and how many ceilings a ratchet would lower.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.base.formatting import CONTROL, case_counts, inert_lines, one_line, plural
 from ..core.base.result import ceilings_lowered
-from .text import catches_text, headroom_text
+from .text import agreement_head, catches_text, headroom_text, share_text, shown_classes
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -94,7 +96,7 @@ def render_html(result: GateResult, history_svg: str | None = None,
     svg = _svg(history_svg) if history_svg is not None else None
     # Each check's anchor is its position in the run, so equal rows still get their own.
     checks = [(f"check-{n}", row) for n, row in enumerate(result.rows, start=1)]
-    failing_checks = [(anchor, row) for anchor, row in checks if row.failing]
+    failing_checks = [(anchor, row) for anchor, row in checks if row.failing or row.undecided]
     headline = result.headline.text[:1].upper() + result.headline.text[1:]
     parts = [
         "<!DOCTYPE html>",
@@ -118,6 +120,7 @@ def render_html(result: GateResult, history_svg: str | None = None,
                   f'<div class="chart">\n{svg}\n</div>', "</section>"]
     parts += _failures(result, failing_checks)
     parts += _guard(result)
+    parts += _judge(result)
     parts += _passing_examples(checks)
     parts += _notes(result)
     parts += _footer(result)
@@ -346,7 +349,7 @@ def _summary_table(rows: Sequence[Row], n_before: int, with_baseline: bool,
     out = ['<div class="scroll">', '<table class="summary">',
            "<thead><tr>" + "".join(head + tail) + "</tr></thead>", "<tbody>"]
     for n, row in enumerate(rows, start=n_before + 1):
-        bad = row.failing
+        bad = row.failing or row.undecided  # an undecided count's section says why
         classes = [c for c, on in (("is-fail", bad), ("is-total", row.kind == "total")) if on]
         tr = f'<tr class="{" ".join(classes)}">' if classes else "<tr>"
         name = _wrappable(row.label)
@@ -519,6 +522,44 @@ def _passing_examples(checks: Sequence[tuple[str, Row]]) -> list[str]:
                        f"<code>{_esc(row.rule)}</code></p>")
         out += _examples_table(row.examples)
         out += ["</div>", "</details>"]
+    out.append("</section>")
+    return out
+
+
+def _judge(result: GateResult) -> list[str]:
+    """How far to trust the judge, per labelled report: each class's precision, recall and
+    trust word, then the confusion matrix (classes no labelled case is in left out)."""
+    judged = [report for report in result.reports if report.agreement is not None]
+    if not judged:
+        return []
+    out = ['<section id="judge">', "<h2>How far to trust the judge</h2>"]
+    for report in judged:
+        agreement = report.agreement
+        assert agreement is not None
+        shown = shown_classes(agreement)
+        out += ['<div class="card">', '<div class="card-head">',
+                f"<h3>{_esc(report.name)}</h3>", "</div>",
+                f'<p class="note">{_esc(agreement_head(agreement))}</p>',
+                '<div class="scroll">', '<table class="summary">',
+                '<thead><tr><th scope="col" class="c-name">class</th>'
+                '<th scope="col">precision</th><th scope="col">recall</th>'
+                '<th scope="col">trust</th></tr></thead>', "<tbody>"]
+        for i in shown:
+            one = agreement.categories[i]
+            bad = ' class="is-fail"' if one.trust == "untrusted" else ""
+            out.append(f'<tr{bad}><td class="name">{_wrappable(one.name)}</td>'
+                       f"<td>{_esc(share_text(one.precision))}</td>"
+                       f"<td>{_esc(share_text(one.recall))}</td><td>{_esc(one.trust)}</td></tr>")
+        out += ["</tbody>", "</table>", "</div>", '<div class="scroll">',
+                '<table class="summary"><caption>judge (rows) against the gold labels '
+                "(columns)</caption>", "<thead><tr><th scope=\"col\">judge \\ label</th>"
+                + "".join(f'<th scope="col" class="num">{n + 1}</th>'
+                          for n in range(len(shown))) + "</tr></thead>", "<tbody>"]
+        out += [f'<tr><th scope="row" class="name">{n + 1} {_wrappable(agreement.classes[i])}'
+                "</th>" + "".join(f'<td class="num">{agreement.matrix[i][j]}</td>'
+                                  for j in shown) + "</tr>"
+                for n, i in enumerate(shown)]
+        out += ["</tbody>", "</table>", "</div>", "</div>"]
     out.append("</section>")
     return out
 

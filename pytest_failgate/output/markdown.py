@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 from ..core.base.formatting import one_line, plural
 from ..core.base.result import ceilings_lowered
-from .text import catches_text, headroom_text
+from .text import agreement_head, catches_text, headroom_text, share_text, shown_classes
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..core.base.result import GateResult, GuardResultModel, Row
+    from ..core.base.result import GateResult, GuardResultModel, ReportResult, Row
     from ..core.base.verdict import RunVerdict
 
 _VERDICT = {"pass": "✅ pass", "fail": "❌ FAIL", "error": "⚠️ error", "record": "📝 new",
@@ -91,6 +91,8 @@ def render_markdown(result: GateResult,
     if result.guard is not None:
         lines += guard_markdown(result.guard)
     lines += _first_cases(result)
+    for report in result.reports:
+        lines += agreement_markdown(report)
     if history is not None:
         lines += ["<details><summary>history</summary>", "", *history, ""]
         if chart is not None:
@@ -145,8 +147,8 @@ def _tables(result: GateResult) -> list[str]:
     head = ["| " + " | ".join(header) + " |",
             "|" + "|".join("---:" if h in ("count", "headroom", "catches") else "---"
                            for h in header) + "|"]
-    failing = [row for row in rows if row.failing]
-    passing = [row for row in rows if not row.failing]
+    failing = [row for row in rows if row.failing or row.undecided]
+    passing = [row for row in rows if not (row.failing or row.undecided)]
     lines = []
     if failing:
         lines += [*head, *(_row_line(row, with_baseline, noisy) for row in failing), ""]
@@ -169,6 +171,33 @@ def _first_cases(result: GateResult) -> list[str]:
                   f"{what} ({len(ids)})</summary>", "",
                   ", ".join(code_span(i) for i in ids), "", "</details>", ""]
     return lines
+
+
+def agreement_markdown(report: ReportResult) -> list[str]:
+    """How far to trust the judge on one report, folded: per class precision, recall and
+    trust, then the confusion matrix (classes no labelled case is in left out)."""
+    agreement = report.agreement
+    if agreement is None:
+        return []
+    shown = shown_classes(agreement)
+    untrusted = [code_span(one.name) for one in agreement.categories
+                 if one.trust == "untrusted"]
+    warn = f" · ⚠️ untrusted: {', '.join(untrusted)}" if untrusted else ""
+    lines = [f"<details><summary>Judge vs gold labels, {_html_code(report.name)}: "
+             f"{agreement.agreed} of {agreement.labelled} agree, kappa "
+             f"{'n/a' if agreement.kappa is None else f'{agreement.kappa:.3f}'}</summary>", "",
+             f"{_cell(agreement_head(agreement))}{warn}", "",
+             "| class | precision | recall | trust |", "|---|---|---|---|"]
+    for i in shown:
+        one = agreement.categories[i]
+        lines.append(f"| {code_span(one.name, cell=True)} | {_cell(share_text(one.precision))} "
+                     f"| {_cell(share_text(one.recall))} | {one.trust} |")
+    lines += ["", "| judge \\ label | " + " | ".join(str(n + 1) for n in range(len(shown)))
+              + " |", "|---|" + "---:|" * len(shown)]
+    lines += [f"| {n + 1} {code_span(agreement.classes[i], cell=True)} | "
+              + " | ".join(str(agreement.matrix[i][j]) for j in shown) + " |"
+              for n, i in enumerate(shown)]
+    return [*lines, "", "</details>", ""]
 
 
 def guard_markdown(guard: GuardResultModel) -> list[str]:

@@ -7,6 +7,7 @@ Free of pytest, so the plugin and the CLI print the same thing. It only reads th
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from ..core.base.formatting import inert_lines, one_line, plural, report_heading
@@ -16,7 +17,14 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ..commands.results import ShowResult
-    from ..core.base.result import GateResult, ReportAnalysis, ReportResult, Row
+    from ..core.base.result import (
+        GateResult,
+        JudgeAgreement,
+        ReportAnalysis,
+        ReportResult,
+        Row,
+        ShareResult,
+    )
 
 
 def headroom_text(headroom: int | None) -> str:
@@ -207,6 +215,74 @@ def _report_table(report: ReportResult, outcomes: Mapping[tuple[str, str, str], 
     for row in report.rows:
         lines.extend(f"  warning: {one_line(w.splitlines()[0])}" for w in row.warnings)
     lines.extend(f"  {inert_lines(line)}" for line in report.explain)
+    if report.agreement is not None:
+        lines.extend(f"  {line}" for line in agreement_lines(report.agreement))
+    return lines
+
+
+def _percent_floor(value: float) -> str:
+    """A lower bound in percent to 0.1, rounded down (never shown above what it is)."""
+    return f"{math.floor(value * 1000 + 1e-9) / 10:g}%"
+
+
+def _percent_ceil(value: float) -> str:
+    """An upper bound in percent to 0.1, rounded up."""
+    return f"{math.ceil(value * 1000 - 1e-9) / 10:g}%"
+
+
+def share_text(share: ShareResult | None) -> str:
+    """``30/32 (93%) [79.1%, 99.3%]``: the share rounded down, the bounds outward (none is
+    shown better than it is); ``n/a`` over no case."""
+    if share is None:
+        return "n/a"
+    low, high = share.interval
+    share_down = share.hits * 100 // share.of  # exact: the share in whole percent, down
+    return (f"{share.hits}/{share.of} ({share_down}%) "
+            f"[{_percent_floor(low)}, {_percent_ceil(high)}]")
+
+
+def kappa_text(agreement: JudgeAgreement) -> str:
+    """``kappa 0.912 (= 1234/1353)``, or ``kappa n/a`` when chance agreement is certain."""
+    if agreement.kappa is None:
+        return "kappa n/a (judge and labels put every case in one class)"
+    return f"kappa {agreement.kappa:.3f} (= {agreement.kappa_exact})"
+
+
+def agreement_head(agreement: JudgeAgreement) -> str:
+    """The sentence that opens every output's account of how far to trust the judge."""
+    return (f"how far to trust the judge: {agreement.agreed} of "
+            f"{plural(agreement.labelled, 'labelled case')} agree, {kappa_text(agreement)}; "
+            f"{agreement.confidence:.0%} exact intervals, trusted when both lower bounds are "
+            f"at least {agreement.trust_level:.0%}")
+
+
+def shown_classes(agreement: JudgeAgreement) -> list[int]:
+    """The matrix's classes any labelled case is in (by the judge or the label): the rest
+    have nothing to show (the JSON keeps them all)."""
+    return [i for i, one in enumerate(agreement.categories) if one.judged or one.gold]
+
+
+def agreement_lines(agreement: JudgeAgreement) -> list[str]:
+    """The judge against the labels: per class precision, recall, trust; the matrix."""
+    shown = shown_classes(agreement)
+    names = [one_line(agreement.classes[i]) for i in shown]
+    table = [("class", "precision", "recall", "trust")]
+    table += [(names[n], share_text(agreement.categories[i].precision),
+               share_text(agreement.categories[i].recall), agreement.categories[i].trust)
+              for n, i in enumerate(shown)]
+    widths = [max(len(cells[c]) for cells in table) for c in range(4)]
+    lines = [agreement_head(agreement)]
+    lines += ["  " + "  ".join(cell.ljust(width) for cell, width in
+                               zip(cells, widths, strict=True)).rstrip() for cells in table]
+    labels = [f"{n + 1} {name}" for n, name in enumerate(names)]
+    first = max(len(label) for label in [*labels, "judge \\ label"])
+    cell = max(len(str(agreement.matrix[i][j])) for i in shown for j in shown) + 1
+    cell = max(cell, len(str(len(shown))) + 1)
+    lines.append("  " + "judge \\ label".ljust(first)
+                 + "".join(str(n + 1).rjust(cell) for n in range(len(shown))))
+    lines += ["  " + label.ljust(first) + "".join(str(agreement.matrix[i][j]).rjust(cell)
+                                                  for j in shown)
+              for label, i in zip(labels, shown, strict=True)]
     return lines
 
 

@@ -152,6 +152,8 @@ class GateItem(_QuietItem):
             pytest.skip(f"--failgate-init records {row.count} as the ceiling")
         if row.verdict == "skip":  # its report is inconclusive: its own item says why
             pytest.skip(row.message)
+        if row.undecided:  # the labels cannot decide it: its report's inconclusive item fails
+            pytest.skip(row.message.splitlines()[0])
         if row.failing:
             raise GateFailure(row.message)
 

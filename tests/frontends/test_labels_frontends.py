@@ -1,7 +1,8 @@
 """Gold labels give the same verdict in every front end: ``failgate check --labels``,
 ``pytest --failgate-labels``, the CI step (``python -m pytest_failgate.ci --labels``) and the
 MCP ``check`` tool with ``labels``: one run where a corrected count fails, one where a
-count is inconclusive."""
+count is inconclusive; and the same failing items in each (pytest, with and without xdist,
+never fails an undecided count: its report's one ``inconclusive`` item fails instead)."""
 
 from __future__ import annotations
 
@@ -67,3 +68,89 @@ def test_every_front_end_gives_the_same_corrected_verdict(
                                                 "labels": "gold.jsonl"})])
     assert not results[0].is_error
     assert _decided(dict(results[0].structured_content)) == cli
+
+
+# One count fails (the labels show the judge missed retrieval misses), one is undecided (its
+# interval holds its ceiling): the run fails, and every front end fails the same two items,
+# the failing count and the report's one ``inconclusive`` item, never the undecided count.
+MIXED = {"retrieval_miss": 80, "generator_hallucination": 20}
+MIXED_FAILED = {"ceilings.yaml::run::retrieval_miss", "ceilings.yaml::run::inconclusive"}
+
+
+@pytest.fixture
+def mixed(pytester: pytest.Pytester) -> Path:
+    root = make_project(pytester.path, MIXED)
+    write_gold(root, draw(root), missed_share=0.3)
+    pytester.makeini("[pytest]\n")
+    return root
+
+
+def _cli_failed(project: Path, monkeypatch: pytest.MonkeyPatch,
+                capsys: pytest.CaptureFixture[str]) -> tuple[int, set[str], dict[str, Any]]:
+    monkeypatch.chdir(project)
+    code = main(["check", "reports", "--labels", "gold.jsonl", "--json", "cli.json"])
+    out = capsys.readouterr().out
+    failed = {line.split()[1] for line in out.splitlines() if line.startswith("FAILED ")}
+    return code, failed, json.loads((project / "cli.json").read_text())
+
+
+def test_pytest_fails_the_items_the_command_fails_never_an_undecided_count(
+        mixed: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, failed, document = _cli_failed(mixed, monkeypatch, capsys)
+    assert code == 1
+    rows = {row["name"]: row for row in document["reports"][0]["rows"]}
+    assert rows["generator_hallucination"]["verdict"] == "inconclusive"  # the table says so
+    assert rows["retrieval_miss"]["verdict"] == "fail"
+    assert failed == MIXED_FAILED
+    recorded = pytester.inline_run("--failgate=reports", "--failgate-labels=gold.jsonl",
+                                   "-p", "no:cacheprovider")
+    _, skipped, failures = recorded.listoutcomes()
+    assert {report.nodeid for report in failures} == MIXED_FAILED
+    assert "ceilings.yaml::run::generator_hallucination" in {r.nodeid for r in skipped}
+    assert recorded.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_an_undecided_run_is_one_failing_inconclusive_item(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    ceilings, share = RUNS["inconclusive"]
+    root = make_project(pytester.path, ceilings)
+    write_gold(root, draw(root), missed_share=share)
+    pytester.makeini("[pytest]\n")
+    code, failed, _ = _cli_failed(root, monkeypatch, capsys)
+    assert code == 3
+    assert failed == {"ceilings.yaml::run::inconclusive"}
+    recorded = pytester.inline_run("--failgate=reports", "--failgate-labels=gold.jsonl",
+                                   "-p", "no:cacheprovider")
+    _, skipped, failures = recorded.listoutcomes()
+    assert [report.nodeid for report in failures] == ["ceilings.yaml::run::inconclusive"]
+    assert "ceilings.yaml::run::retrieval_miss" in {r.nodeid for r in skipped}
+
+
+@pytest.mark.heavy
+def test_every_front_end_fails_the_same_items_with_labels_under_xdist_too(
+        mixed: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_failgate.core.base.result import GateResult
+    from pytest_failgate.output.text import item_id
+
+    code, failed, _ = _cli_failed(mixed, monkeypatch, capsys)
+    assert failed == MIXED_FAILED
+    for xdist in ([], ["-n", "2"]):
+        ran = pytester.runpytest_subprocess("--failgate=reports", "--failgate-labels=gold.jsonl",
+                                            "-p", "no:cacheprovider", "-rf", *xdist)
+        shown = {line.split()[1] for line in ran.outlines if line.startswith("FAILED ")}
+        assert shown == MIXED_FAILED, (xdist, ran.outlines[-15:])
+        assert ran.ret == pytest.ExitCode.TESTS_FAILED
+    step = subprocess.run([sys.executable, "-m", "pytest_failgate.ci", "reports",
+                           "--labels", "gold.jsonl", "--out-dir", "ci"], cwd=mixed,
+                          capture_output=True, text=True, check=False)
+    assert step.returncode == code, step.stdout + step.stderr
+    assert set(json.loads((mixed / "ci" / "verdict.json").read_text())["failed"]) == MIXED_FAILED
+    summary = (mixed / "ci" / "failgate.md").read_text(encoding="utf-8")
+    assert "Judge vs gold labels" in summary  # the CI step's summary says how far to trust it
+    _, results = mcp_calls(mixed, [("check", {"paths": ["reports"], "labels": "gold.jsonl"})])
+    served = GateResult.model_validate(dict(results[0].structured_content))
+    assert {item_id(served.ceilings_path, row) for row in served.rows
+            if row.failing} == MIXED_FAILED

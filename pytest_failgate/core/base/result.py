@@ -167,9 +167,17 @@ class Row(Record):
         return text if verdict == "pass" else f"{text} {verdict.upper()}"
 
     @property
+    def undecided(self) -> bool:
+        """A corrected count (gold labels) whose interval holds its ceiling: shown as
+        inconclusive, but not a failing item; its report's one ``inconclusive`` row fails
+        for it (``core.gate.rows.undecided_row``), so every front end fails the same items."""
+        return self.verdict == "inconclusive" and self.estimate is not None
+
+    @property
     def failing(self) -> bool:
-        """The item fails the run (over its ceiling, or not checkable)."""
-        return self.verdict in FAILING
+        """The item fails the run (over its ceiling, not checkable, or the one item saying
+        why its report is inconclusive)."""
+        return self.verdict in FAILING and not self.undecided
 
     @property
     def headroom(self) -> int | None:
@@ -178,6 +186,57 @@ class Row(Record):
         if self.count is None or self.limit is None:
             return None
         return self.limit - (self.upper if self.upper is not None else self.count)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareResult(Record):
+    """A share of labelled cases, ``hits`` of ``of``, with its exact interval."""
+
+    hits: int
+    of: int = described(text="the labelled cases it is a share of (at least 1)")
+    value: float = described(text="hits / of (exactly the fraction of the two integers)")
+    interval: list[float] = described(text=(
+        "Clopper-Pearson interval at the agreement's confidence, two-sided"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClassAgreementResult(Record):
+    """The judge in one class of the matrix (a category, or ``pass``), against the labels."""
+
+    name: str = described(text="a category of the report's taxonomy, or 'pass'")
+    judged: int = described(text="labelled cases the judge put in it (its matrix row's total)")
+    gold: int = described(text="labelled cases truly in it (its matrix column's total)")
+    agreed: int = described(text="labelled cases in it by both")
+    precision: ShareResult | None = described(text=(
+        "agreed of judged: of the labelled cases the judge put in it, the share truly in "
+        "it (None: not applicable, the judge put no labelled case in it)"))
+    recall: ShareResult | None = described(text=(
+        "agreed of gold: of the labelled cases truly in it, the share the judge put in it "
+        "(None: not applicable, no labelled case is truly in it)"))
+    trust: Literal["trusted", "untrusted", "inconclusive", "not applicable"] = described(text=(
+        "trusted: both lower bounds at least the trust level; untrusted: an upper bound "
+        "below it; inconclusive: the labels cannot tell; not applicable: no labelled case "
+        "in it either way"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JudgeAgreement(Record):
+    """How far to trust the judge: its categories against a report's gold labels."""
+
+    labelled: int = described(text="the report's labelled cases the figures are over")
+    agreed: int = described(text="labelled cases where the judge and the label agree")
+    classes: list[str] = described(text=(
+        "the matrix's rows and columns: the taxonomy's categories in order, then 'pass'"))
+    matrix: list[list[int]] = described(text=(
+        "matrix[j][g]: labelled cases the judge put in classes[j] whose label is classes[g]"))
+    kappa: float | None = described(text=(
+        "Cohen's kappa over every class (None: not applicable, chance agreement is certain)"))
+    kappa_exact: str | None = described(text="kappa as the exact fraction 'p/q'")
+    confidence: float = described(text="each interval's coverage (two-sided)")
+    trust_level: float = described(text=(
+        "the precision and recall a trusted class is shown to reach"))
+    categories: list[ClassAgreementResult] = described(text=(
+        "each class's precision, recall and trust word, in the matrix's order"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -204,6 +263,9 @@ class ReportResult(Record):
     inconclusive: str | None = described(default=None, text=(
         "why the report cannot be judged (failures outside the system under test, a run that "
         "did not finish, a changed measuring instrument); its items are not judged"))
+    agreement: JudgeAgreement | None = described(default=None, text=(
+        "with gold labels: how far to trust the judge (confusion matrix, precision, recall, "
+        "kappa) over this report's labelled cases (None: none labelled)"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -425,8 +487,7 @@ def decide(result: GateResult) -> Headline:
     rows = result.rows
     guard = result.guard.verdict if result.guard is not None else None
     # counts whose corrected interval (gold labels) holds their ceiling: undecided
-    undecided = sum(1 for row in rows if row.verdict == "inconclusive"
-                    and row.estimate is not None)
+    undecided = sum(1 for row in rows if row.undecided)
     facts = {"not_loaded": len(result.load_errors),
              "failed": sum(1 for row in rows if row.failing and row.verdict != "inconclusive"),
              "inconclusive": len(result.inconclusive) + undecided}

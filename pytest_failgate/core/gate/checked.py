@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..base.errors import FailgateError
+    from ..base.result import JudgeAgreement
     from ..ceilings.check import Check
     from ..ceilings.load import ContractCheck
     from ..ceilings.metrics import MetricCheck
@@ -87,4 +88,5 @@ class ReportGate:
     metrics: list[MetricCheck] = field(default_factory=list)
     inconclusive: Inconclusive | None = None  # why it cannot be judged (None: it can)
     instrument: list[InstrumentChange] = field(default_factory=list)  # vs the baseline's
+    agreement: JudgeAgreement | None = None  # the judge against its gold labels, if any
 

@@ -79,6 +79,12 @@ def correct_counts(path: Path, gated: Sequence[ReportGate], ceilings: Ceilings |
                if check.slice is None and check.population is None and check.limit is not None
                and check.entry is not None and check.verdict != "error"]
     notes = [note for note in (labels.note(),) if note is not None]
+    from .trust import judge_agreement
+
+    for report_gate in gated:  # how far to trust the judge, beside what it corrects
+        if report_gate.report is not None and report_gate.report.kind == "cases":
+            report_gate.agreement = judge_agreement(
+                report_gate.report, by_report.get(report_gate.report.name, []))
     if not targets:
         return notes
     budget = (ceilings.model.significance if ceilings is not None

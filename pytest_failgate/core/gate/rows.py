@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import display_path
-from ..base.formatting import format_number
+from ..base.formatting import format_number, plural
 from ..base.result import (
     CaseExample,
     GateResult,
@@ -119,6 +119,8 @@ def _report_result(gate: Gate, gated: ReportGate, slack: set[Any]) -> ReportResu
         rows.append(consistency_row(report, gated.differences))
     if gated.inconclusive is not None:
         rows = unjudged(report.name, rows, gated.inconclusive)
+    elif any(row.undecided for row in rows):
+        rows = [undecided_row(report.name, rows), *rows]
     return ReportResult(
         name=report.name, path=display_path(report.path), kind=report.kind,
         n_cases=report.n_cases, failed=report.failed, rows=rows,
@@ -131,6 +133,7 @@ def _report_result(gate: Gate, gated: ReportGate, slack: set[Any]) -> ReportResu
         instrument_changes=[change.text + (f' (accepted: "{change.reason}")'
                                            if change.reason else "")
                             for change in gated.instrument],
+        agreement=gated.agreement,
     )
 
 
@@ -288,6 +291,25 @@ def unjudged(report: str, rows: list[Row], why: Inconclusive) -> list[Row]:
         "message": f"{row.label}: not judged: {report} is inconclusive ({why.cause})"})
         for row in rows]
     return [head, *skipped]
+
+
+def undecided_row(report: str, rows: list[Row]) -> Row:
+    """The one failing ``inconclusive`` row of a report whose labels cannot decide some of
+    its corrected counts: those counts' rows stay inconclusive, not failing, so pytest
+    fails this one item where the command, the CI step and MCP fail it (DESIGN 3.1)."""
+    undecided = [row for row in rows if row.undecided]
+    counts = "; ".join(f"{row.label} {row.count_text}, ceiling {row.limit}"
+                       for row in undecided)
+    return Row(report=report, name="inconclusive", kind="inconclusive", count=None,
+               limit=None, ceiling="a run that can be judged", source=None, line=None,
+               verdict="inconclusive", rule="corrected counts the labels cannot decide",
+               message="\n".join([
+                   f"{report}: inconclusive: the labels cannot tell whether the true count "
+                   f"is over the ceiling of {plural(len(undecided), 'corrected count')} "
+                   "(not a pass, not a regression)",
+                   f"  counts   {counts}",
+                   "  next     label more cases (a larger `failgate sample`) to narrow the "
+                   "intervals"]))
 
 
 def _metric_row(gate: Gate, check: MetricCheck) -> Row:

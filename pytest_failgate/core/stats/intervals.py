@@ -34,13 +34,14 @@ def wilson_interval(successes: Fraction, n: int,
     return max(0.0, centre - half_width), min(1.0, centre + half_width)
 
 
-def exact_interval(successes: int, n: int, confidence: Fraction = Fraction(95, 100)
-                   ) -> tuple[float, float]:
+def exact_interval(successes: int, n: int, confidence: Fraction = Fraction(95, 100),
+                   steps: int = 40) -> tuple[float, float]:
     """The Clopper-Pearson (exact) interval for ``successes / n``.
 
     Its bounds are the rates at which the exact binomial tails equal ``(1 - confidence) / 2``;
     each is found by bisection on the rate, every step an exact tail decision
-    (:meth:`.binomial.TailProbability.at_most`), to 2**-40.
+    (:meth:`.binomial.TailProbability.at_most`), to ``2**-steps`` (fewer steps are
+    cheaper: each halves the rate's denominator's size).
     """
     check_int("n", n, minimum=1)
     check_int("successes", successes)
@@ -50,7 +51,7 @@ def exact_interval(successes: int, n: int, confidence: Fraction = Fraction(95, 1
 
     def bisect(too_low: Callable[[Fraction], bool]) -> float:
         low, high = Fraction(0), Fraction(1)
-        for _ in range(40):
+        for _ in range(steps):
             middle = (low + high) / 2
             if too_low(middle):
                 low = middle
