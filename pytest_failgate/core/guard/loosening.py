@@ -25,6 +25,7 @@ from ..ceilings.load import parse_ceilings, validate_ceilings
 from ..taxonomy import builtin_taxonomies
 from ..taxonomy.files import names_a_file
 from .cifiles import ENV
+from .contents import content_changes
 from .enforced import (
     Change,
     Version,
@@ -256,8 +257,10 @@ def _routes(work: Tree, base: Tree, both: tuple[dict[str, IniFile], dict[str, In
     found: list[Change] = []
     for name, ini in now_contexts.items():
         where = f"{name} {ENV} (with {_shown_ini(ini)})" if name else _shown_ini(ini)
-        _add(found, config_changes(table, base_contexts.get(name, old_ini), ini, reason,
-                                   where), len(where) + 1)
+        before = base_contexts.get(name, old_ini)
+        _add(found, config_changes(table, before, ini, reason, where), len(where) + 1)
+        _add(found, content_changes(table, (base, work), (before, ini), reason, where),
+             len(where) + 1)
     for pair in pairs:
         line = pair.new.line(("noise",))
         for name, ini in now_contexts.items():

@@ -1,0 +1,101 @@
+"""Routes around the gate that leave every number in place: the evidence a setting names
+swapped, the reports narrowed on a command line, a hook that rewrites outcomes, the gate step
+dropped or skipped. Each test starts from a git repository at ``main`` and makes one change as
+a pull request would, then runs ``failgate guard --base main`` as CI would; each route has its
+control (the same kind of change that does not loosen, or says why, passes).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import EXAMPLES, commit, git, run_cli
+
+ROOT = EXAMPLES.parent
+RAG_GATE = Path(__file__).resolve().parents[2] / "data" / "rag-gate"
+PYPROJECT = '[tool.pytest.ini_options]\nfailgate = "reports"\n'
+REASON = 'reason: "the baseline is the new release, measured on 2026-12-01"\n'
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLES / "reports", project / "reports")
+    shutil.copy(ROOT / "ceilings.yaml", project / "ceilings.yaml")
+    (project / "pyproject.toml").write_text(PYPROJECT)
+    git(project, "init", "-q", "-b", "main")
+    commit(project)
+    monkeypatch.chdir(project)
+    return project
+
+
+def _guard(capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code, out, err = run_cli(capsys, "guard", "--base", "main")
+    assert "Traceback" not in err
+    return code, out + err
+
+
+def _workflow(repo: Path, steps: str, name: str = "gate.yml") -> Path:
+    folder = repo / ".github" / "workflows"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("on: pull_request\njobs:\n  gate:\n    runs-on: ubuntu-latest\n"
+                    f"    steps:\n{steps}")
+    return path
+
+
+def _with_baseline(repo: Path) -> None:
+    shutil.copytree(RAG_GATE / "baseline", repo / "baseline")
+    (repo / "baseline" / "noise_band.json").unlink()
+
+
+def _swap_baseline(repo: Path) -> None:
+    """The committed baseline overwritten with the regressed run (the issue's route)."""
+    for name in ("run.jsonl", "attribution.jsonl"):
+        shutil.copy(RAG_GATE / "topk1" / name, repo / "baseline" / name)
+
+
+# --------------------------------------------------------------------------- baseline
+
+
+def test_a_baseline_overwritten_in_the_ini_setting_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _with_baseline(repo)
+    (repo / "pyproject.toml").write_text(PYPROJECT + 'failgate_baseline = ["baseline"]\n')
+    commit(repo)
+    _swap_baseline(repo)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "failgate_baseline content: baseline (content" in out
+    assert "2 files differ: baseline/attribution.jsonl, baseline/run.jsonl" in out
+
+
+def test_a_baseline_file_overwritten_on_a_workflow_command_line_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _with_baseline(repo)
+    _workflow(repo, "      - run: failgate check reports/ --baseline baseline/run.jsonl\n")
+    commit(repo)
+    _swap_baseline(repo)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "failgate_baseline content" in out
+    assert "1 file differ: baseline/run.jsonl" in out
+
+
+def test_a_baseline_left_alone_or_swapped_with_a_reason_passes(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _with_baseline(repo)
+    (repo / "pyproject.toml").write_text(PYPROJECT + 'failgate_baseline = ["baseline"]\n')
+    commit(repo)
+    (repo / "notes.txt").write_text("an unrelated file\n")
+    code, out = _guard(capsys)
+    assert code == 0, out
+    _swap_baseline(repo)
+    ceilings = repo / "ceilings.yaml"
+    ceilings.write_text(REASON + ceilings.read_text())
+    code, out = _guard(capsys)
+    assert code == 0, out
+    assert "failgate_baseline content" in out
+    assert "reason:" in out
