@@ -38,6 +38,7 @@ from .enforced import (
 )
 from .evidence import noise_changes, noise_of
 from .gitref import Tree, git
+from .hooks import hook_changes
 from .labelled import label_changes, labels_of
 from .plans import plan_changes
 from .routes import (
@@ -283,6 +284,7 @@ def _routes(work: Tree, base: Tree, both: tuple[dict[str, IniFile], dict[str, In
             if relative not in files and text is not None:
                 files[relative] = digest(text)
     found += plugin_changes(base_plugins, now_plugins, reason)
+    found += hook_changes((base, work), now_contexts.values(), reason)
     if pairs and origins:
         model = pairs[0].new.model
         used = {model.taxonomy, *model.taxonomies.values()}

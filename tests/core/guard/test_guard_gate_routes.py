@@ -99,3 +99,84 @@ def test_a_baseline_left_alone_or_swapped_with_a_reason_passes(
     assert code == 0, out
     assert "failgate_baseline content" in out
     assert "reason:" in out
+
+
+# --------------------------------------------------------------------------- hooks
+
+EXIT_ZERO = ("import pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
+             "def pytest_sessionfinish(session):\n    session.exitstatus = 0\n")
+
+
+def test_a_conftest_that_resets_the_exit_status_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "conftest.py").write_text(EXIT_ZERO)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "hook conftest.py: none -> source" in out
+    assert "defines pytest_sessionfinish: can change outcomes or the exit status" in out
+
+
+def test_a_hook_wrapper_of_any_name_in_a_nested_conftest_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "tests").mkdir()
+    (repo / "tests" / "conftest.py").write_text(
+        "import pytest\n\n\nclass Quiet:\n    @pytest.hookimpl(wrapper=True)\n"
+        "    def pytest_runtest_makereport(self, item, call):\n        return (yield)\n\n\n"
+        "@pytest.hookimpl(hookwrapper=True)\ndef anything(item):\n    yield\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "hook tests/conftest.py" in out
+    assert "defines pytest_runtest_makereport, anything" in out
+
+
+@pytest.mark.parametrize("route", ["pytest_plugins", "-p", "pytest11"])
+def test_a_plugin_module_loaded_by_name_is_read_for_hooks(
+        repo: Path, capsys: pytest.CaptureFixture[str], route: str) -> None:
+    """A module the conftest's ``pytest_plugins``, ``-p`` in addopts or the project's
+    ``pytest11`` entry point loads: the hook is in the module, not in a conftest."""
+    (repo / "gatefix.py").write_text("def pytest_terminal_summary(terminalreporter):\n"
+                                     "    pass\n")
+    commit(repo)
+    if route == "pytest_plugins":
+        (repo / "conftest.py").write_text('pytest_plugins = ["gatefix"]\n')
+        commit(repo)
+    elif route == "-p":
+        (repo / "pyproject.toml").write_text(PYPROJECT + 'addopts = "-p gatefix"\n')
+        commit(repo)
+    else:
+        (repo / "pyproject.toml").write_text(
+            '[project]\nname = "x"\n[project.entry-points.pytest11]\nfix = "gatefix"\n'
+            + PYPROJECT)
+        commit(repo)
+    code, out = _guard(capsys)
+    assert code == 0, out  # unchanged since main
+    (repo / "gatefix.py").write_text(EXIT_ZERO)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "hook gatefix.py: source" in out
+    assert "defines pytest_sessionfinish" in out
+
+
+def test_a_conftest_without_outcome_hooks_or_with_a_reason_passes(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef answer():\n"
+                                      "    return 42\n")
+    code, out = _guard(capsys)
+    assert code == 0, out
+    (repo / "conftest.py").write_text(EXIT_ZERO)
+    ceilings = repo / "ceilings.yaml"
+    ceilings.write_text('reason: "the exit status is set by the release job"\n'
+                        + ceilings.read_text())
+    code, out = _guard(capsys)
+    assert code == 0, out
+    assert "hook conftest.py" in out
+
+
+def test_a_conftest_that_does_not_parse_is_named_never_imported(
+        repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    marker = tmp_path / "imported"
+    (repo / "conftest.py").write_text(f"open({str(marker)!r}, 'w').close()\ndef (:\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "defines (does not parse)" in out
+    assert not marker.exists()
