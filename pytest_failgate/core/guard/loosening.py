@@ -55,6 +55,7 @@ from .routes import (
     vanished,
 )
 from .settings import Table
+from .steps import gate_steps, step_changes
 from .workflows import ceilings_place, contexts
 
 if TYPE_CHECKING:
@@ -295,6 +296,8 @@ def _routes(work: Tree, base: Tree, both: tuple[dict[str, IniFile], dict[str, In
     if pairs:
         found += _vanished(work, base, pairs[0], reports, reason)
     found += plan_changes(base, work, reason)
+    gate_on = "failgate" in old_ini.values  # a plain ``pytest`` step runs the gate
+    found += step_changes(gate_steps(base, gate_on), gate_steps(work, gate_on), reason)
     return found
 
 

@@ -180,3 +180,106 @@ def test_a_conftest_that_does_not_parse_is_named_never_imported(
     assert code == 1, out
     assert "defines (does not parse)" in out
     assert not marker.exists()
+
+
+# --------------------------------------------------------------------------- the gate step
+
+STEPS = ("      - uses: actions/checkout@v4\n"
+         "      - run: failgate check reports\n"
+         "      - uses: octo-org/pytest-failgate@v1\n        with:\n          reports: reports\n"
+         "      - run: python -I -m pytest_failgate.ci reports --guard-base origin/main\n"
+         "      - run: pytest --failgate reports\n")
+
+
+@pytest.mark.parametrize(("step", "kind"), [
+    ("      - run: failgate check reports\n", "failgate check"),
+    ("      - uses: octo-org/pytest-failgate@v1\n        with:\n          reports: reports\n",
+     "the failgate Action"),
+    ("      - run: python -I -m pytest_failgate.ci reports --guard-base origin/main\n",
+     "the CI step python -m pytest_failgate.ci"),
+    ("      - run: pytest --failgate reports\n", "pytest --failgate"),
+])
+def test_a_gate_step_removed_from_its_workflow_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], step: str, kind: str) -> None:
+    gate = _workflow(repo, STEPS)
+    commit(repo)
+    gate.write_text(gate.read_text().replace(step, ""))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "gate step .github/workflows/gate.yml:" in out
+    assert f"job gate ({kind}): runs the gate -> removed" in out
+
+
+def test_the_gate_job_or_workflow_removed_is_named_and_a_renamed_one_is_not(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gate = _workflow(repo, "      - run: failgate check reports\n")
+    commit(repo)
+    text = gate.read_text()
+    gate.unlink()
+    _workflow(repo, "      - run: failgate check reports\n", name="renamed.yml")
+    code, out = _guard(capsys)
+    assert code == 0, out  # the same step, in another file
+    (repo / ".github" / "workflows" / "renamed.yml").write_text(
+        text.replace("failgate check reports", "echo skipped"))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "(failgate check): runs the gate -> removed" in out
+
+
+@pytest.mark.parametrize(("edit", "named"), [
+    ("      - if: false\n        run: failgate check reports\n", "step if: not set -> false"),
+    ("      - run: failgate check reports\n        continue-on-error: true\n",
+     "step continue-on-error: not set -> true"),
+])
+def test_a_gate_step_skipped_or_allowed_to_fail_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], edit: str, named: str) -> None:
+    gate = _workflow(repo, "      - run: failgate check reports\n")
+    commit(repo)
+    gate.write_text(gate.read_text().replace("      - run: failgate check reports\n", edit))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert named in out
+
+
+def test_a_gate_job_skipped_or_a_trigger_dropped_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gate = _workflow(repo, "      - run: pytest\n")  # the ini file turns the gate on
+    commit(repo)
+    gate.write_text(gate.read_text().replace("    runs-on:", "    continue-on-error: true\n"
+                                             "    runs-on:"))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "(pytest (the ini file turns the gate on)) job continue-on-error: not set -> true" \
+        in out
+    gate.write_text(gate.read_text().replace("on: pull_request", "on: workflow_dispatch"))
+    code, out = _guard(capsys)
+    assert "on: pull_request -> workflow_dispatch" in out
+
+
+def test_a_gitlab_gate_job_allowed_to_fail_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ci = repo / ".gitlab-ci.yml"
+    ci.write_text("gate:\n  script:\n    - pip install pytest-failgate\n"
+                  "    - failgate check reports\n")
+    commit(repo)
+    ci.write_text(ci.read_text() + "  allow_failure: true\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "gate step .gitlab-ci.yml:1 job gate (failgate check) job allow_failure: " \
+        "not set -> true" in out
+
+
+def test_other_steps_edited_and_a_gate_step_dropped_with_a_reason_pass(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gate = _workflow(repo, STEPS)
+    commit(repo)
+    gate.write_text(gate.read_text().replace("actions/checkout@v4", "actions/checkout@v5"))
+    code, out = _guard(capsys)
+    assert code == 0, out
+    gate.write_text(gate.read_text().replace("      - run: failgate check reports\n", ""))
+    ceilings = repo / "ceilings.yaml"
+    ceilings.write_text('reason: "the Action step runs the same check"\n'
+                        + ceilings.read_text())
+    code, out = _guard(capsys)
+    assert code == 0, out
+    assert "(failgate check): runs the gate -> removed" in out
