@@ -24,10 +24,11 @@ from ..base.yamlsource import load_yaml, read_text
 from ..ceilings.load import parse_ceilings, validate_ceilings
 from ..taxonomy import builtin_taxonomies
 from ..taxonomy.files import names_a_file
-from .cifiles import ENV
+from .cifiles import ci_origins
 from .contents import content_changes
 from .enforced import (
     Change,
+    Shown,
     Version,
     content_digest,
     entry_reason,
@@ -77,7 +78,8 @@ class Comparison:
     base: str  # repository-relative path at the ref
     same_place: bool
     changes: list[Change]
-    context: str = ""  # the CI file whose PYTEST_ADDOPTS names the file now ("": the ini)
+    context: str = ""  # the CI file whose settings name the file now ("": the ini)
+    origin: str = ""  # the line of that file that names it ("": none found)
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,8 @@ class GuardResult:
                    f"{each} reason written in this change:")
         for comparison in self.comparisons:
             if not comparison.same_place:
-                named = (f" ({comparison.context} {ENV} names {comparison.now})"
-                         if comparison.context else "")
+                named = (f" ({comparison.origin or comparison.context} names "
+                         f"{comparison.now})" if comparison.context else "")
                 yield f"  compared with {comparison.base} at {self.ref}{named}"
             for change in comparison.changes:
                 yield "  " + change.describe(comparison.now)
@@ -199,6 +201,8 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
     base_configured = {name: ceilings_place(base, ini) for name, ini in base_contexts.items()}
     comparisons: list[Comparison] = []
     pairs: list[Pair] = []
+    written_at = ci_origins(work, table)
+    ceilings_key = table.by_name["ceilings"].dest if "ceilings" in table.by_name else ""
     for name, place in now_places:
         real = work.real(place) or place
         new = _version(work, real, f"{display_path(work.top / place)}")
@@ -213,7 +217,8 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
             pairs.append(Pair(old, new, found, real, name))
             comparisons.append(Comparison(display_path(work.top / place), found,
                                           found in (place, real), loosenings(old, new),
-                                          name))
+                                          name, written_at.get(name, {}).get(ceilings_key,
+                                                                             "")))
     routes += _routes(work, base, (base_contexts, now_contexts), pairs, reports, origins,
                       readers, table)
     # a reason excuses only in words this change wrote: not one the ref's files already
@@ -257,12 +262,21 @@ def _routes(work: Tree, base: Tree, both: tuple[dict[str, IniFile], dict[str, In
     old_ini, new_ini = base_contexts[""], now_contexts[""]
     reason = file_reason(pairs[0].old, pairs[0].new) if pairs else None
     found: list[Change] = []
+    written_at = ci_origins(work, table)
+    seen: set[tuple[str, Shown, Shown]] = set()
     for name, ini in now_contexts.items():
-        where = f"{name} {ENV} (with {_shown_ini(ini)})" if name else _shown_ini(ini)
+        where = f"{name} (with {_shown_ini(ini)})" if name else _shown_ini(ini)
         before = base_contexts.get(name, old_ini)
-        _add(found, config_changes(table, before, ini, reason, where), len(where) + 1)
-        _add(found, content_changes(table, (base, work), (before, ini), reason, where),
-             len(where) + 1)
+        for change in [*config_changes(table, before, ini, reason, where),
+                       *content_changes(table, (base, work), (before, ini), reason, where)]:
+            # the same setting, from the same value to the same value, through another
+            # context is one change; a CI file's is named by the line that sets it
+            key = change.label[len(where) + 1:]
+            if (key, change.old, change.new) in seen:
+                continue
+            seen.add((key, change.old, change.new))
+            place = written_at.get(name, {}).get(key.split(" ", 1)[0])
+            found.append(replace(change, label=f"{place} {key}") if place else change)
     for pair in pairs:
         line = pair.new.line(("noise",))
         for name, ini in now_contexts.items():

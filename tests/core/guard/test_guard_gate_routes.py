@@ -283,3 +283,39 @@ def test_other_steps_edited_and_a_gate_step_dropped_with_a_reason_pass(
     code, out = _guard(capsys)
     assert code == 0, out
     assert "(failgate check): runs the gate -> removed" in out
+
+
+# --------------------------------------------------------------------------- command lines
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("failgate check reports/", "failgate check reports/real100"),
+    ("failgate check --ceilings ceilings.yaml reports/",
+     "failgate check --ceilings ceilings.yaml reports/real100"),
+    ("python -I -m pytest_failgate.ci reports/ --out-dir out",
+     "python -I -m pytest_failgate.ci reports/real100 --out-dir out"),
+    (".venv/bin/failgate guard --base origin/main reports/",
+     ".venv/bin/failgate guard --base origin/main reports/real100"),
+])
+def test_report_paths_narrowed_on_a_command_line_are_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], before: str, after: str) -> None:
+    gate = _workflow(repo, f"      - run: {before}\n")
+    commit(repo)
+    code, out = _guard(capsys)
+    assert code == 0, out
+    gate.write_text(gate.read_text().replace(before, after))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    # named by the command line that sets it, not as PYTEST_ADDOPTS
+    assert (f".github/workflows/gate.yml:6 (- run: {after}) failgate: reports/ -> "
+            "reports/real100") in out
+    assert "PYTEST_ADDOPTS" not in out
+
+
+def test_an_option_value_is_not_read_as_a_report_path(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gate = _workflow(repo, "      - run: failgate init reports --reason first\n")
+    commit(repo)
+    gate.write_text(gate.read_text().replace("--reason first", "--reason second --force"))
+    code, out = _guard(capsys)
+    assert code == 0, out
