@@ -88,7 +88,7 @@ def test_a_passing_gate_sets_success_under_the_name_given(
 def test_a_status_that_cannot_be_set_warns_and_keeps_the_verdict(
         origin: Path, tmp_path: Path) -> None:
     work = checkout(origin, tmp_path)
-    done, log = _gate(work, tmp_path, curl_exit=22)
+    done, _ = _gate(work, tmp_path, curl_exit=22)
     assert not done.failed
     assert done.outputs["verdict"] == "pass"
     assert any(a.startswith("::warning title=failgate::the commit status failgate could not "
