@@ -93,7 +93,9 @@ BASE_ENV = {"GITHUB_BASE_REF": "main", "GITHUB_HEAD_REF": "change"}
 def gate(work: Path, tmp_path: Path, name: str = "runner", env: dict[str, str] | None = None,
          inputs: dict[str, str] | None = None) -> ActionRun:
     """The action on the pull request's checkout, with ``reports: reports`` by default."""
-    return run_action(work, {"reports": "reports", **(inputs or {})}, event=PR_EVENT,
+    # no commit status: its step has its own tests (test_action_status.py)
+    return run_action(work, {"reports": "reports", "status": "", **(inputs or {})},
+                      event=PR_EVENT,
                       extra_env={**BASE_ENV, **(env or {})}, temp=tmp_path / name)
 
 

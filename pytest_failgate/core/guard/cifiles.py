@@ -218,7 +218,8 @@ def gate_words(words: list[str], table: Table, *, cli: bool, command: str | None
     found: list[str] = []
     switches = table.switches()
     if cli and command is None:
-        first = next((i for i, w in enumerate(words) if not w.startswith("-")), None)
+        first = next((i for i, w in enumerate(words) if not w.startswith("-")
+                      and (i == 0 or words[i - 1] != "--color")), None)
         if first is not None:
             command, words = words[first], [*words[:first], *words[first + 1:]]
     positional = table.positional(command) if cli and command is not None else None
@@ -303,7 +304,8 @@ def _walk(data: Any, table: Table) -> tuple[list[str], list[str]]:
                 words = table.action_words(inputs)
                 args = inputs.get("args")
                 if _scalar(args):
-                    words += gate_words(_split(str(args)), table, cli=True)
+                    words += gate_words(_split(str(args)), table, cli=True,
+                                        command=CI_STEP_COMMAND)  # failgate check's
                 values.append(shlex.join(words))
             for key, value in node.items():
                 if key == ENV and isinstance(value, dict) and _scalar(value.get("value")):

@@ -78,7 +78,10 @@ def plugin_sources(tree: Tree, inis: Iterable[IniFile]) -> set[str]:
     the modules they name in ``pytest_plugins``, ``-p`` modules and ``pytest11`` entry
     points that are files of the repository."""
     inis = list(inis)
-    found = set(tree.files("conftest.py"))
+    # an installed package's conftest.py (a virtual environment git does not ignore) is
+    # not the project's: pytest does not collect it
+    found = {relative for relative in tree.files("conftest.py")
+             if "site-packages" not in relative.split("/")}
     specs: list[str] = []
     for relative in sorted(found):
         specs += _pytest_plugins(tree.read(relative) or "")

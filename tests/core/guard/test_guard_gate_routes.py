@@ -319,3 +319,27 @@ def test_an_option_value_is_not_read_as_a_report_path(
     gate.write_text(gate.read_text().replace("--reason first", "--reason second --force"))
     code, out = _guard(capsys)
     assert code == 0, out
+
+
+def test_a_baseline_given_in_the_actions_args_is_compared_by_content(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _with_baseline(repo)
+    _workflow(repo, "      - uses: octo-org/pytest-failgate@v1\n        with:\n"
+              "          reports: reports\n          args: --baseline baseline --strict\n")
+    commit(repo)
+    code, out = _guard(capsys)
+    assert code == 0, out
+    _swap_baseline(repo)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert ".github/workflows/gate.yml (with pyproject.toml) failgate_baseline content" in out
+
+
+def test_a_global_option_before_the_command_is_not_the_command(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gate = _workflow(repo, "      - run: failgate --color never check reports/\n")
+    commit(repo)
+    gate.write_text(gate.read_text().replace("reports/", "reports/real100"))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "failgate: reports/ -> reports/real100" in out
