@@ -9,8 +9,8 @@ step ``python -m pytest_failgate.ci``, ``failgate check`` or ``guard``, ``pytest
 lines of the same commands. A gate step that is gone (its step, its job or its file), or
 whose condition changed (a step's or job's ``if:`` and ``continue-on-error``; a GitLab job's
 ``allow_failure``, ``when``, ``rules``, ``only``, ``except``), or a workflow no longer run on
-an event it ran on, is a loosening unless the ceilings file's top-level ``reason``, written
-in this change, says why.
+an event it ran on (or on it with other filters: ``paths``, ``branches``, ``types``), is a
+loosening unless the ceilings file's top-level ``reason``, written in this change, says why.
 
 The guard runs inside the workflow the pull request edits, so a change that removes the
 guard's own step is never checked by it: that is why the gate must also be a required
@@ -21,6 +21,7 @@ guard run from another workflow, or locally).
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import TYPE_CHECKING, Any
 
 from ..base.classes import dataclass
@@ -38,6 +39,11 @@ _ACTION = "pytest-failgate"
 _STEP_CONDITIONS = ("if", "continue-on-error")
 _GITLAB_CONDITIONS = ("allow_failure", "when", "rules", "only", "except")
 _GATE_COMMANDS = ("check", "guard")
+# what may run a program in its place: an interpreter, a runner, a wrapper
+_LAUNCHERS = frozenset({"python", "python3", "uv", "uvx", "run", "poetry", "pdm", "hatch",
+                        "rye", "pipx", "exec", "time", "env", "sudo", "coverage", "nox",
+                        "tox", "xvfb-run", "then", "do", "else"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=\S*")
 
 
 @dataclass(frozen=True)
@@ -181,6 +187,8 @@ def _command_kind(text: str, gate_on: bool) -> str | None:
     """Which gate command a shell text runs, if any (the first found)."""
     for line in text.replace("\\\n", " ").splitlines():
         for match in _COMMAND.finditer(line + " "):
+            if not _runs(line[:match.start(1)]):
+                continue  # a word of another command (``pip install pytest``, an echo)
             program = match.group(1)
             words = _split(line[match.end():])
             if program.startswith("pytest_failgate.ci"):
@@ -194,6 +202,18 @@ def _command_kind(text: str, gate_on: bool) -> str | None:
             elif gate_on:
                 return "pytest (the ini file turns the gate on)"
     return None
+
+
+def _runs(prefix: str) -> bool:
+    """Whether a program found after ``prefix`` is run there: the first word of a command
+    (after ``;``, ``&&``, ``|``, ``(``), after environment assignments, or run by a
+    launcher (``python -m``, ``uv run``, ``poetry run``, a path to python)."""
+    prefix = re.sub(r"[^\s;&|(`'\"]*/$", "", prefix)  # the program's own path
+    words = re.split(r"[;&|(`]", prefix)[-1].split()
+    if words[:1] == ["-"]:  # a YAML list item read as text
+        words = words[1:]
+    return all(word in _LAUNCHERS or word.startswith("-") or _ASSIGNMENT.fullmatch(word)
+               or word.endswith(("/python", "/python3")) for word in words)
 
 
 def _conditions(spec: dict[Any, Any], names: tuple[str, ...], prefix: str
@@ -215,8 +235,9 @@ def _events(value: object) -> tuple[str, ...]:
         return (value,)
     if isinstance(value, list):
         return tuple(str(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(str(k) for k in value)
+    if isinstance(value, dict):  # an event with filters (paths, branches, types) is its filters
+        return tuple(f"{k} {_text(v)}" if isinstance(v, dict) and v else str(k)
+                     for k, v in value.items())
     return ()
 
 

@@ -343,3 +343,31 @@ def test_a_global_option_before_the_command_is_not_the_command(
     code, out = _guard(capsys)
     assert code == 1, out
     assert "failgate: reports/ -> reports/real100" in out
+
+
+def test_a_step_that_only_names_pytest_is_not_a_gate_step(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    steps = ("      - run: pip install pytest pytest-failgate\n"
+             "      - run: echo \"then failgate check runs\"\n"
+             "      - run: uv run python -m pytest\n")
+    gate = _workflow(repo, steps)
+    commit(repo)
+    text = gate.read_text().replace("      - run: pip install pytest pytest-failgate\n", "")
+    gate.write_text(text.replace("      - run: echo", "      - run: printf"))
+    code, out = _guard(capsys)
+    assert code == 0, out
+    gate.write_text(gate.read_text().replace("      - run: uv run python -m pytest\n", ""))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "(pytest (the ini file turns the gate on)): runs the gate -> removed" in out
+
+
+def test_a_paths_filter_added_to_the_gate_workflows_trigger_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gate = _workflow(repo, "      - run: failgate check reports\n")
+    commit(repo)
+    gate.write_text(gate.read_text().replace(
+        "on: pull_request", "on:\n  pull_request:\n    paths: [docs/**]"))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "on: pull_request -> pull_request {'paths': ['docs/**']}" in out
