@@ -9,7 +9,9 @@ folder) at the ref and now, and names the setting when their content differs, un
 change writes a reason. The ceilings file, the noise band and the labels are compared by
 what they say (``enforced``, ``evidence``, ``labelled``); every other evidence setting is
 compared here, by the digest of its files, so a new evidence row is compared without a
-route of its own.
+route of its own. Evidence that was not in the repository at the ref (a baseline CI
+downloads as an artifact of main's run) has no committed content to compare: only its
+setting is compared.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ def content_changes(table: Table, trees: tuple[Tree, Tree], inis: tuple[IniFile,
         if was is None or now is None or was != now:
             continue  # not set on one side, or another value: ``settings`` names that
         before, after = _contents(base, was), _contents(work, now)
+        if all(value == "missing" for value in before.values()):
+            continue  # not in the repository at the ref: made by CI (an artifact), unreviewed
         differ = sorted(name for name in {*before, *after} if before.get(name) != after.get(name))
         if not differ:
             continue

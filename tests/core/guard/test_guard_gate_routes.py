@@ -371,3 +371,14 @@ def test_a_paths_filter_added_to_the_gate_workflows_trigger_is_named(
     code, out = _guard(capsys)
     assert code == 1, out
     assert "on: pull_request -> pull_request {'paths': ['docs/**']}" in out
+
+
+def test_a_baseline_ci_downloads_is_not_compared_by_content(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not committed at the ref (an artifact of main's run, fetched by the job): there is no
+    reviewed content to compare, so the files CI put there are not a change."""
+    (repo / "pyproject.toml").write_text(PYPROJECT + 'failgate_baseline = ["baseline"]\n')
+    commit(repo)
+    _with_baseline(repo)  # downloaded, untracked
+    code, out = _guard(capsys)
+    assert code == 0, out
