@@ -14,8 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from action_runner import run_action
 from helpers import EXAMPLES
-from test_action import _commit, _git
+from test_action import BASE_ENV, PR_EVENT, _commit, _git
 
 from pytest_failgate.ci.__main__ import main as ci_main
 
@@ -98,3 +99,28 @@ def test_reports_narrowed_on_the_ci_steps_own_line_fail_its_guard(
     assert verdict["guard"] == "fail", report
     assert ".github/workflows/gate.yml:6" in report
     assert "failgate: reports/ -> reports/real100" in report
+
+
+WORKFLOW = ("on: pull_request\njobs:\n  gate:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - uses: octo-org/pytest-failgate@v1\n        with:\n"
+            "          reports: reports\n")
+
+
+@pytest.mark.heavy
+def test_the_actions_guard_names_its_gate_job_allowed_to_fail(tmp_path: Path) -> None:
+    """Run as the Action (its steps as a runner runs them): a change that lets another
+    workflow's gate job fail is named, and the Action's verdict is fail."""
+    def main(repo: Path) -> None:
+        (repo / ".github" / "workflows").mkdir(parents=True)
+        (repo / ".github" / "workflows" / "nightly.yml").write_text(WORKFLOW)
+
+    def allow(repo: Path) -> None:
+        (repo / ".github" / "workflows" / "nightly.yml").write_text(WORKFLOW.replace(
+            "    runs-on:", "    continue-on-error: true\n    runs-on:"))
+
+    work = _pull_request(tmp_path, main, allow)
+    done = run_action(work, {"reports": "reports", "status": ""}, event=PR_EVENT,
+                      extra_env=BASE_ENV, temp=tmp_path / "runner")
+    assert done.outputs["verdict"] == "fail", done.summary
+    assert "gate step .github/workflows/nightly.yml:6 job gate (the failgate Action) job " \
+        "continue-on-error: not set -> true" in done.summary
