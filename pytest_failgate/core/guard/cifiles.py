@@ -45,6 +45,8 @@ _YAML = (".yml", ".yaml")
 _MAX_NODES = 100_000
 _MAX_FILES = 64  # included files followed, per CI file
 _SHOWN_LINE = 120  # characters of a CI file's line a message shows
+_USES = re.compile(r"^[ \t-]*uses:[ \t]*[\"']?([^\s\"']+)")
+_INPUT = re.compile(r"^[ \t]*([\w-]+):[ \t]*(\S.*)$")  # an input on one line
 # An assignment in a shell line or Groovy, leftmost first: `'PYTEST_ADDOPTS=value'` (as
 # withEnv writes it), `PYTEST_ADDOPTS=value` / `PYTEST_ADDOPTS = "value"` (a quoted value
 # or one word), or Azure's logging command. Linear: no nested quantifiers.
@@ -104,16 +106,29 @@ def ci_addopts(tree: Tree, table: Table) -> dict[str, list[str]]:
 def ci_origins(tree: Tree, table: Table) -> dict[str, dict[str, str]]:
     """For each CI file, where each setting it gives the gate is written: ini key (or
     ``addopts`` for pytest's configuration options) -> ``path:line (the line)``, the first
-    line that sets it (a command line, a ``PYTEST_ADDOPTS`` assignment). A setting only a
-    structure gives (the Action's inputs, an included file) has none: the file is named."""
+    line that sets it (a command line, a ``PYTEST_ADDOPTS`` assignment, an input of
+    failgate's Action written on one line). A setting only a structure gives (a value over
+    several lines, an included file) has none: the file is named."""
     found: dict[str, dict[str, str]] = {}
     for relative, text in ci_files(tree).items():
         places: dict[str, str] = {}
+        action: int | None = None  # inside failgate's Action step: the indent of its keys
         for number, line in enumerate(text.splitlines(), 1):
-            if ENV not in line and _COMMAND.search(line + " ") is None:
+            indent = len(line) - len(line.lstrip(" "))
+            if action is not None and line.strip() and indent < action:
+                action = None
+            uses = _USES.match(line)
+            if uses is not None and _action_step({"uses": uses.group(1), "with": {}}):
+                action = len(line) - len(line.lstrip(" -"))
                 continue
-            words = [word for value in _text_values(line, table)
-                     for word in _split(_unquote(value.strip()))]
+            words: list[str] = []
+            if action is not None and (given := _INPUT.match(line)) is not None:
+                name, value = given.group(1), _unquote(given.group(2).strip())
+                words = (gate_words(_split(value), table, cli=True, command=CI_STEP_COMMAND)
+                         if name == "args" else table.action_words({name: value}))
+            elif ENV in line or _COMMAND.search(line + " ") is not None:
+                words = [word for value in _text_values(line, table)
+                         for word in _split(_unquote(value.strip()))]
             for key in setting_keys(words, table):
                 shown = line.strip()
                 shown = shown if len(shown) <= _SHOWN_LINE else shown[:_SHOWN_LINE] + "..."

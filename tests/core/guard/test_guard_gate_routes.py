@@ -332,7 +332,8 @@ def test_a_baseline_given_in_the_actions_args_is_compared_by_content(
     _swap_baseline(repo)
     code, out = _guard(capsys)
     assert code == 1, out
-    assert ".github/workflows/gate.yml (with pyproject.toml) failgate_baseline content" in out
+    assert (".github/workflows/gate.yml:9 (args: --baseline baseline --strict) "
+            "failgate_baseline content") in out
 
 
 def test_a_global_option_before_the_command_is_not_the_command(
@@ -382,3 +383,16 @@ def test_a_baseline_ci_downloads_is_not_compared_by_content(
     _with_baseline(repo)  # downloaded, untracked
     code, out = _guard(capsys)
     assert code == 0, out
+
+
+def test_an_actions_reports_input_narrowed_is_named_by_its_line(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gate = _workflow(repo, "      - name: gate\n        uses: octo-org/pytest-failgate@v1\n"
+                     "        with:\n          reports: reports/\n"
+                     "      - run: 'echo reports: elsewhere'\n")
+    commit(repo)
+    gate.write_text(gate.read_text().replace("reports: reports/", "reports: reports/real100"))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert (".github/workflows/gate.yml:9 (reports: reports/real100) failgate: reports/ -> "
+            "reports/real100") in out
