@@ -5,7 +5,8 @@ A ``conftest.py`` with a ``trylast`` ``pytest_sessionfinish`` that sets
 ceilings file: pytest prints "1 failed" and exits 0. What code does cannot be ranked looser
 or tighter, so the guard names every file of the repository pytest loads as a plugin (each
 ``conftest.py``, a module named by ``pytest_plugins``, ``-p NAME`` in ``addopts`` or a CI
-file's options, a ``pytest11`` entry point of the project) that this change adds or edits
+file's options, a ``pytest11`` entry point of the project, a module of the repository a
+``conftest.py`` imports, which may register its hooks) that this change adds or edits
 and that defines such a hook (``OUTCOME_HOOKS``, or any hook wrapper); the ceilings file's
 top-level ``reason``, written in this change, excuses it. The files are read as syntax
 (``ast``), never imported: importing a pull request's code would run it. A file that does
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import posixpath
 from typing import TYPE_CHECKING
 
 from ..base.errors import FailgateError
@@ -84,7 +86,11 @@ def plugin_sources(tree: Tree, inis: Iterable[IniFile]) -> set[str]:
              if "site-packages" not in relative.split("/")}
     specs: list[str] = []
     for relative in sorted(found):
-        specs += _pytest_plugins(tree.read(relative) or "")
+        text = tree.read(relative) or ""
+        specs += _pytest_plugins(text)
+        # a module the conftest imports can hold the hooks it registers
+        specs += [str(tree.top / name) if name.endswith(".py") else name
+                  for name in _imported(text, posixpath.dirname(relative))]
     for ini in inis:
         specs += _p_options(ini.addopts())
     specs += _entry_points(tree)
@@ -143,6 +149,29 @@ def _pytest_plugins(text: str) -> list[str]:
         names += [v.value for v in values if isinstance(v, ast.Constant)
                   and isinstance(v.value, str)]
     return names
+
+
+def _imported(text: str, folder: str) -> list[str]:
+    """The modules a source imports (``import a.b``, ``from a import b``: ``a.b`` and
+    ``a``), a relative import as a path from ``folder`` (``from . import gatefix``)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = posixpath.normpath(posixpath.join(folder, *[".."] * (node.level - 1)))
+                module = posixpath.join(base, *(node.module or "").split("."))
+                names += [f"{posixpath.join(module, a.name)}.py" for a in node.names]
+                names.append(f"{module.rstrip('/')}.py" if node.module else "")
+            elif node.module:
+                names.append(node.module)
+                names += [f"{node.module}.{alias.name}" for alias in node.names]
+    return [name for name in names if name]
 
 
 def _p_options(words: list[str]) -> list[str]:

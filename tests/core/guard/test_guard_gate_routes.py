@@ -396,3 +396,20 @@ def test_an_actions_reports_input_narrowed_is_named_by_its_line(
     assert code == 1, out
     assert (".github/workflows/gate.yml:9 (reports: reports/real100) failgate: reports/ -> "
             "reports/real100") in out
+
+
+@pytest.mark.parametrize("importing", ["import gatefix\n", "from gatefix import register\n",
+                                       "from . import gatefix\n"])
+def test_a_module_a_conftest_imports_is_read_for_hooks(
+        repo: Path, capsys: pytest.CaptureFixture[str], importing: str) -> None:
+    """The conftest registers a module's hooks (``pluginmanager.register``): the module
+    holds them, the conftest does not change."""
+    (repo / "conftest.py").write_text(importing + "\n\ndef pytest_configure(config):\n"
+                                      "    config.pluginmanager.register(gatefix)\n")
+    (repo / "gatefix.py").write_text("def register():\n    pass\n")
+    commit(repo)
+    (repo / "gatefix.py").write_text(EXIT_ZERO)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "hook gatefix.py: source" in out
+    assert "hook conftest.py" not in out
