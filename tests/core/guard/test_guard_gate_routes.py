@@ -413,3 +413,26 @@ def test_a_module_a_conftest_imports_is_read_for_hooks(
     assert code == 1, out
     assert "hook gatefix.py: source" in out
     assert "hook conftest.py" not in out
+
+
+def test_the_issues_route_a_baseline_swapped_turns_a_fail_into_a_pass_and_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The regressed run (top_k 5 -> 1) fails against the committed baseline; the baseline
+    overwritten with the regressed run makes the same command pass; the guard names it."""
+    project = tmp_path / "rag"
+    shutil.copytree(RAG_GATE / "topk1", project / "reports")
+    _with_baseline(project)
+    (project / "pyproject.toml").write_text(
+        PYPROJECT + 'failgate_baseline = ["baseline"]\nfailgate_baseline_window = "200"\n')
+    monkeypatch.chdir(project)
+    run_cli(capsys, "init", "reports")  # the ceilings at this run's counts
+    assert (project / "ceilings.yaml").is_file()
+    git(project, "init", "-q", "-b", "main")
+    commit(project)
+    assert run_cli(capsys, "check", "reports")[0] == 1
+    _swap_baseline(project)
+    assert run_cli(capsys, "check", "reports")[0] == 0
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "pyproject.toml failgate_baseline content: baseline (content" in out
