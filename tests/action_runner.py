@@ -6,8 +6,10 @@ files and variables a runner provides: ``GITHUB_STEP_SUMMARY`` (one file for the
 ``GITHUB_OUTPUT`` (one per step, read back as the step's outputs, ``name=value`` lines
 and ``name<<DELIMITER`` blocks), ``GITHUB_ENV``, ``GITHUB_EVENT_PATH`` and
 ``GITHUB_ACTION_PATH``. Expressions are only ``${{ inputs.X }}``,
-``${{ steps.ID.outputs.X }}`` and ``${{ github.action_path }}``: anything else fails
-the run, which keeps the YAML thin. Steps stop at the first that fails, as a runner's do.
+``${{ steps.ID.outputs.X }}``, ``${{ github.action_path }}`` and the ``github`` context
+(``github.token``, ``github.event.X``: missing is ""): anything else fails
+the run, which keeps the YAML thin. After a step fails, only the steps with ``if: always()``
+run, as on a runner.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ class ActionRun:
     def failed(self) -> bool:
         return any(step.returncode != 0 for step in self.steps)
 
+    def step(self, id_: str) -> StepRun:
+        """The step with that id (a later one may still have run: ``if: always()``)."""
+        return next(step for step in self.steps if step.id == id_)
+
     @property
     def stdout(self) -> str:
         return "".join(step.stdout for step in self.steps)
@@ -79,11 +85,17 @@ def read_outputs(text: str) -> dict[str, str]:
     return outputs
 
 
-def _evaluate(text: str, inputs: dict[str, str], steps: dict[str, dict[str, str]]) -> str:
+def _evaluate(text: str, inputs: dict[str, str], steps: dict[str, dict[str, str]],
+              github: dict[str, Any] | None = None) -> str:
     def one(match: re.Match[str]) -> str:
         expression = match.group(1)
         if expression == "github.action_path":
             return str(ROOT)
+        if expression.startswith("github.") and github is not None:
+            value: Any = github  # the github context: a missing property is ""
+            for part in expression.split(".")[1:]:
+                value = value.get(part, "") if isinstance(value, dict) else ""
+            return "" if value is None or isinstance(value, dict) else str(value)
         found = re.fullmatch(r"inputs\.([\w-]+)", expression)
         if found:
             assert found.group(1) in inputs, f"unknown input {found.group(1)}"
@@ -98,8 +110,10 @@ def _evaluate(text: str, inputs: dict[str, str], steps: dict[str, dict[str, str]
 
 def run_action(workspace: Path, inputs: dict[str, str], *, event_name: str = "pull_request",
                event: dict[str, Any] | None = None, extra_env: dict[str, str] | None = None,
-               temp: Path) -> ActionRun:
-    """Run every step of ``action.yml`` for a job checked out in ``workspace``."""
+               temp: Path, token: str = "") -> ActionRun:
+    """Run every step of ``action.yml`` for a job checked out in ``workspace`` (``token``:
+    the workflow's ``github.token``). A step with ``if: always()`` runs after a failed one,
+    as on a runner; no other condition is evaluated."""
     declared = ACTION["inputs"]
     unknown = set(inputs) - set(declared)
     assert not unknown, f"inputs the action does not declare: {unknown}"
@@ -128,14 +142,20 @@ def run_action(workspace: Path, inputs: dict[str, str], *, event_name: str = "pu
     done: list[StepRun] = []
     runs = ACTION["runs"]
     assert runs["using"] == "composite"
+    github = {"token": token, "event": event or {}, "event_name": event_name}
+    failed = False
     for index, step in enumerate(runs["steps"]):
         assert step.get("shell") == "bash", "every step runs in bash"
-        assert set(step) <= {"name", "id", "shell", "working-directory", "env", "run"}, step
+        assert set(step) <= {"name", "id", "shell", "working-directory", "env", "run",
+                             "if"}, step
+        assert step.get("if", "always()") == "always()", "the only condition: always()"
+        if failed and "if" not in step:
+            continue
         output_file = temp / f"output-{index}"
         output_file.touch()
         step_env = dict(env, GITHUB_OUTPUT=str(output_file))
         for name, value in (step.get("env") or {}).items():
-            step_env[name] = _evaluate(str(value), given, steps)
+            step_env[name] = _evaluate(str(value), given, steps, github)
         script = temp / f"step-{index}.sh"
         assert "${{" not in step["run"], "no expression inside a script: use env"
         script.write_text(step["run"], encoding="utf-8")
@@ -148,8 +168,7 @@ def run_action(workspace: Path, inputs: dict[str, str], *, event_name: str = "pu
             steps[step["id"]] = outputs
         done.append(StepRun(step.get("id"), finished.returncode, finished.stdout,
                             finished.stderr, outputs))
-        if finished.returncode != 0:
-            break
+        failed = failed or finished.returncode != 0
     action_outputs = {name: _evaluate(spec["value"], given, steps)
                       for name, spec in ACTION["outputs"].items()}
     return ActionRun(done, action_outputs, summary.read_text(encoding="utf-8"), env)

@@ -93,7 +93,9 @@ BASE_ENV = {"GITHUB_BASE_REF": "main", "GITHUB_HEAD_REF": "change"}
 def gate(work: Path, tmp_path: Path, name: str = "runner", env: dict[str, str] | None = None,
          inputs: dict[str, str] | None = None) -> ActionRun:
     """The action on the pull request's checkout, with ``reports: reports`` by default."""
-    return run_action(work, {"reports": "reports", **(inputs or {})}, event=PR_EVENT,
+    # no commit status: its step has its own tests (test_action_status.py)
+    return run_action(work, {"reports": "reports", "status": "", **(inputs or {})},
+                      event=PR_EVENT,
                       extra_env={**BASE_ENV, **(env or {})}, temp=tmp_path / name)
 
 
@@ -122,7 +124,7 @@ def test_a_regression_and_a_loosening_fail_with_annotations_on_their_lines(
     work = checkout(origin, tmp_path, regress_and_loosen)
     done = gate(work, tmp_path)
     assert done.failed
-    assert done.steps[-1].returncode == 1
+    assert done.step("gate").returncode == 1
     assert done.outputs["verdict"] == "fail"
     assert done.outputs["exit-code"] == "1"
     lines = (work / "ceilings.yaml").read_text().splitlines()
@@ -170,7 +172,7 @@ def test_an_input_error_is_the_error_verdict_with_its_message(
         origin: Path, tmp_path: Path) -> None:
     work = checkout(origin, tmp_path)
     done = gate(work, tmp_path, inputs={"reports": "no-such-folder", "guard-base": "none"})
-    assert done.steps[-1].returncode == 2
+    assert done.step("gate").returncode == 2
     assert done.outputs["verdict"] == "error"
     assert "no-such-folder" in done.summary
     assert "The loosening guard did not run: turned off (guard-base: none)." in done.summary
@@ -252,7 +254,7 @@ def test_a_pytest_failgate_folder_in_the_checkout_is_never_imported_by_the_actio
     done = gate(work, tmp_path)
     assert "the checkout's own failgate ran" not in done.stdout
     assert done.outputs["verdict"] == "fail"
-    assert done.steps[-1].returncode == 1
+    assert done.step("gate").returncode == 1
     assert "FAILED ceilings.yaml::guard" not in done.stdout  # the installed one ran: its report
     assert "❌ guard:" in done.summary
 

@@ -44,6 +44,9 @@ CI_FOLDERS = (".github/workflows", ".github/actions", ".gitlab", ".azure-pipelin
 _YAML = (".yml", ".yaml")
 _MAX_NODES = 100_000
 _MAX_FILES = 64  # included files followed, per CI file
+_SHOWN_LINE = 120  # characters of a CI file's line a message shows
+_USES = re.compile(r"^[ \t-]*uses:[ \t]*[\"']?([^\s\"']+)")
+_INPUT = re.compile(r"^[ \t]*([\w-]+):[ \t]*(\S.*)$")  # an input on one line
 # An assignment in a shell line or Groovy, leftmost first: `'PYTEST_ADDOPTS=value'` (as
 # withEnv writes it), `PYTEST_ADDOPTS=value` / `PYTEST_ADDOPTS = "value"` (a quoted value
 # or one word), or Azure's logging command. Linear: no nested quantifiers.
@@ -64,6 +67,10 @@ _COMMAND = re.compile(r"(?:^|[\s;&|(`'\"])(?:[^\s;&|(`'\"]*/)?"
 # the CI step's own arguments, in the words of the option they set (--check-arg: a word
 # of its check)
 _CI_STEP = {"--guard-base": "--failgate-guard", "--check-arg": ""}
+# the CI step gates its positional reports as ``failgate check`` does
+CI_STEP_COMMAND = "check"
+# failgate's (and the CI step's) on/off options outside the table: they take no value
+_CLI_SWITCHES = ("--force", "--github", "--version", "--allow-plugins", "--help", "-h")
 # the repository name of failgate's Action (``uses: owner/pytest-failgate@v1``)
 _ACTION = "pytest-failgate"
 # pytest options that change the configuration read (PYTEST_ADDOPTS-like)
@@ -94,6 +101,57 @@ def ci_addopts(tree: Tree, table: Table) -> dict[str, list[str]]:
         if words:
             found[relative] = words
     return found
+
+
+def ci_origins(tree: Tree, table: Table) -> dict[str, dict[str, str]]:
+    """For each CI file, where each setting it gives the gate is written: ini key (or
+    ``addopts`` for pytest's configuration options) -> ``path:line (the line)``, the first
+    line that sets it (a command line, a ``PYTEST_ADDOPTS`` assignment, an input of
+    failgate's Action written on one line). A setting only a structure gives (a value over
+    several lines, an included file) has none: the file is named."""
+    found: dict[str, dict[str, str]] = {}
+    for relative, text in ci_files(tree).items():
+        places: dict[str, str] = {}
+        action: int | None = None  # inside failgate's Action step: the indent of its keys
+        for number, line in enumerate(text.splitlines(), 1):
+            indent = len(line) - len(line.lstrip(" "))
+            if action is not None and line.strip() and indent < action:
+                action = None
+            uses = _USES.match(line)
+            if uses is not None and _action_step({"uses": uses.group(1), "with": {}}):
+                action = len(line) - len(line.lstrip(" -"))
+                continue
+            words: list[str] = []
+            if action is not None and (given := _INPUT.match(line)) is not None:
+                name, value = given.group(1), _unquote(given.group(2).strip())
+                words = (gate_words(_split(value), table, cli=True, command=CI_STEP_COMMAND)
+                         if name == "args" else table.action_words({name: value}))
+            elif ENV in line or _COMMAND.search(line + " ") is not None:
+                words = [word for value in _text_values(line, table)
+                         for word in _split(_unquote(value.strip()))]
+            for key in setting_keys(words, table):
+                shown = line.strip()
+                shown = shown if len(shown) <= _SHOWN_LINE else shown[:_SHOWN_LINE] + "..."
+                places.setdefault(key, f"{relative}:{number} ({shown})")
+        found[relative] = places
+    return found
+
+
+def setting_keys(words: list[str], table: Table) -> list[str]:
+    """The ini keys gate words set (``addopts``: pytest's own configuration options)."""
+    flags = table.setting_flags()
+    keys: list[str] = []
+    for index, word in enumerate(words):
+        name = word.partition("=")[0]
+        if name in flags:
+            keys.append(flags[name])
+        elif word in ("-o", "--override-ini") and index + 1 < len(words):
+            keys.append(words[index + 1].partition("=")[0])
+        elif word.startswith("-o") and len(word) > 2 and not word.startswith("--"):
+            keys.append(word[2:].partition("=")[0].strip())
+        elif name in _CONFIG_OPTIONS or word.startswith("-pno:"):
+            keys.append("addopts")
+    return keys
 
 
 def _file_values(tree: Tree, relative: str, text: str, table: Table) -> list[str]:
@@ -137,10 +195,12 @@ def command_options(text: str, table: Table) -> list[str]:
         for match in _COMMAND.finditer(line):
             words = _split(re.split(r"[;&|]", line[match.end():], maxsplit=1)[0])
             program = match.group(1)
+            command = None
             if program.startswith("pytest_failgate.ci"):
-                words = _ci_step_words(words)
+                words, command = _ci_step_words(words), CI_STEP_COMMAND
             found += gate_words(words, table, cli=program.startswith(("failgate",
-                                                                       "pytest_failgate")))
+                                                                       "pytest_failgate")),
+                                command=command)
     return found
 
 
@@ -162,12 +222,22 @@ def _ci_step_words(words: list[str]) -> list[str]:
     return out
 
 
-def gate_words(words: list[str], table: Table, *, cli: bool) -> list[str]:
+def gate_words(words: list[str], table: Table, *, cli: bool, command: str | None = None
+               ) -> list[str]:
     """The words of one command line that set failgate's options or pytest's
     configuration, in pytest's spelling (``cli``: a failgate command's, spelt ``--NAME``;
-    what follows its ``--`` is the harness's)."""
+    what follows its ``--`` is the harness's). On a failgate command line the command is
+    the first bare word (``command``: given, the CI step's, which has none), and its
+    positional arguments are the option the table gives them (``failgate check
+    reports/sub.jsonl`` is ``--failgate=reports/sub.jsonl``, as pytest spells it)."""
     found: list[str] = []
     switches = table.switches()
+    if cli and command is None:
+        first = next((i for i, w in enumerate(words) if not w.startswith("-")
+                      and (i == 0 or words[i - 1] != "--color")), None)
+        if first is not None:
+            command, words = words[first], [*words[:first], *words[first + 1:]]
+    positional = table.positional(command) if cli and command is not None else None
     index = 0
     while index < len(words):
         word = words[index]
@@ -180,7 +250,9 @@ def gate_words(words: list[str], table: Table, *, cli: bool) -> list[str]:
             word, name = option.flag + word[len(name):], option.flag
         following = words[index] if index < len(words) else None
         takes = following is not None and not equals and not following.startswith("-")
-        if name.startswith("--failgate") or name in _CONFIG_OPTIONS:
+        if cli and positional is not None and not word.startswith("-"):
+            found.append(f"{positional.flag}={word}")  # a report path: the setting
+        elif name.startswith("--failgate") or name in _CONFIG_OPTIONS:
             found.append(word)
             if takes and name not in switches:
                 found.append(words[index])
@@ -192,6 +264,8 @@ def gate_words(words: list[str], table: Table, *, cli: bool) -> list[str]:
                 found += ["-o", value]
         elif word.startswith(("-ofailgate", "-pno:")):
             found.append(word)
+        elif cli and positional is not None and takes and name not in _CLI_SWITCHES:
+            index += 1  # another option's value, not a positional argument
     return found
 
 
@@ -245,7 +319,8 @@ def _walk(data: Any, table: Table) -> tuple[list[str], list[str]]:
                 words = table.action_words(inputs)
                 args = inputs.get("args")
                 if _scalar(args):
-                    words += gate_words(_split(str(args)), table, cli=True)
+                    words += gate_words(_split(str(args)), table, cli=True,
+                                        command=CI_STEP_COMMAND)  # failgate check's
                 values.append(shlex.join(words))
             for key, value in node.items():
                 if key == ENV and isinstance(value, dict) and _scalar(value.get("value")):

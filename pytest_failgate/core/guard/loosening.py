@@ -24,9 +24,11 @@ from ..base.yamlsource import load_yaml, read_text
 from ..ceilings.load import parse_ceilings, validate_ceilings
 from ..taxonomy import builtin_taxonomies
 from ..taxonomy.files import names_a_file
-from .cifiles import ENV
+from .cifiles import ci_origins
+from .contents import content_changes
 from .enforced import (
     Change,
+    Shown,
     Version,
     content_digest,
     entry_reason,
@@ -37,6 +39,7 @@ from .enforced import (
 )
 from .evidence import noise_changes, noise_of
 from .gitref import Tree, git
+from .hooks import hook_changes
 from .labelled import label_changes, labels_of
 from .plans import plan_changes
 from .routes import (
@@ -53,6 +56,7 @@ from .routes import (
     vanished,
 )
 from .settings import Table
+from .steps import gate_steps, step_changes
 from .workflows import ceilings_place, contexts
 
 if TYPE_CHECKING:
@@ -74,7 +78,8 @@ class Comparison:
     base: str  # repository-relative path at the ref
     same_place: bool
     changes: list[Change]
-    context: str = ""  # the CI file whose PYTEST_ADDOPTS names the file now ("": the ini)
+    context: str = ""  # the CI file whose settings name the file now ("": the ini)
+    origin: str = ""  # the line of that file that names it ("": none found)
 
 
 @dataclass(frozen=True)
@@ -118,8 +123,8 @@ class GuardResult:
                    f"{each} reason written in this change:")
         for comparison in self.comparisons:
             if not comparison.same_place:
-                named = (f" ({comparison.context} {ENV} names {comparison.now})"
-                         if comparison.context else "")
+                named = (f" ({comparison.origin or comparison.context} names "
+                         f"{comparison.now})" if comparison.context else "")
                 yield f"  compared with {comparison.base} at {self.ref}{named}"
             for change in comparison.changes:
                 yield "  " + change.describe(comparison.now)
@@ -196,6 +201,8 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
     base_configured = {name: ceilings_place(base, ini) for name, ini in base_contexts.items()}
     comparisons: list[Comparison] = []
     pairs: list[Pair] = []
+    written_at = ci_origins(work, table)
+    ceilings_key = table.by_name["ceilings"].dest if "ceilings" in table.by_name else ""
     for name, place in now_places:
         real = work.real(place) or place
         new = _version(work, real, f"{display_path(work.top / place)}")
@@ -210,7 +217,8 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
             pairs.append(Pair(old, new, found, real, name))
             comparisons.append(Comparison(display_path(work.top / place), found,
                                           found in (place, real), loosenings(old, new),
-                                          name))
+                                          name, written_at.get(name, {}).get(ceilings_key,
+                                                                             "")))
     routes += _routes(work, base, (base_contexts, now_contexts), pairs, reports, origins,
                       readers, table)
     # a reason excuses only in words this change wrote: not one the ref's files already
@@ -254,10 +262,21 @@ def _routes(work: Tree, base: Tree, both: tuple[dict[str, IniFile], dict[str, In
     old_ini, new_ini = base_contexts[""], now_contexts[""]
     reason = file_reason(pairs[0].old, pairs[0].new) if pairs else None
     found: list[Change] = []
+    written_at = ci_origins(work, table)
+    seen: set[tuple[str, Shown, Shown]] = set()
     for name, ini in now_contexts.items():
-        where = f"{name} {ENV} (with {_shown_ini(ini)})" if name else _shown_ini(ini)
-        _add(found, config_changes(table, base_contexts.get(name, old_ini), ini, reason,
-                                   where), len(where) + 1)
+        where = f"{name} (with {_shown_ini(ini)})" if name else _shown_ini(ini)
+        before = base_contexts.get(name, old_ini)
+        for change in [*config_changes(table, before, ini, reason, where),
+                       *content_changes(table, (base, work), (before, ini), reason, where)]:
+            # the same setting, from the same value to the same value, through another
+            # context is one change; a CI file's is named by the line that sets it
+            key = change.label[len(where) + 1:]
+            if (key, change.old, change.new) in seen:
+                continue
+            seen.add((key, change.old, change.new))
+            place = written_at.get(name, {}).get(key.split(" ", 1)[0])
+            found.append(replace(change, label=f"{place} {key}") if place else change)
     for pair in pairs:
         line = pair.new.line(("noise",))
         for name, ini in now_contexts.items():
@@ -280,6 +299,7 @@ def _routes(work: Tree, base: Tree, both: tuple[dict[str, IniFile], dict[str, In
             if relative not in files and text is not None:
                 files[relative] = digest(text)
     found += plugin_changes(base_plugins, now_plugins, reason)
+    found += hook_changes((base, work), now_contexts.values(), reason)
     if pairs and origins:
         model = pairs[0].new.model
         used = {model.taxonomy, *model.taxonomies.values()}
@@ -290,6 +310,8 @@ def _routes(work: Tree, base: Tree, both: tuple[dict[str, IniFile], dict[str, In
     if pairs:
         found += _vanished(work, base, pairs[0], reports, reason)
     found += plan_changes(base, work, reason)
+    gate_on = "failgate" in old_ini.values  # a plain ``pytest`` step runs the gate
+    found += step_changes(gate_steps(base, gate_on), gate_steps(work, gate_on), reason)
     return found
 
 

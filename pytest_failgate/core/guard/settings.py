@@ -92,6 +92,12 @@ class Table:
         return option if option is not None and option.commands and not option.positional \
             else None
 
+    def positional(self, command: str) -> Setting | None:
+        """The option a failgate command takes as its positional arguments (``check``'s
+        report paths are the ``failgate`` setting)."""
+        return next((option for option in self.options
+                     if option.positional and command in option.commands), None)
+
     def action_words(self, inputs: dict[str, object]) -> list[str]:
         """The Action's inputs (a step's ``with:``) as pytest's spelling of the options they
         set (``args``, more options of a failgate command line, is read as one by

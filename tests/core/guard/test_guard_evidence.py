@@ -332,8 +332,8 @@ def test_pytest_addopts_set_by_a_workflow_is_read_as_pytest_reads_it(
     code, out = _guard(capsys)
     assert code == 1, out
     assert raised in out
-    assert ".github/workflows/gate.yml PYTEST_ADDOPTS (with pytest.ini) addopts: none -> " \
-        "-p no:randomly" in out
+    assert ".github/workflows/gate.yml:6 (PYTEST_ADDOPTS: \"-o failgate_ceilings=loose.yaml -p " \
+        "no:randomly\") addopts: none -> -p no:randomly" in out
 
 
 def test_pytest_addopts_naming_another_configuration_file_is_caught(
@@ -348,7 +348,7 @@ def test_pytest_addopts_naming_another_configuration_file_is_caught(
         "    runs-on: ubuntu-latest\n    steps:\n      - run: pytest\n")
     code, out = _guard(capsys)
     assert code == 1, out
-    assert "gate.yml PYTEST_ADDOPTS (with pytest.ini) addopts: none -> -c ci.ini" in out
+    assert "gate.yml:3 (PYTEST_ADDOPTS: -c ci.ini) addopts: none -> -c ci.ini" in out
 
 
 @pytest.mark.slow
@@ -366,7 +366,8 @@ def test_pytest_addopts_in_a_run_line_and_a_stricter_one_pass_or_fail_as_they_sh
     gate.write_text(gate.read_text().replace("failgate_strict=true", "failgate=repeats/r2"))
     code, out = _guard(capsys)
     assert code == 1, out
-    assert "gate.yml PYTEST_ADDOPTS (with pytest.ini) failgate: baseline -> repeats/r2" in out
+    assert ("gate.yml:6 (- run: PYTEST_ADDOPTS='-o failgate=repeats/r2' pytest) failgate: "
+            "baseline -> repeats/r2") in out
 
 
 # Each CI system's way of setting PYTEST_ADDOPTS, naming the looser ceilings ({opts}).
@@ -406,7 +407,11 @@ def test_pytest_addopts_set_by_another_ci_system_is_read_as_pytest_reads_it(
     code, out = _guard(capsys)
     assert code == 1, out
     assert raised in out
-    assert f"{where} PYTEST_ADDOPTS" in out, out
+    # named by the line that sets it, where one line does
+    assert f"({where}" in out, out
+    assert "names loose.yaml)" in out, out
+    if where not in (".gitlab/ci/gate.yml", "azure-pipelines.yml"):
+        assert f"({where}:" in out, out
 
 
 def test_a_jenkins_with_env_step_is_read(repo: Path,

@@ -1,0 +1,211 @@
+"""Hooks that can change outcomes or the exit status, added or edited by the change.
+
+A ``conftest.py`` with a ``trylast`` ``pytest_sessionfinish`` that sets
+``session.exitstatus = 0`` turns a failed gate into a green check without touching the
+ceilings file: pytest prints "1 failed" and exits 0. What code does cannot be ranked looser
+or tighter, so the guard names every file of the repository pytest loads as a plugin (each
+``conftest.py``, a module named by ``pytest_plugins``, ``-p NAME`` in ``addopts`` or a CI
+file's options, a ``pytest11`` entry point of the project, a module of the repository a
+``conftest.py`` imports, which may register its hooks) that this change adds or edits
+and that defines such a hook (``OUTCOME_HOOKS``, or any hook wrapper); the ceilings file's
+top-level ``reason``, written in this change, excuses it. The files are read as syntax
+(``ast``), never imported: importing a pull request's code would run it. A file that does
+not parse is named too (pytest would refuse it, or another Python would read it).
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import posixpath
+from typing import TYPE_CHECKING
+
+from ..base.errors import FailgateError
+from ..base.inifile import _toml
+from .enforced import Change
+from .routes import _plugin_path, digest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ..base.inifile import IniFile
+    from .gitref import Tree
+
+# The hooks whose implementation can turn a failure into a pass, drop an item, or replace
+# the exit status: the session's end, each test's report and status, the collection, the
+# summary, the protocol that runs each item, the configuration's start and end.
+OUTCOME_HOOKS = frozenset({
+    "pytest_sessionfinish", "pytest_sessionstart", "pytest_runtest_makereport",
+    "pytest_runtest_logreport", "pytest_report_teststatus", "pytest_collection_modifyitems",
+    "pytest_collection", "pytest_collection_finish", "pytest_collect_file",
+    "pytest_pycollect_makeitem", "pytest_ignore_collect", "pytest_deselected",
+    "pytest_terminal_summary", "pytest_unconfigure", "pytest_configure",
+    "pytest_runtest_protocol", "pytest_runtest_setup", "pytest_runtest_call",
+    "pytest_runtest_teardown", "pytest_pyfunc_call", "pytest_cmdline_main",
+    "pytest_plugin_registered", "pytest_load_initial_conftests", "pytest_exception_interact",
+    "pytest_keyboard_interrupt", "pytest_internalerror",
+})
+_WRAPPERS = ("hookwrapper", "wrapper")
+_SHOWN = 4
+
+
+def hook_changes(trees: tuple[Tree, Tree], inis: Iterable[IniFile], reason: str | None
+                 ) -> list[Change]:
+    """Each plugin file of the repository the change adds or edits that defines a hook
+    which can change outcomes or the exit status (``trees``: the ref's and the change's;
+    ``inis``: the configurations the change's runs read, for their ``-p`` plugins)."""
+    base, work = trees
+    inis = list(inis)
+    changes = []
+    for relative in sorted(plugin_sources(work, inis)):
+        text = work.read(relative)
+        if text is None:
+            continue
+        hooks = outcome_hooks(text)
+        if not hooks:
+            continue
+        before = base.read(relative)
+        if before is not None and digest(before) == digest(text):
+            continue
+        shown = ", ".join(hooks[:_SHOWN]) + (", ..." if len(hooks) > _SHOWN else "")
+        changes.append(Change(
+            f"hook {relative}", "none" if before is None else f"source {digest(before)}",
+            f"source {digest(text)} defines {shown}: can change outcomes or the exit status",
+            None, reason))
+    return changes
+
+
+def plugin_sources(tree: Tree, inis: Iterable[IniFile]) -> set[str]:
+    """The repository files pytest loads as plugins in ``tree``: every ``conftest.py``,
+    the modules they name in ``pytest_plugins``, ``-p`` modules and ``pytest11`` entry
+    points that are files of the repository."""
+    inis = list(inis)
+    # an installed package's conftest.py (a virtual environment git does not ignore) is
+    # not the project's: pytest does not collect it
+    found = {relative for relative in tree.files("conftest.py")
+             if "site-packages" not in relative.split("/")}
+    specs: list[str] = []
+    for relative in sorted(found):
+        text = tree.read(relative) or ""
+        specs += _pytest_plugins(text)
+        # a module the conftest imports can hold the hooks it registers
+        specs += [str(tree.top / name) if name.endswith(".py") else name
+                  for name in _imported(text, posixpath.dirname(relative))]
+    for ini in inis:
+        specs += _p_options(ini.addopts())
+    specs += _entry_points(tree)
+    for spec in specs:
+        if spec.startswith("no:"):
+            continue
+        for ini in inis[:1]:
+            module = _plugin_path(tree, ini, spec)
+            if module is not None:
+                found.add(module)
+    return found
+
+
+def outcome_hooks(text: str) -> list[str]:
+    """The outcome hooks and hook wrappers a module's source defines (functions at any
+    depth, a class's methods included, and names assigned), in source order; a source that
+    does not parse is ``["(does not parse)"]``."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ["(does not parse)"]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name in OUTCOME_HOOKS or any(_wraps(d) for d in node.decorator_list):
+                found.append((node.lineno, node.name))
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found += [(node.lineno, t.id) for t in targets
+                      if isinstance(t, ast.Name) and t.id in OUTCOME_HOOKS]
+    return list(dict.fromkeys(name for _, name in sorted(found)))
+
+
+def _wraps(decorator: ast.expr) -> bool:
+    """``@hookimpl(hookwrapper=True)`` or ``wrapper=True``, however the marker is named."""
+    if not isinstance(decorator, ast.Call):
+        return False
+    return any(keyword.arg in _WRAPPERS and not (isinstance(keyword.value, ast.Constant)
+                                                  and keyword.value.value is False)
+               for keyword in decorator.keywords)
+
+
+def _pytest_plugins(text: str) -> list[str]:
+    """The module names a conftest's ``pytest_plugins = ...`` gives (a string or a list)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if not isinstance(node, ast.Assign) or not any(
+                isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in node.targets):
+            continue
+        values = node.value.elts if isinstance(node.value, ast.List | ast.Tuple) else [
+            node.value]
+        names += [v.value for v in values if isinstance(v, ast.Constant)
+                  and isinstance(v.value, str)]
+    return names
+
+
+def _imported(text: str, folder: str) -> list[str]:
+    """The modules a source imports (``import a.b``, ``from a import b``: ``a.b`` and
+    ``a``), a relative import as a path from ``folder`` (``from . import gatefix``)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = posixpath.normpath(posixpath.join(folder, *[".."] * (node.level - 1)))
+                module = posixpath.join(base, *(node.module or "").split("."))
+                names += [f"{posixpath.join(module, a.name)}.py" for a in node.names]
+                names.append(f"{module.rstrip('/')}.py" if node.module else "")
+            elif node.module:
+                names.append(node.module)
+                names += [f"{node.module}.{alias.name}" for alias in node.names]
+    return [name for name in names if name]
+
+
+def _p_options(words: list[str]) -> list[str]:
+    found = []
+    for index, word in enumerate(words):
+        if word == "-p" and index + 1 < len(words):
+            found.append(words[index + 1])
+        elif word.startswith("-p") and len(word) > 2:
+            found.append(word[2:].lstrip("="))
+    return found
+
+
+def _entry_points(tree: Tree) -> list[str]:
+    """The modules the project's ``pytest11`` entry points name (``pyproject.toml``'s
+    ``[project.entry-points.pytest11]``, ``setup.cfg``'s ``[options.entry_points]``)."""
+    found: list[str] = []
+    text = tree.read("pyproject.toml")
+    if text is not None:
+        try:
+            data = _toml(tree.top / "pyproject.toml", text)
+        except FailgateError:
+            data = {}
+        project = data.get("project")
+        points = project.get("entry-points") if isinstance(project, dict) else None
+        group = points.get("pytest11") if isinstance(points, dict) else None
+        if isinstance(group, dict):
+            found += [str(value) for value in group.values()]
+    text = tree.read("setup.cfg")
+    if text is not None:
+        parser = configparser.ConfigParser()
+        try:
+            parser.read_string(text)
+            lines = parser.get("options.entry_points", "pytest11", fallback="")
+        except configparser.Error:
+            lines = ""
+        found += [line.partition("=")[2] for line in lines.splitlines() if "=" in line]
+    return [value.strip().partition(":")[0].strip() for value in found if value.strip()]

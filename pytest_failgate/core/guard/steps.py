@@ -1,0 +1,246 @@
+"""The gate's own step in CI: removed, skipped or allowed to fail by the change.
+
+The recommended workflow runs on ``pull_request``, so a pull request can delete the step
+that runs the gate, or keep it and add ``if: false`` or ``continue-on-error: true`` to it or
+its job: the check goes green with every number in place. The guard compares the gate steps
+of the CI files at the ref and now: GitHub workflows' steps (the failgate Action, the CI
+step ``python -m pytest_failgate.ci``, ``failgate check`` or ``guard``, ``pytest
+--failgate``, and ``pytest`` where the ini file turns the gate on) and GitLab jobs' script
+lines of the same commands. A gate step that is gone (its step, its job or its file), or
+whose condition changed (a step's or job's ``if:`` and ``continue-on-error``; a GitLab job's
+``allow_failure``, ``when``, ``rules``, ``only``, ``except``), or a workflow no longer run on
+an event it ran on (or on it with other filters: ``paths``, ``branches``, ``types``), is a
+loosening unless the ceilings file's top-level ``reason``, written in this change, says why.
+
+The guard runs inside the workflow the pull request edits, so a change that removes the
+guard's own step is never checked by it: that is why the gate must also be a required
+status (docs/ci.md, "Make the gate required"); this comparison names what it can see (a
+guard run from another workflow, or locally).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..base.classes import dataclass
+from ..base.errors import FailgateError
+from ..base.yamlsource import load_yaml
+from .cifiles import _COMMAND, _split
+from .enforced import Change
+
+if TYPE_CHECKING:
+    from .gitref import Tree
+
+WORKFLOWS = ".github/workflows"
+GITLAB = ".gitlab-ci.yml"
+_ACTION = "pytest-failgate"
+_STEP_CONDITIONS = ("if", "continue-on-error")
+_GITLAB_CONDITIONS = ("allow_failure", "when", "rules", "only", "except")
+_GATE_COMMANDS = ("check", "guard")
+# what may run a program in its place: an interpreter, a runner, a wrapper
+_LAUNCHERS = frozenset({"python", "python3", "uv", "uvx", "run", "poetry", "pdm", "hatch",
+                        "rye", "pipx", "exec", "time", "env", "sudo", "coverage", "nox",
+                        "tox", "xvfb-run", "then", "do", "else"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=\S*")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step that runs the gate, where it is and what decides whether it counts."""
+
+    file: str
+    job: str
+    kind: str  # "the failgate Action", "failgate check", "pytest --failgate", ...
+    index: int  # the how-many-th step of this kind in its job
+    line: int | None
+    conditions: tuple[tuple[str, str], ...]  # (where: key, value), "" values left out
+    events: tuple[str, ...]  # the workflow's events (GitHub), else ()
+
+    @property
+    def shown(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where} job {self.job} ({self.kind})"
+
+
+def gate_steps(tree: Tree, gate_on: bool) -> list[Step]:
+    """Every step of the CI files in ``tree`` that runs the gate (``gate_on``: the ini
+    file turns the gate on, so a plain ``pytest`` runs it)."""
+    found: list[Step] = []
+    files = [relative for relative in tree.under(WORKFLOWS)
+             if relative.endswith((".yml", ".yaml"))]
+    for relative in [*files, GITLAB]:
+        text = tree.read(relative)
+        if text is None:
+            continue
+        try:
+            doc = load_yaml(tree.top / relative, text)
+        except FailgateError:
+            continue  # not YAML the guard reads: CI refuses it too
+        if not isinstance(doc.data, dict):
+            continue
+        if relative == GITLAB:
+            found += _gitlab_steps(relative, doc.data, doc.keys, gate_on)
+        else:
+            found += _github_steps(relative, doc.data, doc.keys, gate_on)
+    return found
+
+
+def step_changes(old: list[Step], new: list[Step], reason: str | None) -> list[Change]:
+    """Each gate step of ``old`` removed, or skipped or allowed to fail, in ``new``."""
+    changes: list[Change] = []
+    left = list(new)
+    pairs: list[tuple[Step, Step | None]] = []
+    for step in old:
+        same = next((s for s in left if (s.file, s.job, s.kind, s.index) ==
+                     (step.file, step.job, step.kind, step.index)), None)
+        if same is not None:
+            left.remove(same)
+        pairs.append((step, same))
+    for number, (step, same) in enumerate(pairs):
+        if same is None:  # a workflow or job renamed: the same command elsewhere
+            same = next((s for s in left if s.kind == step.kind), None)
+            if same is not None:
+                left.remove(same)
+                pairs[number] = (step, same)
+    for step, same in pairs:
+        label = f"gate step {step.shown}"
+        if same is None:
+            changes.append(Change(label, "runs the gate", "removed: the gate no longer runs "
+                                  "there", None, reason))
+            continue
+        was, now = dict(step.conditions), dict(same.conditions)
+        for key in sorted({*was, *now}):
+            if was.get(key) != now.get(key) and key in now:
+                changes.append(Change(f"{label} {key}", was.get(key, "not set"), now[key],
+                                      None, reason))
+        gone = [event for event in step.events if event not in same.events]
+        if gone:
+            changes.append(Change(f"{label} on", " ".join(step.events),
+                                  " ".join(same.events) or "none", None, reason))
+    return changes
+
+
+def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gate_on: bool
+                  ) -> list[Step]:
+    events = _events(data.get("on", data.get(True)))
+    jobs = data.get("jobs")
+    found: list[Step] = []
+    if not isinstance(jobs, dict):
+        return found
+    for job, spec in jobs.items():
+        if not isinstance(spec, dict):
+            continue
+        job_conditions = _conditions(spec, _STEP_CONDITIONS, "job ")
+        counts: dict[str, int] = {}
+        steps = spec.get("steps")
+        for index, step in enumerate(steps if isinstance(steps, list) else []):
+            if not isinstance(step, dict):
+                continue
+            kind = _step_kind(step, gate_on)
+            if kind is None:
+                continue
+            counts[kind] = counts.get(kind, 0) + 1
+            found.append(Step(relative, str(job), kind, counts[kind],
+                              _line(keys, ("jobs", job, "steps", index)),
+                              (*job_conditions, *_conditions(step, _STEP_CONDITIONS, "step ")),
+                              events))
+        uses = spec.get("uses")  # a reusable workflow job: ``uses: ./.github/workflows/x``
+        if isinstance(uses, str) and posixpath.basename(uses.split("@", 1)[0]).startswith(
+                ("failgate", "gate")):
+            found.append(Step(relative, str(job), f"reusable workflow {uses}", 1,
+                              _line(keys, ("jobs", job)), job_conditions, events))
+    return found
+
+
+def _gitlab_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gate_on: bool
+                  ) -> list[Step]:
+    found: list[Step] = []
+    for job, spec in data.items():
+        if not isinstance(spec, dict) or "script" not in spec:
+            continue
+        script = spec["script"]
+        lines = script if isinstance(script, list) else [script]
+        counts: dict[str, int] = {}
+        for line in lines:
+            kind = _command_kind(str(line), gate_on) if isinstance(line, str) else None
+            if kind is None:
+                continue
+            counts[kind] = counts.get(kind, 0) + 1
+            found.append(Step(relative, str(job), kind, counts[kind],
+                              _line(keys, (job,)),
+                              _conditions(spec, _GITLAB_CONDITIONS, "job "), ()))
+    return found
+
+
+def _step_kind(step: dict[Any, Any], gate_on: bool) -> str | None:
+    uses = step.get("uses")
+    if isinstance(uses, str) and uses.split("@", 1)[0].rstrip("/").rpartition("/")[2] == (
+            _ACTION):
+        return "the failgate Action"
+    run = step.get("run")
+    return _command_kind(run, gate_on) if isinstance(run, str) else None
+
+
+def _command_kind(text: str, gate_on: bool) -> str | None:
+    """Which gate command a shell text runs, if any (the first found)."""
+    for line in text.replace("\\\n", " ").splitlines():
+        for match in _COMMAND.finditer(line + " "):
+            if not _runs(line[:match.start(1)]):
+                continue  # a word of another command (``pip install pytest``, an echo)
+            program = match.group(1)
+            words = _split(line[match.end():])
+            if program.startswith("pytest_failgate.ci"):
+                return "the CI step python -m pytest_failgate.ci"
+            if program.startswith(("failgate", "pytest_failgate")):
+                command = next((w for w in words if not w.startswith("-")), "")
+                if command in _GATE_COMMANDS:
+                    return f"failgate {command}"
+            elif any(w == "--failgate" or w.startswith("--failgate=") for w in words):
+                return "pytest --failgate"
+            elif gate_on:
+                return "pytest (the ini file turns the gate on)"
+    return None
+
+
+def _runs(prefix: str) -> bool:
+    """Whether a program found after ``prefix`` is run there: the first word of a command
+    (after ``;``, ``&&``, ``|``, ``(``), after environment assignments, or run by a
+    launcher (``python -m``, ``uv run``, ``poetry run``, a path to python)."""
+    prefix = re.sub(r"[^\s;&|(`'\"]*/$", "", prefix)  # the program's own path
+    words = re.split(r"[;&|(`]", prefix)[-1].split()
+    if words[:1] == ["-"]:  # a YAML list item read as text
+        words = words[1:]
+    return all(word in _LAUNCHERS or word.startswith("-") or _ASSIGNMENT.fullmatch(word)
+               or word.endswith(("/python", "/python3")) for word in words)
+
+
+def _conditions(spec: dict[Any, Any], names: tuple[str, ...], prefix: str
+                ) -> tuple[tuple[str, str], ...]:
+    return tuple((prefix + name, _text(spec[name])) for name in names
+                 if name in spec and _text(spec[name]) != "")
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return ""
+    return str(value).strip()
+
+
+def _events(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    if isinstance(value, dict):  # an event with filters (paths, branches, types) is its filters
+        return tuple(f"{k} {_text(v)}" if isinstance(v, dict) and v else str(k)
+                     for k, v in value.items())
+    return ()
+
+
+def _line(keys: dict[Any, Any], loc: tuple[Any, ...]) -> int | None:
+    lines = [span.line for key, span in keys.items() if key[:len(loc)] == loc]
+    return min(lines) if lines else None
