@@ -1,0 +1,104 @@
+"""A killed run is never a finished one: Inspect AI's real killed ``.eval``.
+
+``scripts/fixtures/inspect_killed.py`` killed a 20-sample ``inspect eval`` (SIGKILL) once
+its log held 2 samples: the archive has no ``header.json``, only the journal's
+``_journal/start.json``, which has no status. Inspect's own ``read_eval_log`` reads it as
+``started``; so does failgate: ``check`` is inconclusive (exit 3), ``init`` and the ratchet
+write nothing (exit 3, the file byte-identical), through the CLI, pytest, the CI step and
+MCP. Before, the run read as finished: exit 0, and the ratchet lowered every ceiling to the
+two samples' counts.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import mcp_calls
+
+from pytest_failgate.cli import main
+from pytest_failgate.core.reports.inspect_ai import InspectReader
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "inspect_ai"
+KILLED = DATA / "killed" / "2026-12-04T18-21-28-00-00_lookups_aE4JR2kMEoi5Xn3b59VTFY.eval"
+STARTED = ("the run did not finish: the log's status is started: it never finished "
+           "(still running, or killed)")
+# the ceilings of the full run (20 samples), as the project had committed them
+CEILINGS = """version: 1
+taxonomy: inspect_ai
+ceilings:
+  incorrect: 5
+  partial: 2
+  total: 11
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "logs").mkdir()
+    shutil.copy(KILLED, tmp_path / "logs")
+    (tmp_path / "ceilings.yaml").write_text(CEILINGS)
+    return tmp_path
+
+
+def test_the_killed_log_reads_as_started() -> None:
+    output = InspectReader().read(KILLED)
+    assert output is not None
+    assert output.interrupted == "the log's status is started: it never finished (still " \
+                                 "running, or killed)"
+    assert len(list(output.cases)) == 2
+    assert output.recorded["status"] == "started"
+
+
+def test_check_is_inconclusive(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "logs", "--json", "gate.json"]) == 3
+    capsys.readouterr()
+    result = json.loads(Path("gate.json").read_text())
+    assert result["verdict"] == "inconclusive"
+    assert result["reports"][0]["inconclusive"] == STARTED
+
+
+@pytest.mark.parametrize("mode", ["ratchet", "init"])
+def test_init_and_the_ratchet_write_nothing(project: Path, mode: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    if mode == "init":
+        Path("ceilings.yaml").unlink()
+    before = Path("ceilings.yaml").read_bytes() if mode == "ratchet" else None
+    assert main([mode, "logs"]) == 3
+    out = capsys.readouterr().out
+    assert "not written" in out
+    if before is None:
+        assert not Path("ceilings.yaml").exists()
+    else:
+        assert Path("ceilings.yaml").read_bytes() == before
+
+
+def test_pytest_fails_the_inconclusive_item_and_ratchets_nothing(
+        pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeini("[pytest]\n")
+    shutil.copytree(project / "logs", pytester.path / "logs")
+    (pytester.path / "ceilings.yaml").write_text(CEILINGS)
+    result = pytester.runpytest("--failgate=logs", "--failgate-ratchet")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*inconclusive, the run did not finish*"])
+    assert (pytester.path / "ceilings.yaml").read_text() == CEILINGS
+
+
+@pytest.mark.heavy
+def test_the_ci_step_and_mcp_are_inconclusive(project: Path) -> None:
+    import subprocess
+    import sys
+
+    step = subprocess.run([sys.executable, "-I", "-m", "pytest_failgate.ci", "logs",
+                           "--out-dir", "ci"], cwd=project, capture_output=True, text=True,
+                          check=False)
+    assert step.returncode == 3, step.stdout + step.stderr
+    assert json.loads((project / "ci" / "verdict.json").read_text())["verdict"] == \
+        "inconclusive"
+    _, results = mcp_calls(project, [("check", {"paths": ["logs"]}),
+                                     ("ratchet", {"paths": ["logs"]})])
+    assert results[0].structured_content["verdict"] == "inconclusive"
+    assert (project / "ceilings.yaml").read_text() == CEILINGS
