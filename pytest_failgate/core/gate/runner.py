@@ -251,7 +251,10 @@ def _plan(context: GateContext, gate: Gate, source: NoiseSource | None) -> list[
                 source.path if source is not None else None, context.budget)
             gate.warnings += [refused] if refused else []
         gate.warnings += _unconfirmed_notes(checks, confirmed, config, paired)
-    return plan_ratchet(checks, gate.noise is not None, confirmed, paired)
+    refusals: list[str] = []
+    plan = plan_ratchet(checks, gate.noise is not None, confirmed, paired, refusals)
+    gate.warnings += refusals
+    return plan
 
 
 def _guard(context: GateContext, gate: Gate) -> tuple[GuardResult | None, str | None]:
