@@ -102,3 +102,26 @@ def test_the_ci_step_and_mcp_are_inconclusive(project: Path) -> None:
                                      ("ratchet", {"paths": ["logs"]})])
     assert results[0].structured_content["verdict"] == "inconclusive"
     assert (project / "ceilings.yaml").read_text() == CEILINGS
+
+
+def test_a_run_folder_short_of_its_declared_cases_is_inconclusive(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A run folder's header declares ``n_cases`` before the cases are written: a folder
+    whose attribution.jsonl stopped at 5 of 77 (the harness killed) is inconclusive, naming
+    the 72 missing, and the ratchet writes nothing from it."""
+    from helpers import SAME_DAY_CEILINGS, same_day_outcomes, same_day_run
+
+    monkeypatch.chdir(tmp_path)
+    run = same_day_run(tmp_path / "run", same_day_outcomes(16))
+    Path("ceilings.yaml").write_text(SAME_DAY_CEILINGS)
+    assert main(["check", "run"]) == 0
+    attribution = run / "attribution.jsonl"
+    attribution.write_text("".join(attribution.read_text().splitlines(True)[:5]))
+    assert main(["check", "run", "--json", "gate.json"]) == 3
+    [report] = json.loads(Path("gate.json").read_text())["reports"]
+    assert report["inconclusive"] == ("the run did not finish: it holds 5 of the 77 cases its "
+                                      "run declared (72 missing): it stopped part way")
+    assert main(["ratchet", "run"]) == 3
+    assert Path("ceilings.yaml").read_text() == SAME_DAY_CEILINGS
+    capsys.readouterr()
