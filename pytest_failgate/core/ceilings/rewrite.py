@@ -563,18 +563,33 @@ def instrument_lines(reports: Sequence[Report]) -> list[str]:
     mapping a report. A later run measured otherwise is inconclusive, baseline or not,
     unless ``instruments:`` accepts the change with a reason (``core.compare.instrument``).
     Values are report content: written as JSON strings (valid YAML), never as markup."""
-    measured = [(report.name, report.instrument) for report in sorted(
-        reports, key=lambda report: report.name) if report.instrument]
+    measured = [(report.name, {**(report.instrument or {}), **case_set(report)})
+                for report in sorted(reports, key=lambda report: report.name)]
+    measured = [(name, instrument) for name, instrument in measured if instrument]
     if not measured:
         return []
     lines = ["# what measured the runs these ceilings were set from: a run measured otherwise",
-             "# is inconclusive unless `instruments:` accepts the change with its reason",
+             "# is inconclusive unless `instruments:` accepts the change with its reason; a",
+             "# run with fewer `cases` stopped part way, and is inconclusive",
              "instrument:"]
     for name, instrument in measured:
         entries = ", ".join(f"{_yaml_key(key)}: {json.dumps(value, ensure_ascii=False)}"
                             for key, value in sorted(instrument.items()))
         lines.append(f"  {_yaml_key(name)}: {{{entries}}}")
     return lines
+
+
+CASES = "cases"  # the instrument entry: how many cases the ceilings were set from
+
+
+def case_set(report: Report) -> dict[str, str]:
+    """The size of the case set a report's ceilings are set from, as an ``instrument:``
+    entry (``cases: "20"``): a later run with fewer cases is missing some, whatever its
+    format says of itself (a promptfoo JSON Lines file cut short says nothing), and is
+    inconclusive (``gate.runner``). Only a report of cases has one."""
+    if report.kind != "cases" or not report.n_cases:
+        return {}
+    return {CASES: str(report.n_cases)}
 
 
 def _ceiling(parts: tuple[int, int | None]) -> int:

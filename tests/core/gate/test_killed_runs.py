@@ -125,3 +125,66 @@ def test_a_run_folder_short_of_its_declared_cases_is_inconclusive(
     assert main(["ratchet", "run"]) == 3
     assert Path("ceilings.yaml").read_text() == SAME_DAY_CEILINGS
     capsys.readouterr()
+
+
+PROMPTFOO_JSONL = DATA.parent / "promptfoo" / "workflows" / "jsonl" / "results.jsonl"
+
+
+@pytest.fixture
+def cut_short(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """promptfoo's JSON Lines output, its ceilings set from the whole run (init records
+    the case set's size), then the file cut to its first 3 rows: nothing in the format says
+    a run stopped (each row is complete)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evals").mkdir()
+    shutil.copy(PROMPTFOO_JSONL, tmp_path / "evals")
+    assert main(["init", "evals"]) == 0
+    results = tmp_path / "evals" / "results.jsonl"
+    results.write_text("".join(results.read_text().splitlines(True)[:3]))
+    return tmp_path
+
+
+def test_init_records_the_size_of_the_case_set(cut_short: Path) -> None:
+    assert '  results: {cases: "16"}' in Path("ceilings.yaml").read_text()
+
+
+def test_a_run_missing_cases_of_the_ceilings_case_set_is_inconclusive(
+        cut_short: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = Path("ceilings.yaml").read_bytes()
+    assert main(["check", "evals", "--json", "gate.json"]) == 3
+    [report] = json.loads(Path("gate.json").read_text())["reports"]
+    assert report["inconclusive"] == (
+        "it holds 3 of the 16 cases the ceilings were set from (13 missing): a run that "
+        "stopped part way, or a smaller case set (init it anew for one)")
+    assert main(["ratchet", "evals"]) == 3
+    assert Path("ceilings.yaml").read_bytes() == before
+    capsys.readouterr()
+
+
+def test_pytest_is_inconclusive_on_a_run_missing_cases(
+        pytester: pytest.Pytester, cut_short: Path) -> None:
+    pytester.makeini("[pytest]\n")
+    shutil.copytree(cut_short / "evals", pytester.path / "evals")
+    shutil.copy(cut_short / "ceilings.yaml", pytester.path / "ceilings.yaml")
+    before = (pytester.path / "ceilings.yaml").read_bytes()
+    result = pytester.runpytest("--failgate=evals", "--failgate-ratchet")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*inconclusive, the run did not finish*",
+                                 "*it holds 3 of the 16 cases the ceilings were set from*"])
+    assert (pytester.path / "ceilings.yaml").read_bytes() == before
+
+
+@pytest.mark.heavy
+def test_the_ci_step_and_mcp_are_inconclusive_on_a_run_missing_cases(cut_short: Path) -> None:
+    import subprocess
+    import sys
+
+    step = subprocess.run([sys.executable, "-I", "-m", "pytest_failgate.ci", "evals",
+                           "--out-dir", "ci"], cwd=cut_short, capture_output=True, text=True,
+                          check=False)
+    assert step.returncode == 3, step.stdout + step.stderr
+    before = (cut_short / "ceilings.yaml").read_bytes()
+    _, results = mcp_calls(cut_short, [("check", {"paths": ["evals"]}),
+                                       ("ratchet", {"paths": ["evals"]})])
+    assert results[0].structured_content["verdict"] == "inconclusive"
+    assert (cut_short / "ceilings.yaml").read_bytes() == before
