@@ -79,3 +79,11 @@ def demand(session: pytest.Session, status: int) -> None:
 def floor_of(session: pytest.Session | None) -> int:
     """The gate's own exit status (0 when it passed, or the session was not held)."""
     return 0 if session is None else int(vars(session).get(_FLOOR, 0))
+
+
+def overridden(session: pytest.Session | None) -> bool:
+    """Whether a hook assigned a passing exit status after the gate failed (the status
+    then reads as the gate's: say so, and who could have)."""
+    if session is None or _STORED not in vars(session):
+        return False
+    return passing(vars(session)[_STORED]) and not passing(floor_of(session))

@@ -39,6 +39,9 @@ GUARD_KEY = "failgate_guard"
 REPORT_HOOKS = ("pytest_runtest_makereport", "pytest_runtest_logreport",
                 "pytest_report_teststatus", "pytest_runtest_protocol", "pytest_runtest_setup",
                 "pytest_runtest_call", "pytest_collection_modifyitems")
+# The hooks through which a plugin or conftest.py can set the session's exit status.
+EXIT_HOOKS = ("pytest_sessionfinish", "pytest_unconfigure", "pytest_cmdline_main",
+              "pytest_runtestloop")
 # The modules whose hooks are trusted: pytest's, pluggy's, xdist's, failgate's own.
 _TRUSTED = ("_pytest", "pytest", "pluggy", "xdist", "pytest_failgate")
 
@@ -174,7 +177,7 @@ def _terminal_failed(config: pytest.Config) -> set[str] | None:
             if hasattr(report, "nodeid")}
 
 
-def rewriters(config: pytest.Config) -> list[str]:
+def rewriters(config: pytest.Config, hooks: tuple[str, ...] = REPORT_HOOKS) -> list[str]:
     """The modules, outside pytest and failgate, with a hook that can change a report's
     outcome: ``conftest.py (pytest_runtest_makereport)``. The project's own (conftest.py
     files, ``-p`` modules) come first and alone when there are any: a pull request can
@@ -183,7 +186,7 @@ def rewriters(config: pytest.Config) -> list[str]:
     installed = {id(plugin) for plugin, _ in manager.list_plugin_distinfo()}
     local: dict[str, list[str]] = {}
     others: dict[str, list[str]] = {}
-    for name in REPORT_HOOKS:
+    for name in hooks:
         caller = getattr(manager.hook, name, None)
         for impl in caller.get_hookimpls() if caller is not None else ():
             module = inspect.getmodule(impl.function)

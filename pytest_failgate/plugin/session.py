@@ -344,6 +344,7 @@ class GateSession:
 
         yield ""
         yield from self._rewritten
+        yield from self._status_lines()
         yield from self._ran_lines
         if self._notes:
             yield from self._notes
@@ -351,6 +352,20 @@ class GateSession:
         status = ratchet_status(result)
         if status is not None:
             yield status
+
+
+    def _status_lines(self) -> Iterator[str]:
+        """A line when a hook set a passing exit status after the gate failed: the gate's
+        status stands (``exitstatus``), and the hooks that can set one are named."""
+        from .exitstatus import floor_of, overridden
+        from .outcomes import EXIT_HOOKS, rewriters
+
+        if not overridden(self.session):
+            return
+        hooks = rewriters(self.pytest_config, EXIT_HOOKS)
+        by = f" by {', '.join(hooks)}" if hooks else ""
+        yield (f"failgate: the gate failed, but the exit status was set to 0{by}; the gate's "
+               f"exit status ({floor_of(self.session)}) stands")
 
 
 def for_workers(result: GateResult) -> bytes:

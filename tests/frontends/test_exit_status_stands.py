@@ -124,6 +124,16 @@ def test_a_conftest_that_sets_the_exit_status_to_0_cannot_pass_a_failed_gate(
         result.assert_outcomes(failed=2, passed=22)  # the terminal agrees with the status
 
 
+def test_the_summary_names_the_hook_that_set_the_exit_status(
+    pytester: pytest.Pytester, regression: Path
+) -> None:
+    pytester.makeconftest(OVERWRITERS["trylast sessionfinish"])
+    result = pytester.runpytest("--failgate=reports")
+    result.stdout.fnmatch_lines([
+        "failgate: the gate failed, but the exit status was set to 0 by conftest.py "
+        "(pytest_sessionfinish); the gate's exit status (1) stands"])
+
+
 def test_a_p_plugin_that_sets_the_exit_status_to_0_cannot_pass_a_failed_gate(
     pytester: pytest.Pytester, regression: Path
 ) -> None:
