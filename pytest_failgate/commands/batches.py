@@ -236,15 +236,27 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return status.st_mtime_ns, status.st_size
 
 
-def run_batch(command: Sequence[str], report: Path) -> int:
+def run_batch(command: Sequence[str], report: Path, idle_seconds: float) -> int | None:
     """Run one batch's command to its end, in a session of its own (``harness``: stopped as
     a whole if ``watch`` is); its exit code. A harness may exit non-zero when cases failed
-    (promptfoo: 100), so the code alone decides nothing: the report must be written anew."""
-    from .harness import Harness
+    (promptfoo: 100), so the code alone decides nothing: the report must be written anew.
+
+    A harness that neither exits nor writes its report for ``idle_seconds`` (a hung
+    provider, a prompt waiting for input, ``sleep 911``) is stopped, its whole group, as
+    ``watch`` without ``--batch`` stops one whose report gets no new case: None. Any write
+    of the report is progress (a batch harness may write it only at its end)."""
+    from .harness import POLL_SECONDS, Harness
 
     before = _stamp(report)
     with Harness(command) as harness:
-        code = harness.wait()
+        seen, progress = before, time.monotonic()
+        while (code := harness.poll()) is None:
+            now = _stamp(report)
+            if now != seen:
+                seen, progress = now, time.monotonic()
+            elif time.monotonic() - progress > idle_seconds:
+                return None  # leaving the block stops the harness's group
+            time.sleep(POLL_SECONDS)
     if _stamp(report) in (None, before):
         raise FailgateError(
             f"the batch command (exit {code}) did not write its report", report)
@@ -278,8 +290,13 @@ def watch_batches(app: Failgate, request: Watch) -> Iterator[str | Watched]:
         yield f"batch {batch.number} of {len(batches)}: the plan's cases {batch.span}: {shown}"
         path = Path(report)
         began = time.monotonic()
-        code = run_batch(command, path)
+        code = run_batch(command, path, request.idle_seconds)
         paid += len(batch.ids)
+        if code is None:  # unsettled, as a watched run whose report stalls: inconclusive
+            yield (f"batch {batch.number}: no new write of {report} for "
+                   f"{request.idle_seconds:g} seconds (--idle-seconds): the harness is "
+                   "stopped, and no later batch is run")
+            break
         cases, found = batch_cases(app, path)
         if batch.number == 1 and found is not None:  # classify as check would this format
             feed = watched_gate(app, request, found)

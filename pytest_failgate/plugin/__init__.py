@@ -31,6 +31,7 @@ try:
         Hookspecs,
         pytest_addhooks,
         pytest_addoption,
+        pytest_cmdline_main,
         pytest_configure,
         resolved_config,
     )
@@ -39,4 +40,4 @@ finally:
     del _finder
 
 __all__ = ["PYTEST_OPTIONS", "Hookspecs", "pytest_addhooks", "pytest_addoption",
-           "pytest_configure", "resolved_config"]
+           "pytest_cmdline_main", "pytest_configure", "resolved_config"]

@@ -39,6 +39,9 @@ GUARD_KEY = "failgate_guard"
 REPORT_HOOKS = ("pytest_runtest_makereport", "pytest_runtest_logreport",
                 "pytest_report_teststatus", "pytest_runtest_protocol", "pytest_runtest_setup",
                 "pytest_runtest_call", "pytest_collection_modifyitems")
+# The hooks through which a plugin or conftest.py can set the session's exit status.
+EXIT_HOOKS = ("pytest_sessionfinish", "pytest_unconfigure", "pytest_cmdline_main",
+              "pytest_runtestloop")
 # The modules whose hooks are trusted: pytest's, pluggy's, xdist's, failgate's own.
 _TRUSTED = ("_pytest", "pytest", "pluggy", "xdist", "pytest_failgate")
 
@@ -73,6 +76,15 @@ class OutcomeCheck:
     """The gate items' reports as they arrived: node id and whether any phase failed."""
 
     seen: dict[Identity, tuple[str, str]] = field(default_factory=dict)  # (node id, outcome)
+    # an outcome other than failed, as any hook saw it (a report is looked at before the
+    # other hooks edit it and after: ``session.pytest_runtest_logreport``)
+    softened: dict[Identity, str] = field(default_factory=dict)
+    failures: set[Identity] | None = None  # the gate's (``expected_failures``), once
+
+    def expected(self, result: GateResult) -> set[Identity]:
+        if self.failures is None:
+            self.failures = expected_failures(result)
+        return self.failures
 
     def record(self, report: pytest.TestReport) -> None:
         found = identity(report.user_properties)
@@ -81,6 +93,57 @@ class OutcomeCheck:
         outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
         if self.seen.get(found, ("", ""))[1] != "failed":  # a failed phase stays failed
             self.seen[found] = (report.nodeid, outcome)
+        if outcome != "failed":
+            self.softened.setdefault(found, outcome)
+
+    def restore(self, report: pytest.TestReport, result: GateResult,
+                force: bool = False) -> None:
+        """Give a gate item the gate failed its failure back, when a hook reported it
+        otherwise (passed, skipped, xfailed), before pytest and the terminal count it:
+        the item then reads as failed everywhere, with a line saying why; the rewrite
+        itself was recorded first (``record``) and is named at the end (``problems``)."""
+        found = identity(report.user_properties)
+        if found is None or (report.outcome == "failed" and not force) or not (
+                report.when == "call" or report.outcome == "skipped"):
+            return
+        if found not in self.expected(result):
+            return
+        shown = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+        if report.outcome == "failed":  # failed, and filed otherwise (a teststatus hook)
+            return
+        if hasattr(report, "wasxfail"):
+            del report.wasxfail
+        report.outcome = "failed"
+        report.longrepr = (f"the gate failed this item; another hook reported it {shown}: "
+                           "the gate's outcome stands (see the failgate summary)")
+
+    def recount(self, result: GateResult, config: pytest.Config) -> None:
+        """Count every gate item the gate failed as failed in the terminal's tallies,
+        whatever a later hook filed it as (a ``pytest_report_teststatus``, an edit after
+        ``restore``): the summary line is written from them after every
+        ``pytest_sessionfinish``, so it then agrees with the exit status."""
+        terminal: Any = config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is None:
+            return
+        nodeids = {self.seen[item][0] for item in self.expected(result) if item in self.seen}
+        for category, reports in list(terminal.stats.items()):
+            if category in ("failed", ""):  # "": the phases no tally counts
+                continue
+            moved = [report for report in reports if getattr(report, "nodeid", None) in nodeids
+                     and (getattr(report, "when", None) == "call"
+                          or getattr(report, "outcome", None) != "passed")]
+            for report in moved:
+                reports.remove(report)
+                self.restore(report, result, force=True)
+                terminal.stats.setdefault("failed", []).append(report)
+            if moved and not reports:
+                del terminal.stats[category]
+        getattr(terminal, "_set_main_color", lambda: None)()  # the colour of the tallies
+
+    def ran_failed(self, result: GateResult) -> bool:
+        """Whether a gate item the gate failed ran (whatever it was reported as): the
+        gate's own verdict, which the exit status then keeps (``exitstatus``)."""
+        return bool(self.expected(result) & self.seen.keys())
 
     def problems(self, result: GateResult, config: pytest.Config) -> list[str]:
         """One line per gate item the gate failed that was reported otherwise, then the
@@ -91,8 +154,8 @@ class OutcomeCheck:
             if item not in self.seen:
                 continue  # not run: deselected, or stopped (the selection check says so)
             nodeid, outcome = self.seen[item]
-            if outcome != "failed":
-                rewritten.append(f"{nodeid} (reported {outcome})")
+            if outcome != "failed" or item in self.softened:
+                rewritten.append(f"{nodeid} (reported {self.softened.get(item, outcome)})")
             elif stats is not None and nodeid not in stats:
                 rewritten.append(f"{nodeid} (not counted as failed in the summary)")
         if not rewritten:
@@ -114,7 +177,7 @@ def _terminal_failed(config: pytest.Config) -> set[str] | None:
             if hasattr(report, "nodeid")}
 
 
-def rewriters(config: pytest.Config) -> list[str]:
+def rewriters(config: pytest.Config, hooks: tuple[str, ...] = REPORT_HOOKS) -> list[str]:
     """The modules, outside pytest and failgate, with a hook that can change a report's
     outcome: ``conftest.py (pytest_runtest_makereport)``. The project's own (conftest.py
     files, ``-p`` modules) come first and alone when there are any: a pull request can
@@ -123,7 +186,7 @@ def rewriters(config: pytest.Config) -> list[str]:
     installed = {id(plugin) for plugin, _ in manager.list_plugin_distinfo()}
     local: dict[str, list[str]] = {}
     others: dict[str, list[str]] = {}
-    for name in REPORT_HOOKS:
+    for name in hooks:
         caller = getattr(manager.hook, name, None)
         for impl in caller.get_hookimpls() if caller is not None else ():
             module = inspect.getmodule(impl.function)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from ..core.base.errors import FailgateError, display_path
+from .exitstatus import demand, hold
 from .items import MARKER, GateFile, is_gate_item
 from .outcomes import ROW_KEYS, OutcomeCheck
 from .selection import DRY_RUNS, Selection
@@ -67,6 +68,7 @@ class GateSession:
         self._payload: dict[str, str | bytes] | None = None  # what the xdist controller hands on
         self._started = time.time()  # to date the reports read against (``tools``)
         self._earlier: dict[str, str] = {}  # an earlier run's report -> its first item
+        self.session: pytest.Session | None = None  # the session held (``exitstatus``)
 
     # -- the gate itself -------------------------------------------------------
 
@@ -79,8 +81,8 @@ class GateSession:
             raise self._error
         if self.result is None:
             workerinput = getattr(self.pytest_config, "workerinput", {})
-            if _ERROR_KEY in workerinput:
-                self._error = FailgateError(workerinput[_ERROR_KEY])
+            if _ERROR_KEY in workerinput:  # the controller's own error, whole (its place too)
+                self._error = pickle.loads(workerinput[_ERROR_KEY])
                 raise self._error
             if _RESULT_KEY in workerinput:
                 self.result = from_controller(workerinput[_RESULT_KEY])
@@ -100,7 +102,7 @@ class GateSession:
             try:
                 self._payload = {_RESULT_KEY: for_workers(self.run())}
             except FailgateError as exc:
-                self._payload = {_ERROR_KEY: str(exc)}
+                self._payload = {_ERROR_KEY: pickle.dumps(exc)}
         node.workerinput.update(self._payload)
 
     # -- collection ---------------------------------------------------------------
@@ -209,9 +211,28 @@ class GateSession:
 
     # -- outcomes (recorded wherever reports arrive: a plain run or the controller) --
 
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+        hold(session)  # the gate's exit status, once decided, no later hook can lower
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Record each gate item's outcome as it arrived, then give a failed gate item
+        its failure back before the terminal counts it (``OutcomeCheck.restore``): the
+        tallies, the exit status and the gate's verdict agree."""
         self._reported.record(report)
+        if self.result is not None and not hasattr(self.pytest_config, "workerinput"):
+            self._reported.restore(report, self.result)  # where the terminal counts
+        self._outcome(report)
+
+    @pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")
+    def pytest_runtest_logreport_last(self, report: pytest.TestReport) -> None:
+        """The same report once every other hook has seen it: an edit made after
+        ``restore`` is a rewrite too (the terminal's tallies are mended at the end)."""
+        self._reported.record(report)
+
+    def _outcome(self, report: pytest.TestReport) -> None:
         if MARKER in report.keywords and (report.when == "call" or report.outcome != "passed"):
             self._selection.ran.add(report.nodeid)
         for name, value in report.user_properties:
@@ -240,16 +261,19 @@ class GateSession:
         self._ran_lines = [line for line in (note, problem) if line]
         if problem:
             _fail(session, also=pytest.ExitCode.NO_TESTS_COLLECTED)
-        if self._error is not None and session.exitstatus == pytest.ExitCode.TESTS_FAILED:
-            # The gate could not run (its one item failed, or no gate item ran): exit 2, as
+        if self._error is not None and (self._selection.ran or problem):
+            # The gate could not run (its one item ran, or no gate item ran): exit 2, as
             # every front end exits for a gate it could not run (an input error), with
-            # xdist and without.
-            session.exitstatus = pytest.ExitCode.INTERRUPTED
+            # xdist and without; from the gate's own record, whatever a hook assigned.
+            demand(session, pytest.ExitCode.INTERRUPTED)
         if self.result is None:
             return
+        if self._reported.ran_failed(self.result):
+            demand(session, pytest.ExitCode.TESTS_FAILED)  # the gate's own verdict
         self._rewritten = self._reported.problems(self.result, self.pytest_config)
         if self._rewritten:
             _fail(session)
+            self._reported.recount(self.result, self.pytest_config)
         from ..commands.gating import ini_key_note, lower, record
 
         try:
@@ -320,6 +344,7 @@ class GateSession:
 
         yield ""
         yield from self._rewritten
+        yield from self._status_lines()
         yield from self._ran_lines
         if self._notes:
             yield from self._notes
@@ -327,6 +352,20 @@ class GateSession:
         status = ratchet_status(result)
         if status is not None:
             yield status
+
+
+    def _status_lines(self) -> Iterator[str]:
+        """A line when a hook set a passing exit status after the gate failed: the gate's
+        status stands (``exitstatus``), and the hooks that can set one are named."""
+        from .exitstatus import floor_of, overridden
+        from .outcomes import EXIT_HOOKS, rewriters
+
+        if not overridden(self.session):
+            return
+        hooks = rewriters(self.pytest_config, EXIT_HOOKS)
+        by = f" by {', '.join(hooks)}" if hooks else ""
+        yield (f"failgate: the gate failed, but the exit status was set to 0{by}; the gate's "
+               f"exit status ({floor_of(self.session)}) stands")
 
 
 def for_workers(result: GateResult) -> bytes:
@@ -351,7 +390,9 @@ def from_controller(payload: bytes) -> GateResult:
 
 def _fail(session: pytest.Session, also: pytest.ExitCode = pytest.ExitCode.OK) -> None:
     """The run must not pass (a file failgate had to write was not written, the gate
-    did not run): a passing exit status (or ``also``) becomes "tests failed"."""
+    did not run): a passing exit status (or ``also``) becomes "tests failed", and stays
+    so whatever a later hook assigns (``exitstatus.demand``)."""
+    demand(session, pytest.ExitCode.TESTS_FAILED)
     if session.exitstatus in (pytest.ExitCode.OK, also):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -13,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -455,3 +456,38 @@ def test_real_lm_eval_in_batches_passes_a_clean_system_after_running_its_batches
         assert sorted(rows) == sorted(int(doc) for doc in plan[10 * b - 10:10 * b])
         assert all(doc["question"] == f"q{i}" and score == (doc["answer"] == "lol")
                    for i, (doc, _, score) in rows.items())
+
+
+def test_a_batch_harness_that_never_exits_nor_writes_is_stopped_after_idle_seconds(
+        project: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``watch --batch 3 --idle-seconds 1 -- sleep 40`` (behind a shell that records its
+    pid): the batch is stopped, its whole group, after the idle second, no later batch is
+    run, and the run is inconclusive (exit 3), as an unbatched run whose report stalls: no
+    case arrived, so nothing is settled. Before, watch waited for the harness to exit."""
+    monkeypatch.setattr("pytest_failgate.commands.harness.STOP_GRACE_SECONDS", 1.0)
+    _broken_run(project, capsys, planned=30, failing=6)
+    started = time.monotonic()
+    code, out, err = run(capsys, "watch", "batch.jsonl", "--plan", "plan.json", "--batch", "3",
+                         "--idle-seconds", "1", "--", "sh", "-c",
+                         "echo $$ > pid; exec sleep 40")
+    assert code == 3, out + err  # before: exit 2 after 40 s ("did not write its report")
+    assert time.monotonic() - started < 30
+    assert ("batch 1: no new write of batch.jsonl for 1 seconds (--idle-seconds): the harness "
+            "is stopped, and no later batch is run") in out
+    assert "batch 2 of" not in out
+    assert "verdict inconclusive:" in out
+    pid = int((project / "pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the sleep is gone, reaped
+
+
+def test_a_batch_harness_that_writes_in_time_is_not_stopped(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Idle means no write: a batch whose harness writes within the idle seconds runs on."""
+    _broken_run(project, capsys, planned=12, failing=0)
+    code, out, err = run(capsys, "watch", "results.jsonl", "--plan", "plan.json", "--batch",
+                         "6", "--idle-seconds", "30", "--", sys.executable, "harness.py",
+                         "cases.json", "{ids}", "results.jsonl")
+    assert code == 0, out + err
+    assert "--idle-seconds" not in out

@@ -8,7 +8,7 @@ the CLI can print one line a user can click on, instead of a traceback.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -16,7 +16,13 @@ if TYPE_CHECKING:
 
 
 class FailgateError(Exception):
-    """A problem with the user's input, reported as ``file:line:col: message``."""
+    """A problem with the user's input, reported as ``file:line:col: message``.
+
+    It crosses processes whole (an xdist worker's, the MCP server's call): ``__reduce__``
+    rebuilds it from its message and place, and whatever else an instance carries, so a
+    subclass with its own ``__init__`` and the copy on the other side read the same; its
+    ``str`` never raises (a place whose path cannot be made relative is shown as given).
+    """
 
     def __init__(
         self,
@@ -31,15 +37,31 @@ class FailgateError(Exception):
         self.line = line
         self.col = col
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuilt, (type(self), self.message, self.path, self.line, self.col),
+                dict(vars(self)))
+
     def __str__(self) -> str:
         if self.path is None:
             return self.message
-        where = display_path(self.path)
+        try:
+            where = display_path(self.path)
+        except OSError:  # the working directory is gone (a worker's, a test's)
+            where = str(self.path)
         if self.line is not None:
             where += f":{self.line}"
             if self.col is not None:
                 where += f":{self.col}"
         return f"{where}: {self.message}"
+
+
+def _rebuilt(kind: type[FailgateError], message: str, path: Path | None, line: int | None,
+             col: int | None) -> FailgateError:
+    """An unpickled ``FailgateError`` of ``kind``: made without its class's ``__init__``
+    (a subclass may take other arguments), then given what every one has."""
+    error = kind.__new__(kind)
+    FailgateError.__init__(error, message, path, line, col)
+    return error
 
 
 def display_path(path: Path) -> str:

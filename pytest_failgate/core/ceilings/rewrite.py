@@ -94,7 +94,8 @@ RATCHETED = frozenset({"max", "observed", "allowance", "max_rate", "per", "signi
 
 def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
                  confirmed: Mapping[tuple[str, str], int] | None = None,
-                 paired: Mapping[tuple[str, str], int] | None = None) -> list[Lowering]:
+                 paired: Mapping[tuple[str, str], int] | None = None,
+                 refusals: list[str] | None = None) -> list[Lowering]:
     """Every number that can come down; none ever goes up.
 
     An entry under ``ceilings:`` governs that name in every report without an
@@ -128,6 +129,14 @@ def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
     given and confirms nothing. Without either a noisy
     entry is never lowered (:func:`unconfirmed` names the drops that wait for one).
 
+    Whatever the evidence, an entry is never lowered below what this run has: its new
+    ``max`` (the confirmed ``observed`` plus the allowance) must hold this run's count, or
+    the same run would fail its own gate. Evidence that says otherwise (a confirming run
+    far below this one, a "run before the change" with far more failures than the
+    ceiling was set from: a crafted one, or not the system this run changed) disagrees
+    with the run, and confirms nothing: the entry is kept, and ``refusals`` gets a line
+    naming it.
+
     A category of cases that failed outside the system under test (``outside: true``) is
     a tolerance, not a quality: its ceiling says when a run is inconclusive, and a ratchet
     to a run with no provider error would make the next one inconclusive. It is kept.
@@ -151,7 +160,8 @@ def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
             continue  # no noise measured for it: its count may be a lucky one
         allowance = max(needs) if needs else entry.ceiling.allowance
         if noisy or entry.ceiling.allowance is not None:  # a noisy ceiling: confirmed only
-            plan += _lower_confirmed(entry, group, allowance or 0, confirmed, paired)
+            plan += _lower_confirmed(entry, group, allowance or 0, confirmed, paired,
+                                     refusals)
             if confirmed is not None or paired:
                 plan += _lower_rate(entry, group, max(needs, default=0))
             continue
@@ -206,9 +216,11 @@ def _evidence(group: Sequence[Check], confirmed: Mapping[tuple[str, str], int] |
 
 def _lower_confirmed(entry: Entry, group: Sequence[Check], allowance: int,
                      confirmed: Mapping[tuple[str, str], int] | None,
-                     paired: Mapping[tuple[str, str], int] | None = None) -> list[Lowering]:
+                     paired: Mapping[tuple[str, str], int] | None = None,
+                     refusals: list[str] | None = None) -> list[Lowering]:
     """A noisy entry's lowering, only where a second run, or a same-day run of the system
-    before the change, confirms the drop (see :func:`plan_ratchet`)."""
+    before the change, confirms the drop, and never below this run's count (see
+    :func:`plan_ratchet`)."""
     ceiling = entry.ceiling
     if ceiling.max is None or entry.max_span is None:
         return []
@@ -220,6 +232,18 @@ def _lower_confirmed(entry: Entry, group: Sequence[Check], allowance: int,
     if len(found) < len(given):  # each kind of evidence given must confirm the drop
         return []
     if not found or max(found) + allowance >= ceiling.max:
+        return []
+    highest = max(group, key=lambda check: check.count)
+    if max(found) + allowance < highest.count:  # the evidence disagrees with this run
+        if refusals is not None:
+            evidence = ("the run before the change (--confirm-baseline)" if paired
+                        else "the confirming run (--confirm)")
+            refusals.append(
+                f"ratchet: {highest.report.name}::{highest.name} not lowered: "
+                f"{evidence} would set it to {max(found) + allowance} (observed "
+                f"{max(found)} + allowance {allowance}), below this run's count "
+                f"{highest.count}, so this run would fail its own gate; evidence that "
+                "disagrees with the run confirms nothing")
         return []
     return _lowered_to(entry, max(found), allowance)
 
@@ -539,18 +563,33 @@ def instrument_lines(reports: Sequence[Report]) -> list[str]:
     mapping a report. A later run measured otherwise is inconclusive, baseline or not,
     unless ``instruments:`` accepts the change with a reason (``core.compare.instrument``).
     Values are report content: written as JSON strings (valid YAML), never as markup."""
-    measured = [(report.name, report.instrument) for report in sorted(
-        reports, key=lambda report: report.name) if report.instrument]
+    measured = [(report.name, {**(report.instrument or {}), **case_set(report)})
+                for report in sorted(reports, key=lambda report: report.name)]
+    measured = [(name, instrument) for name, instrument in measured if instrument]
     if not measured:
         return []
     lines = ["# what measured the runs these ceilings were set from: a run measured otherwise",
-             "# is inconclusive unless `instruments:` accepts the change with its reason",
+             "# is inconclusive unless `instruments:` accepts the change with its reason; a",
+             "# run with fewer `cases` stopped part way, and is inconclusive",
              "instrument:"]
     for name, instrument in measured:
         entries = ", ".join(f"{_yaml_key(key)}: {json.dumps(value, ensure_ascii=False)}"
                             for key, value in sorted(instrument.items()))
         lines.append(f"  {_yaml_key(name)}: {{{entries}}}")
     return lines
+
+
+CASES = "cases"  # the instrument entry: how many cases the ceilings were set from
+
+
+def case_set(report: Report) -> dict[str, str]:
+    """The size of the case set a report's ceilings are set from, as an ``instrument:``
+    entry (``cases: "20"``): a later run with fewer cases is missing some, whatever its
+    format says of itself (a promptfoo JSON Lines file cut short says nothing), and is
+    inconclusive (``gate.runner``). Only a report of cases has one."""
+    if report.kind != "cases" or not report.n_cases:
+        return {}
+    return {CASES: str(report.n_cases)}
 
 
 def _ceiling(parts: tuple[int, int | None]) -> int:

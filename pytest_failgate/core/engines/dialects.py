@@ -101,6 +101,10 @@ class Dialect:
     def isnan(self, value: str) -> str:
         return f"isnan({value})"
 
+    def nonfinite(self, value: str) -> str:
+        """Whether a float is NaN or infinite (null for null)."""
+        return f"(NOT isfinite({value}))"
+
     def raise_error(self, message: str) -> str:
         return f"error({self.string(message)})"
 
@@ -180,6 +184,10 @@ class SparkDialect(Dialect):
 
     def raise_error(self, message: str) -> str:
         return f"raise_error({self.string(message)})"
+
+    def nonfinite(self, value: str) -> str:
+        return (f"(isnan({value}) OR {value} IN (CAST('Infinity' AS DOUBLE), "
+                f"CAST('-Infinity' AS DOUBLE)))")
 
     def to_text(self, value: str) -> str:
         return f"CAST({value} AS STRING)"

@@ -425,9 +425,15 @@ class SqlExpr:
         if not ((a.type.number and b.type.number) or (a.type.kind == b.type.kind == "str")):
             raise SqlUnsupported(f"'{op}' cannot order a {a.type.describe()} and a "
                                  f"{b.type.describe()} (Python raises)")
-        nan = "".join(f" AND NOT {self.d.isnan(x.sql)}" for x in (a, b)
-                      if x.type.kind == "float" and x.constant is ...)
-        return f"coalesce({a.sql} {op} {b.sql}{nan}, FALSE)"
+        floats = [x.sql for x in (a, b) if x.type.kind == "float" and x.constant is ...]
+        test = f"coalesce({a.sql} {op} {b.sql}, FALSE)"
+        if not floats:
+            return test
+        # NaN or infinite: no answer, an error as in Python (``runtime._finite``)
+        bad = " OR ".join(f"coalesce({self.d.nonfinite(x)}, FALSE)" for x in floats)
+        message = (f"'{op}' cannot order a number that is not finite (NaN or infinite): "
+                   "have the scorer write a finite number, or null where it has none")
+        return f"(CASE WHEN {bad} THEN {self.d.raise_error(message)} ELSE {test} END)"
 
     def member(self, item_node: ast.expr, container_node: ast.expr) -> str:
         if isinstance(container_node, ast.Set | ast.List | ast.Tuple) and all(

@@ -18,7 +18,7 @@ from ..ceilings.check import Check, consistency_differences, evaluate, unmeasura
 from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
 from ..ceilings.metrics import evaluate_metric
 from ..ceilings.model import SLICE_SEPARATOR
-from ..ceilings.rewrite import plan_ratchet, unconfirmed
+from ..ceilings.rewrite import CASES, plan_ratchet, unconfirmed
 from ..compare import DEFAULT_ALPHA
 from ..compare.instrument import NEXT as INSTRUMENT_NEXT
 from ..compare.instrument import SINCE_INIT, instrument_changes, unaccepted_text
@@ -251,7 +251,10 @@ def _plan(context: GateContext, gate: Gate, source: NoiseSource | None) -> list[
                 source.path if source is not None else None, context.budget)
             gate.warnings += [refused] if refused else []
         gate.warnings += _unconfirmed_notes(checks, confirmed, config, paired)
-    return plan_ratchet(checks, gate.noise is not None, confirmed, paired)
+    refusals: list[str] = []
+    plan = plan_ratchet(checks, gate.noise is not None, confirmed, paired, refusals)
+    gate.warnings += refusals
+    return plan
 
 
 def _guard(context: GateContext, gate: Gate) -> tuple[GuardResult | None, str | None]:
@@ -386,13 +389,29 @@ def _compare_recorded_instruments(gated: Sequence[ReportGate], ceilings: Ceiling
         report = report_gate.report
         if report is None or report.name not in recorded:
             continue
-        report_gate.instrument = instrument_changes(recorded[report.name], report.instrument,
-                                                    accepted)
+        measured = dict(recorded[report.name])
+        missing = missing_cases(measured.pop(CASES, None), report)
+        if missing is not None and report_gate.inconclusive is None:
+            report_gate.inconclusive = Inconclusive("the run did not finish", missing)
+        report_gate.instrument = instrument_changes(measured, report.instrument, accepted)
         unaccepted = [change for change in report_gate.instrument if change.reason is None]
         if unaccepted and report_gate.inconclusive is None:
             report_gate.inconclusive = Inconclusive(
                 "the measuring instrument changed", unaccepted_text(unaccepted, SINCE_INIT),
                 next=INSTRUMENT_NEXT.replace("KEY", unaccepted[0].key))
+
+
+def missing_cases(recorded: str | None, report: Report) -> str | None:
+    """Why a report with fewer cases than the ceilings were set from (the file's
+    ``instrument: {REPORT: {cases: N}}``) cannot be judged: the run stopped part way."""
+    if recorded is None or not recorded.isdigit() or report.n_cases is None:
+        return None
+    expected = int(recorded)
+    if report.n_cases >= expected:
+        return None
+    return (f"it holds {report.n_cases} of the {expected} cases the ceilings were set from "
+            f"({expected - report.n_cases} missing): a run that stopped part way, or a "
+            "smaller case set (init it anew for one)")
 
 
 def _refuse_nothing_gated(gated: Sequence[ReportGate]) -> None:

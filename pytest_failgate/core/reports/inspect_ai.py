@@ -3,7 +3,8 @@
 A ``.json`` log is one object: ``{"version", "status", "eval": {"task", "model", ...},
 "results", "samples": [...]}``. An ``.eval`` log is a zip archive of
 ``header.json`` (the same object without samples; ``_journal/start.json`` while a
-run is unfinished) and ``samples/<id>_epoch_<n>.json``, each member zstd-compressed
+run is unfinished, or after it was killed: such a log's status is ``started``, as
+Inspect reads it) and ``samples/<id>_epoch_<n>.json``, each member zstd-compressed
 (see ``zipzstd``: reading them needs the ``inspect`` extra).
 
 Each sample of each epoch is one case with the fields the built-in ``inspect_ai``
@@ -343,6 +344,12 @@ def _read_eval(path: Path) -> tuple[Mapping[str, Any], list[Any]]:
         if not looks_like_log(header):
             raise FailgateError(f"{header_name} in this .eval archive is not an Inspect log "
                                 "header (no eval.task)", path)
+        if header_name != "header.json":
+            # Inspect writes header.json when the run ends; until then (and for ever, when
+            # it was killed) the journal's start.json stands in, and has no status of its
+            # own. Inspect's read_eval_log reads such a log as ``started``, and so does
+            # this reader, whatever the journal holds: the run is not a finished one.
+            header = {**header, "status": "started"}
         if "summaries.json" in names:
             summaries = _member_json(archive, "summaries.json")
             if not isinstance(summaries, list):

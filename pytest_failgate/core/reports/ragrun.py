@@ -167,6 +167,8 @@ class RagRunReader(Reader):
         if isinstance(header, dict) and _is_header(header) and isinstance(
                 header.get("timestamp"), str):
             recorded["ran"] = (header["timestamp"], "run.jsonl timestamp")  # when it ran
+        declared = header.get("n_cases") if isinstance(header, dict) else None
         return ReaderOutput(cases=cases, recorded=recorded, config=config,
                             contradictions=_cross_check(cases, recorded),
-                            instrument=run_instrument(log) if log.is_file() else None)
+                            instrument=run_instrument(log) if log.is_file() else None,
+                            expected=declared if type(declared) is int else None)

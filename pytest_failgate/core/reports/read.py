@@ -338,9 +338,18 @@ def _from_reader(detected: Detected, output: ReaderOutput, spec: ReadSpec) -> Re
                          config=output.config)
     report.run_order = output.run_order
     report.repeat_unit = output.repeat_unit
-    report.interrupted = output.interrupted
+    report.interrupted = output.interrupted or short_of(report.n_cases, output.expected)
     report.instrument = output.instrument
     return report
+
+
+def short_of(n_cases: int | None, expected: int | None) -> str | None:
+    """Why a run whose tool declared ``expected`` cases and wrote fewer did not finish;
+    None when it has them all (or declared nothing)."""
+    if expected is None or n_cases is None or n_cases >= expected:
+        return None
+    return (f"it holds {n_cases} of the {expected} cases its run declared "
+            f"({expected - n_cases} missing): it stopped part way")
 
 
 def _uncounted(detected: Detected, output: ReaderOutput) -> Report:

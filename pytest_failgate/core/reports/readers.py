@@ -85,6 +85,10 @@ class ReaderOutput:
     # set (to why) when the run did not finish (it crashed or was cancelled): its counts
     # cannot be judged, and the report is inconclusive (``core.gate.inconclusive``)
     interrupted: str | None = None
+    # how many cases the run was to have, as its tool wrote it before the cases (a run
+    # folder's header ``n_cases``): fewer cases than that is a run that stopped part way,
+    # inconclusive like an ``interrupted`` one, naming how many are missing (``read``)
+    expected: int | None = None
     # what measured the cases (the judge or grader model, the scorers and metrics, the
     # dataset), as the format records it: a baseline comparison checks it first
     # (``compare.instrument``); the system's own settings go in ``config``

@@ -119,6 +119,10 @@ class CaseSink:
         self._metrics = taxonomy.metrics
         self._sample: list[Mapping[str, Any]] = []  # the first cases, for ``check_fit``
         self.case_metrics: dict[str, dict[str, float]] = {m.name: {} for m in taxonomy.metrics}
+        # the cases a rule met a NaN or infinite number in (position, id, what): a whole
+        # report is read first, so the error gives their count (``add_all``, ``finish``)
+        self._nonfinite: list[tuple[int, str, str]] = []
+        self._bulk = False
 
     @property
     def n_cases(self) -> int:
@@ -160,7 +164,7 @@ class CaseSink:
         try:
             decision = self.tallier.decide(view)
         except RuleError as exc:
-            raise CaseProblem(position, str(exc)) from None
+            return self._undecided(position, key, exc)
         category = self.tallier.record(key if decision[0] else "", decision, absent, view)
         if len(self._sample) < SAMPLE:
             self._sample.append(view)
@@ -170,6 +174,16 @@ class CaseSink:
                 self.case_metrics[metric.name][key] = value
         return key, category
 
+    def _undecided(self, position: int, key: str, exc: RuleError) -> tuple[str, None]:
+        """A case its rules could not decide: a ``CaseProblem``, unless a rule met a NaN
+        or infinite number while a whole report is read, which is counted and named with
+        the others at its end (``nonfinite_error``)."""
+        if not (exc.nonfinite and self._bulk):
+            raise CaseProblem(position, str(exc)) from None
+        self._nonfinite.append((position, key, str(exc)))
+        self.tallier.n_cases += 1
+        return key, None
+
     def add_all(self, cases: Iterable[Any], struct: type | None = None, missing: Any = MISSING,
                 to_mapping: Callable[[Any], Any] | None = None) -> None:
         """``add`` every case, through the taxonomy's generated loop where it has one.
@@ -178,6 +192,14 @@ class CaseSink:
         for ``fields``, ``missing`` where absent) that ``to_mapping`` turns into dicts
         for ``add``. The loop hands ``add`` every case it does not take plainly.
         """
+        self._bulk = True
+        try:
+            self._add_all(cases, struct, missing, to_mapping)
+        finally:
+            self._bulk = False
+
+    def _add_all(self, cases: Iterable[Any], struct: type | None, missing: Any,
+                 to_mapping: Callable[[Any], Any] | None) -> None:
         convert = to_mapping or (lambda case: case)
         rest: Iterator[Any] = iter(cases)
         scan = None
@@ -238,6 +260,8 @@ class CaseSink:
                config: dict[str, Any] | None = None) -> Report:
         """The report; zero cases is an error (a gate over nothing would pass vacuously),
         and so is a taxonomy none of whose fields any case has (``check_fit``)."""
+        if self._nonfinite:
+            raise self.nonfinite_error()
         tally = self.tallier.result()
         if tally.n_cases == 0:
             raise FailgateError(
@@ -250,6 +274,24 @@ class CaseSink:
             n_cases=tally.n_cases, tally=tally, recorded=recorded or {},
             id_keys=list(self._seen), contradictions=contradictions, taxonomy=self.taxonomy,
             format=format_name, config=config, case_metrics=self.case_metrics)
+
+
+    def nonfinite_error(self) -> FailgateError:
+        """The cases in which a rule compared a NaN or infinite number, with their count:
+        an error, not a category. Such a comparison has no answer (NaN is neither below
+        nor above 0.5), so the case can be called neither failed nor passed; calling it
+        passed (Python's ``nan < 0.5`` is False) let a broken scorer pass its cases."""
+        position, key, what = self._nonfinite[0]
+        count = len(self._nonfinite)
+        also = ""
+        if count > 1:
+            more = ", ".join(f"#{p}" for p, _, _ in self._nonfinite[1:6])
+            also = f"; also {more}" + (", ..." if count > 6 else "")
+        return FailgateError(
+            f"{count} of {self.tallier.n_cases} cases have a number that is NaN or infinite "
+            f"where a rule compares it; the first, case #{position} "
+            f"({shown(repr(key))}): {what}{also}. Such a comparison has no answer: have the "
+            "scorer write a finite number, or null where it has none", self.file.path)
 
 
 def check_fit(file: ReportFile, taxonomy: Taxonomy, absent: Mapping[str, int], n_cases: int,

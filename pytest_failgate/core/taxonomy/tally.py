@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..base.classes import dataclass
+from .expr.errors import NonFinite
 from .model import Case, metric_number
 
 if TYPE_CHECKING:
@@ -49,10 +50,11 @@ Metric = tuple[Callable[[Case], Any], "Predicate | None"]
 class RuleError(Exception):
     """A rule (or slice, population or metric) could not be evaluated on a case."""
 
-    def __init__(self, rule: str, message: str) -> None:
+    def __init__(self, rule: str, message: str, nonfinite: bool = False) -> None:
         super().__init__(f"{rule}: {message}")
         self.rule = rule
         self.message = message
+        self.nonfinite = nonfinite  # a NaN or infinite number compared (``NonFinite``)
 
 
 @dataclass
@@ -264,7 +266,8 @@ class Tallier:
             try:
                 predicate(case)
             except Exception as found:
-                return RuleError(name, str(found) or type(found).__name__)
+                return RuleError(name, str(found) or type(found).__name__,
+                                 isinstance(found, NonFinite))
         return RuleError("a slice or metric", str(exc) or type(exc).__name__)
 
     def _observe(self, case: Case) -> tuple[tuple[Any, bool], ...]:

@@ -155,3 +155,33 @@ def test_an_accepted_baseline_gap_is_a_loosening_the_guard_names(
     code, out, err = run_cli(capsys, "guard", "--base", "main")
     assert code == 1, out + err
     assert "failgate_accept_baseline_gap" in out + err
+
+
+def test_a_crafted_confirm_baseline_never_lowers_a_ceiling_below_this_runs_count(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The run has 16 retrieval misses (ceiling 20: it passes). A "run before the change"
+    crafted with the same cases, 40 passing ones of them made misses, pairs as 40 cases
+    fixed and none new: a drop of 40, which set the ceiling to 0 + 8 = 8, below this run's
+    16, so the same run then failed its own gate. It disagrees with the run and confirms
+    nothing, named; the same run still passes."""
+    monkeypatch.chdir(tmp_path)
+    run = same_day_outcomes_of(16)
+    after = dated_run(tmp_path / "after", run, T0 + timedelta(hours=1))
+    crafted = ["retrieval_miss" if mode == "correct" else mode for mode in run]
+    before = dated_run(tmp_path / "crafted", crafted, T0)
+    text, warnings = ratchet(tmp_path, after, confirm_baseline=(before,))
+    assert text == CEILINGS
+    assert ("ratchet: attribution::retrieval_miss not lowered: the run before the change "
+            "(--confirm-baseline) would set it to 8 (observed 0 + allowance 8), below this "
+            "run's count 16, so this run would fail its own gate; evidence that disagrees "
+            "with the run confirms nothing") in warnings
+    code, out, err = run_cli(capsys, "ratchet", str(after), "--confirm-baseline", str(before))
+    assert code == 0, out + err
+    assert (tmp_path / "ceilings.yaml").read_text(encoding="utf-8") == CEILINGS
+    assert "not lowered: the run before the change" in out + err
+    assert run_cli(capsys, "check", str(after))[0] == 0
+
+
+def same_day_outcomes_of(missed: int, fixed: int = 0) -> list[str]:
+    return outcomes(missed, fixed=fixed)

@@ -51,3 +51,7 @@ def _pad(prefix: str) -> str:
 class ExprRuntimeError(Exception):
     """An operation that has no meaning on the values it got (e.g. len(5), "a" + 1)."""
 
+
+class NonFinite(ExprRuntimeError):
+    """An ordering comparison of a number that is NaN or infinite: it has no answer, so
+    the case is counted and named rather than decided (``reports.sink``)."""
