@@ -31,24 +31,9 @@ def init(config: Config | Failgate, force: bool = False,
          reason: str | None = None) -> InitResult:
     """Write a new ceilings file from the current counts; over an existing one only with
     ``force`` (an exact file moving onto a noise band), classified by that file's
-    taxonomy unless a taxonomy is given."""
+    taxonomy (a name, a file or inline: the gate keeps it) unless a taxonomy is given."""
     app = Failgate.of(config)
-    if force and app.config.ceilings.exists() and app.config.taxonomy is None:
-        from dataclasses import replace
-
-        app = Failgate(replace(app.config, taxonomy=_written_taxonomy(app)), app.pytest_plugins)
     return record(app, app.gate("init", replace_existing=force).result(), force, reason)
-
-
-def _written_taxonomy(app: Failgate) -> str | None:
-    """The taxonomy the existing ceilings file names (a name, or its file's absolute path),
-    for ``init --force`` to write again; None for an inline one (the default then)."""
-    from ..core.ceilings.load import load_ceilings
-
-    written = load_ceilings(app.config.ceilings, app.plugins.taxonomies).taxonomy
-    if written.source is not None:
-        return str(written.source)
-    return written.name if written.name in app.plugins.taxonomies else None
 
 
 def record(app: Failgate, result: GateResult, replace: bool = False,

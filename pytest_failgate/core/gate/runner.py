@@ -96,6 +96,7 @@ class GateContext:
     ceilings: Ceilings | None
     choice: TaxonomyChoice
     spec: ReadSpec
+    kept: Ceilings | None = None  # the ceilings file ``init --force`` replaces
 
     @property
     def checking(self) -> bool:
@@ -133,6 +134,7 @@ def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
     every_reader = (*readers, *builtin_readers())
     check_engine(config.engine)
     ceilings: Ceilings | None = None
+    kept: Ceilings | None = None  # the file ``init --force`` replaces, for its taxonomy
     if config.mode == "init" or (config.baseline and not config.ceilings_path.exists()):
         # init, or a comparison with the baseline alone (no ceilings: every count is free)
         if config.mode == "init" and config.ceilings_path.exists() \
@@ -142,6 +144,10 @@ def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
                 f"an existing one with {config.advice.ratchet})", config.ceilings_path)
         given = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
                  if config.init_taxonomy is not None else None)
+        if given is None and config.replace_existing and config.ceilings_path.exists():
+            # ``init --force`` keeps the file's own taxonomy: a name, a file, or inline
+            kept = load_ceilings(config.ceilings_path, taxonomies)
+            given = kept.taxonomy
     else:
         if not config.ceilings_path.exists():
             raise FailgateError(
@@ -154,7 +160,7 @@ def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
         given = None  # once the file exists, its taxonomy: decides (and its taxonomies:)
     choice = taxonomy_choice(taxonomies, given, ceilings)  # the run's: made here, once
     spec = _read_spec(ceilings, choice.run_taxonomy, config, every_reader)
-    return GateContext(config, taxonomies, every_reader, ceilings, choice, spec)
+    return GateContext(config, taxonomies, every_reader, ceilings, choice, spec, kept)
 
 
 def classify(context: GateContext) -> Gate:
@@ -170,7 +176,8 @@ def classify(context: GateContext) -> Gate:
         g.report.name if g.report is not None else g.file.name for g in gated) if ceilings else []
     warnings += ceilings.deprecations() if ceilings is not None else []
     return Gate(config=config, taxonomy=taxonomy, ceilings=ceilings, reports=gated,
-                skipped=skipped, plan=[], warnings=warnings, known=context.taxonomies)
+                skipped=skipped, plan=[], warnings=warnings, known=context.taxonomies,
+                kept=context.kept)
 
 
 def check(context: GateContext, gate: Gate) -> None:

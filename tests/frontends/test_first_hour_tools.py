@@ -1,0 +1,77 @@
+"""The first hour of teams on promptfoo, DeepEval and the seed's run format (issue 47):
+the walls they met, each driven with the commands the docs give, on the tools' real files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import cases_for, run_cli, write_ceilings, write_summary
+from test_first_hour_own_fields import TAXONOMY, own_fields
+
+from pytest_failgate.core.ceilings.load import load_ceilings
+from pytest_failgate.core.taxonomy import builtin_taxonomies
+
+# -- init --force keeps the file's own taxonomy, inline too ------------------------------
+
+
+@pytest.mark.parametrize("reason", [None, "a new judge"])
+def test_init_force_keeps_an_inline_taxonomy(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], reason: str | None
+) -> None:
+    root = own_fields(pytester.path)
+    inline = "".join(f"  {line}\n" for line in TAXONOMY.splitlines())
+    ceilings = root / "ceilings.yaml"
+    ceilings.write_text(f"version: 1\ntaxonomy:\n{inline}ceilings:\n  wrong_doc: 0\n",
+                        encoding="utf-8")
+    assert run_cli(capsys, "check", "reports")[0] == 1  # 5 wrong_doc over a ceiling of 0
+    code, out, err = run_cli(capsys, "init", "reports", "--force",
+                             *(("--reason", reason) if reason else ()))
+    assert code == 0, out + err
+    assert "init: replaced ceilings.yaml" in out
+    written = ceilings.read_text(encoding="utf-8")
+    assert "\ntaxonomy:\n  name: helpdesk\n" in written  # inline still, not a name
+    kept = load_ceilings(ceilings, builtin_taxonomies())
+    assert kept.taxonomy.name == "helpdesk"
+    assert kept.taxonomy.category_names == ("wrong_doc", "other")
+    assert kept.model.ceilings["wrong_doc"].max == 5
+    assert run_cli(capsys, "check", "reports")[0] == 0
+
+
+# -- the seed's run format: recorded counts nested under ``aggregate`` -------------------
+
+FOUND = {"verifier_false_negative": 2, "retrieval_miss": 2}
+
+
+def _nested(root: Path, recorded: dict[str, int], **top: Any) -> None:
+    write_summary(root / "reports" / "run.json", cases_for(FOUND, passed=3), **top,
+                  aggregate={"failure_category_counts": recorded, "num_predictions": 7,
+                             "accuracy": 0.5})
+    write_ceilings(root / "ceilings.yaml", FOUND)
+
+
+def test_counts_nested_under_aggregate_are_cross_checked(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _nested(pytester.path, {"verifier_false_negative": 2, "retrieval_miss": 1})
+    code, out, _ = run_cli(capsys, "check", "reports")
+    assert code == 1, out
+    assert "the report's recorded aggregates disagree with its 7 cases" in out
+    assert "retrieval_miss: recorded 1, recomputed 2" in out
+    every = {name: FOUND.get(name, 0) for name in builtin_taxonomies()["rag"].category_names}
+    _nested(pytester.path, every)  # every count recorded as found: the consistency holds
+    code, out, _ = run_cli(capsys, "check", "reports")
+    assert code == 0, out
+    assert "disagree" not in out
+
+
+def test_the_same_key_at_both_levels_with_two_values_is_refused_by_place(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _nested(pytester.path, FOUND, num_predictions=9)
+    code, out, _ = run_cli(capsys, "check", "reports")
+    assert code == 2  # the report cannot be read: an error item, the run exit 2
+    assert "aggregate.num_predictions differs from the top level's num_predictions" in out
+    assert re.search(r"run\.json:\d+:\d+", out), out
