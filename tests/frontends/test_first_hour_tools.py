@@ -75,3 +75,34 @@ def test_the_same_key_at_both_levels_with_two_values_is_refused_by_place(
     assert code == 2  # the report cannot be read: an error item, the run exit 2
     assert "aggregate.num_predictions differs from the top level's num_predictions" in out
     assert re.search(r"run\.json:\d+:\d+", out), out
+
+
+# -- raising one ceiling: the message says which other ceiling must move ------------------
+
+
+def test_raising_one_category_says_total_must_move_too(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = pytester.path
+    write_summary(root / "reports" / "run.json", cases_for({"unknown": 20}, passed=10))
+    assert run_cli(capsys, "init", "reports")[0] == 0
+    ceilings = root / "ceilings.yaml"
+    assert "\n  total: 20\n" in ceilings.read_text()
+    write_summary(root / "reports" / "run.json", cases_for({"unknown": 26}, passed=4))
+    text = ceilings.read_text().replace("\n  unknown: 20\n", "\n  unknown: 26\n")
+    ceilings.write_text(text)  # the one raise a pull request makes
+    code, out, _ = run_cli(capsys, "check", "reports")
+    assert code == 1
+    assert "total: 26 cases, 6 over the ceiling of 20" in out
+    assert ("every category it counts is within its own ceiling: a category's ceiling was "
+            "raised without this one; total must move too, to at least 26") in out
+    ceilings.write_text(text.replace("\n  total: 20\n", "\n  total: 26\n"))
+    assert run_cli(capsys, "check", "reports")[0] == 0
+    ceilings.write_text(text.replace("\n  total: 20\n", "\n"))  # or total not gated at all
+    assert run_cli(capsys, "check", "reports")[0] == 0
+    # a category over its own ceiling is the news: total's item says nothing more
+    ceilings.write_text(text.replace("\n  unknown: 26\n", "\n  unknown: 21\n"))
+    code, out, _ = run_cli(capsys, "check", "reports")
+    assert code == 1
+    assert "unknown: 26 cases, 5 over the ceiling of 21" in out
+    assert "must move too" not in out

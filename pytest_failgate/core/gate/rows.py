@@ -39,6 +39,8 @@ from .messages import FIRST_CASES
 BLIND_SHARE = Fraction(1, 5)
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..base.verdict import RowVerdict
     from ..ceilings.check import Check
     from ..ceilings.metrics import MetricCheck
@@ -102,8 +104,8 @@ def _report_result(gate: Gate, gated: ReportGate, slack: set[Any]) -> ReportResu
                             n_cases=None, failed=None, error=str(gated.error))
     report = gated.report
     strict = gate.config.mode == "strict"
-    rows = [_row(gate, check, strict and check.entry is not None and check.entry.loc in slack)
-            for check in gated.checks]
+    rows = [_row(gate, check, strict and check.entry is not None and check.entry.loc in slack,
+                 gated.checks) for check in gated.checks]
     assert gate.ceilings is not None or not gated.contracts
     rows += [contract_row(c, f"{display_path(gate.config.ceilings_path)}:{c.contract.line}")
              for c in gated.contracts]
@@ -201,7 +203,7 @@ def _power(check: Check, limit: int | None) -> dict[str, Any]:
     return fields
 
 
-def _row(gate: Gate, check: Check, slack: bool) -> Row:
+def _row(gate: Gate, check: Check, slack: bool, siblings: Sequence[Check] = ()) -> Row:
     ceilings = gate.ceilings
     source = None
     if check.entry is not None and ceilings is not None:
@@ -228,6 +230,8 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
     verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
     message = messages.check_message(check, source, taxonomy, slack, gate.config,
                                      gate.plan) if ceilings is not None else ""
+    if message and check.verdict == "fail" and kind != "category":  # one raise, two edits?
+        message += messages.members_within(check, siblings, taxonomy)
     if check.corrected is not None and check.limit is not None:  # gold labels decided it
         verdict = "fail" if slack else corrected_verdict(check.corrected, check.limit)
         message = message if slack else corrected_message(check, source)
