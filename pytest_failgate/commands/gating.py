@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..core.base.errors import display_path
 from .app import Failgate
 
 if TYPE_CHECKING:
@@ -47,25 +48,52 @@ def record(app: Failgate, result: GateResult, replace: bool = False,
     return InitResult(result=result, lines=done.lines, written=done.written)
 
 
-def ini_key_note(config: Config) -> str | None:
-    """After an init given its reports on the command line: the configuration that gates
-    every pytest run from then on, as the ini key ``failgate`` (a setting: a run can leave
-    the gate out on its command line with ``-m "not failgate"``, and pytest without
+def next_steps(app: Failgate, result: GateResult) -> list[str]:
+    """After an init given its reports on the command line: how to gate from then on, in
+    the words of what the readers know of their tools (``Reader.run``) and of the project.
+
+    A tool that writes its files after a pytest session of its own (``deepeval test run``)
+    gets a gate step of its own after it: the ini key would gate every pytest run, the
+    tool's own and the project's tests, against an earlier run's files. A project with no
+    pytest configuration (a node project) gets the command line's step. Else the ini key
+    ``failgate`` (a setting: ``-m "not failgate"`` leaves the gate out, and pytest without
     failgate loaded only warns of an unknown key, where ``--failgate=`` in ``addopts``
-    would stop it with "unrecognized arguments"). None when the ini key gave them."""
+    stops it with "unrecognized arguments"). Each tool's note (an exit status that stops a
+    CI job before the gate step) follows. Nothing when the ini key gave the reports."""
+    from ..core.reports.builtin import builtin_readers, tool_run
     from ..options import PREFIX
 
+    config = app.config
     if PREFIX not in config.given:
-        return None
+        return []
     words = next((words for option, words in config.given_words("init", quote=False)
                   if option.name == PREFIX), [])
     if not words:
-        return None
-    listed = ", ".join(f'"{word}"' for word in words)
-    return (f"init: to gate every pytest run, set the ini key `{PREFIX} = {' '.join(words)}` "
-            f"under [pytest] (pyproject.toml: `{PREFIX} = [{listed}]` under "
-            "[tool.pytest.ini_options]) rather than --failgate in addopts; "
-            '`pytest -m "not failgate"` then runs the tests without the gate')
+        return []
+    readers = {reader.name: reader for reader in (*builtin_readers(), *app.plugins.readers)}
+    formats = dict.fromkeys(report.format for report in result.reports if report.format)
+    runs = [run for name in formats if name in readers
+            if (run := tool_run(readers[name])) is not None]
+    paths = " ".join(words)
+    check = f"`failgate check {paths}`"
+    apart = next((run for run in runs if not run.same_session), None)
+    if apart is not None:
+        ceilings = display_path(config.ceilings)
+        lines = [f"init: `{apart.command}` writes {paths} after its own pytest session ends, "
+                 f"so the gate is a step of its own after it: {check} (or `pytest "
+                 f"--failgate={paths} {ceilings}`, which runs the gate alone); not the ini "
+                 f"key {PREFIX} or --failgate in addopts, which would gate every pytest run, "
+                 "the tool's own included, against an earlier run's files"]
+    elif config.inipath is None:
+        lines = [f"init: this project has no pytest configuration: gate it with {check} as "
+                 "a CI step after the evaluation (the GitHub Action runs it: docs/ci.md)"]
+    else:
+        listed = ", ".join(f'"{word}"' for word in words)
+        lines = [f"init: to gate every pytest run, set the ini key `{PREFIX} = {paths}` "
+                 f"under [pytest] (pyproject.toml: `{PREFIX} = [{listed}]` under "
+                 "[tool.pytest.ini_options]) rather than --failgate in addopts; "
+                 '`pytest -m "not failgate"` then runs the tests without the gate']
+    return lines + [f"init: {run.note}" for run in runs if run.note]
 
 
 def ratchet(config: Config | Failgate) -> RatchetResult:

@@ -250,7 +250,7 @@ class GateSession:
         self._rewritten = self._reported.problems(self.result, self.pytest_config)
         if self._rewritten:
             _fail(session)
-        from ..commands.gating import ini_key_note, lower, record
+        from ..commands.gating import lower, next_steps, record
 
         try:
             if self._rewritten and self.config.mode in ("ratchet", "init"):
@@ -266,8 +266,8 @@ class GateSession:
             elif self.config.mode == "init":
                 recorded = record(self.app, self.result)
                 self._notes.extend(recorded.lines)
-                note = ini_key_note(self.settings) if recorded.written else None
-                self._notes.extend([note] if note else [])
+                self._notes.extend(next_steps(self.app, self.result) if recorded.written
+                                   else [])
                 if not _required(self.pytest_config.getini("required_plugins")):
                     self._notes.append(
                         "init: so that `-p no:failgate` or PYTEST_DISABLE_PLUGIN_AUTOLOAD "

@@ -106,3 +106,64 @@ def test_raising_one_category_says_total_must_move_too(
     assert code == 1
     assert "unknown: 26 cases, 5 over the ceiling of 21" in out
     assert "must move too" not in out
+
+
+# -- advice from the reader: what fits the tool and the project -------------------------
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _deepeval_project(root: Path) -> None:
+    """A pytest-native DeepEval project: its tests under testpaths, xdist in addopts, and
+    the .deepeval/ folder one `deepeval test run` left (real DeepEval 4.3.1 files)."""
+    import shutil
+
+    shutil.copytree(DATA / "deepeval" / "folder" / ".deepeval", root / ".deepeval")
+    (root / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\naddopts = "-n 2 -p no:cacheprovider"\n',
+        encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_unit.py").write_text(
+        "def test_one():\n    pass\n\n\ndef test_two():\n    pass\n", encoding="utf-8")
+
+
+@pytest.mark.heavy
+def test_deepeval_advice_is_a_step_of_its_own_and_following_it_keeps_pytest_green(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = pytester.path
+    _deepeval_project(root)
+    code, out, _ = run_cli(capsys, "init", ".deepeval")
+    assert code == 0, out
+    assert ("init: `deepeval test run tests/` writes .deepeval after its own pytest session "
+            "ends, so the gate is a step of its own after it: `failgate check .deepeval` (or "
+            "`pytest --failgate=.deepeval ceilings.yaml`, which runs the gate alone)") in out
+    assert "set the ini key" not in out
+    assert "exits 1 when a test fails" in out
+    # followed: plain pytest runs the project's tests only, and stays green
+    plain = pytester.runpytest_subprocess()
+    plain.assert_outcomes(passed=2)
+    # the gate's own step, both ways the advice gives
+    assert run_cli(capsys, "check", ".deepeval")[0] == 0
+    gate = pytester.runpytest_subprocess("--failgate=.deepeval", "ceilings.yaml")
+    assert gate.ret == 0, gate.stdout.str()
+    assert "test_unit.py" not in gate.stdout.str()  # the gate alone, not the project's tests
+    assert "passed" in gate.stdout.str()
+
+
+def test_a_project_without_pytest_configuration_gets_the_command_line_step(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    root = pytester.path
+    (root / "package.json").write_text('{"name": "bot", "private": true}\n', encoding="utf-8")
+    (root / "evals").mkdir()
+    shutil.copy(DATA / "promptfoo" / "generated" / "run1" / "results.json",
+                root / "evals" / "results.json")
+    code, out, _ = run_cli(capsys, "init", "evals")
+    assert code == 0, out
+    assert ("init: this project has no pytest configuration: gate it with `failgate check "
+            "evals` as a CI step after the evaluation") in out
+    assert "ini key" not in out
+    assert "PROMPTFOO_FAILED_TEST_EXIT_CODE=0" in out  # the tool's note, from its reader

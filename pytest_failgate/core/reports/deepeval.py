@@ -58,7 +58,7 @@ from typing import Any
 
 from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, open_file, parse_json_file
-from .readers import Reader, ReaderOutput
+from .readers import Reader, ReaderOutput, ToolRun
 
 WRAPPER_KEY = "testRunData"  # .latest_test_run.json
 _LISTS = (("testCases", "llm", "test_case"),
@@ -72,6 +72,10 @@ class DeepEvalReader(Reader):
     name: str = "deepeval"
     suffixes: tuple[str, ...] = (".json",)
     taxonomy: str = "deepeval"
+    run: ToolRun | None = ToolRun(
+        "deepeval test run tests/", same_session=False,
+        note="deepeval test run exits 1 when a test fails: the gate step runs after it "
+        "all the same (if: always())")
 
     def claims(self, head: bytes) -> bool:
         """Whether the file's first bytes may be a DeepEval test run (a cheap filter)."""

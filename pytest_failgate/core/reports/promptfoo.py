@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, json_lines, parse_json_file
-from .readers import Reader, ReaderOutput
+from .readers import Reader, ReaderOutput, ToolRun
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -79,6 +79,10 @@ class PromptfooReader(Reader):
     name: str = "promptfoo"
     suffixes: tuple[str, ...] = (".json", ".jsonl")
     taxonomy: str = "promptfoo"
+    run: ToolRun | None = ToolRun(
+        "npx promptfoo eval -o results.json",
+        note="promptfoo exits 100 when a test fails: run it with "
+        "PROMPTFOO_FAILED_TEST_EXIT_CODE=0 so the job reaches the gate step")
 
     def claims(self, head: bytes) -> bool:
         """Whether the file's first bytes may be promptfoo's (a cheap filter)."""
