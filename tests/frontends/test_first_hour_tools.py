@@ -167,3 +167,39 @@ def test_a_project_without_pytest_configuration_gets_the_command_line_step(
             "evals` as a CI step after the evaluation") in out
     assert "ini key" not in out
     assert "PROMPTFOO_FAILED_TEST_EXIT_CODE=0" in out  # the tool's note, from its reader
+
+
+# -- what is new: the comment marks each failing case against the base branch's run ------
+
+
+def test_the_comment_marks_each_failing_case_new_or_already_failing_with_its_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from pytest_failgate.ci.__main__ import main as ci_main
+
+    monkeypatch.chdir(tmp_path)
+    runs = DATA / "promptfoo" / "generated"  # real promptfoo 0.121.20: before and after
+    for folder, run in (("base", "run1"), ("evals", "run2")):
+        (tmp_path / folder).mkdir()
+        shutil.copy(runs / run / "results.json", tmp_path / folder / "results.json")
+    assert run_cli(capsys, "init", "base")[0] == 0  # the base branch's ceilings
+    code = ci_main(["evals", "--check-arg=--baseline=base", "--out-dir", "out"], env={})
+    capsys.readouterr()
+    assert code == 1
+    comment = (tmp_path / "out" / "failgate.md").read_text(encoding="utf-8")
+    block = comment[comment.index("· <code>text_match</code>"):]
+    block = block[:block.index("</details>")]
+    assert "2 new, 4 already failing" in block
+    assert ('- `echo/0/exact answer` **new**: `Expected output "Question (answer in one '
+            'line): Berlin" to equal "Question: Berlin"`') in block
+    assert ('- `echo/0/arithmetic` already failing: `Expected output to match regex '
+            '"\\b4\\b"`') in block
+    # the new ones first
+    assert block.index("**new**") < block.index(" already failing:")
+    # without a baseline: the first cases, each with its reason, unmarked
+    assert run_cli(capsys, "check", "evals", "--md", "plain.md")[0] == 1
+    plain = (tmp_path / "plain.md").read_text(encoding="utf-8")
+    assert "- `echo/0/arithmetic`: `Expected output to match regex" in plain
+    assert "already failing" not in plain

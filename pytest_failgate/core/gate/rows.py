@@ -14,6 +14,7 @@ from ..base.errors import display_path
 from ..base.formatting import format_number
 from ..base.result import (
     CaseExample,
+    FailingCase,
     GateResult,
     GuardResultModel,
     LoweringResult,
@@ -256,6 +257,7 @@ def _row(gate: Gate, check: Check, slack: bool, siblings: Sequence[Check] = ()) 
         kind=kind,
         count=check.count,
         limit=check.limit,
+        cases=_failing_cases(gate, check, first, taxonomy),
         ceiling=messages.ceiling_text(check) if ceilings is not None else "baseline only",
         source=source,
         line=_line(gate, check),
@@ -365,6 +367,40 @@ def consistency_row(report: Report, differences: list[str]) -> Row:
         verdict="fail" if differences else "pass",
         rule="recorded failure_category_counts equal the recomputed counts", message=message,
     )
+
+
+def _failing_cases(gate: Gate, check: Check, first: list[str], taxonomy: Taxonomy
+                   ) -> list[FailingCase]:
+    """The first cases of a count with the report's reason for each (the ``reason`` field,
+    where the taxonomy declares it) and, against a baseline run, whether each is new: not in
+    this category there, or not in that run at all. Against a baseline the new ones come
+    first (the first of them, then the first already failing), so a pull request's one new
+    failure is never hidden behind ten old ones."""
+    reasons: dict[str, str] = {}
+    if REASON in taxonomy.field_index and check.report.tally is not None:
+        for category in taxonomy.members(check.name):
+            for case_id, case in check.report.tally.examples.get(category, []):
+                if isinstance(case.get(REASON), str) and case[REASON]:
+                    reasons.setdefault(case_id, case[REASON])
+    compared = gate.baseline.comparison if gate.baseline is not None else None
+    found = next((r for r in compared.reports if r.name == check.report.name),
+                 None) if compared is not None and check.slice is None else None
+    if found is None or not found.paired:
+        return [FailingCase(id=case_id, reason=reasons.get(case_id)) for case_id in first]
+    changes = {change.category: change for change in found.changes}
+    names = [check.name] if check.name in changes else taxonomy.members(check.name)
+    held = messages.case_ids(check.report, check.name, taxonomy)
+    entered = {case_id for name in names if name in changes for case_id in changes[name].new}
+    entered |= set(found.only_candidate)
+    new = [case_id for case_id in held if case_id in entered]
+    old = [case_id for case_id in held if case_id not in entered]
+    return [FailingCase(id=case_id, reason=reasons.get(case_id), new=case_id in entered)
+            for case_id in [*new, *old][:FIRST_CASES]]
+
+
+# the case field a taxonomy declares for the report's own reason a case failed (the failed
+# assertion's or metric's): shown beside each failing case
+REASON = "reason"
 
 
 def case_examples(report: Report, name: str, taxonomy: Taxonomy) -> list[CaseExample]:

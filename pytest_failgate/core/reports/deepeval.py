@@ -41,6 +41,9 @@ built-in ``deepeval`` taxonomy (``taxonomy/builtin/deepeval.yaml``) reads:
     counts as a metric error.
 ``kind``, ``metrics`` (name -> ``{success, score, threshold, error}``)
     For slices and listings.
+``reason``
+    The failed metric's own ``reason`` (else the errored metric's ``error``): shown beside
+    the case in the pull-request comment.
 
 ``recorded`` keeps ``testPassed`` and ``testFailed`` (when the file has them) and
 ``num_predictions``; cases that disagree with them are contradictions (the report's
@@ -271,7 +274,7 @@ def _case(entry: Mapping[str, Any], kind: str, unnamed: str, loc: Loc, position:
         raise Misshapen(f"{where}: metricsData is {describe(metrics_data)}; expected a list",
                         (*loc, "metricsData"))
     metrics: dict[str, dict[str, Any]] = {}
-    failed_metric = errored_metric = None
+    failed_metric = errored_metric = reason = None
     for number, metric in enumerate(metrics_data):
         if not isinstance(metric, Mapping) or not isinstance(metric.get("name"), str):
             raise Misshapen(f"{where}: metricsData[{number}] is not an object with a name",
@@ -281,14 +284,18 @@ def _case(entry: Mapping[str, Any], kind: str, unnamed: str, loc: Loc, position:
                          "threshold": metric.get("threshold"), "error": error}
         if error or score is None:
             errored_metric = errored_metric or name
-        elif metric.get("success") is False:
-            failed_metric = failed_metric or name
+        elif metric.get("success") is False and failed_metric is None:
+            failed_metric = name
+            said = metric.get("reason")
+            reason = said if isinstance(said, str) and said else None
     name = entry.get("name")
     order = entry.get("order")
     if not isinstance(name, str) or not name:
         name = f"{unnamed}_{order}" if type(order) is int else f"#{position}"
     return {"id": name, "kind": kind, "success": success, "failed_metric": failed_metric,
-            "errored_metric": errored_metric, "metrics": metrics}
+            "errored_metric": errored_metric, "metrics": metrics,
+            "reason": reason or (metrics[errored_metric]["error"] if errored_metric and
+                                 isinstance(metrics[errored_metric]["error"], str) else None)}
 
 
 def _cross_check(cases: list[dict[str, Any]], counts: Mapping[str, Any]) -> list[str]:
