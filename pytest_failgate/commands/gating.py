@@ -7,7 +7,8 @@ writes the same reports with :func:`write_reports`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..core.base.errors import display_path
 from .app import Failgate
@@ -15,6 +16,7 @@ from .app import Failgate
 if TYPE_CHECKING:
     from ..core.base.result import GateResult, Row
     from ..core.ceilings.writeback import Outcomes
+    from ..core.gate.runner import Gate
     from ..output.files import Written
     from .config import Config
     from .results import InitResult, RatchetResult, ShowResult
@@ -34,7 +36,59 @@ def init(config: Config | Failgate, force: bool = False,
     ``force`` (an exact file moving onto a noise band), classified by that file's
     taxonomy (a name, a file or inline: the gate keeps it) unless a taxonomy is given."""
     app = Failgate.of(config)
-    return record(app, app.gate("init", replace_existing=force).result(), force, reason)
+    keeps = force and app.config.ceilings.exists()  # the file's own taxonomy, as it is
+    gate = app.gate("init", replace_existing=force)
+    own = own_metrics(gate) if app.config.taxonomy is None and not keeps else None
+    if own is None:
+        return record(app, gate.result(), force, reason)
+    mapping, said = own  # classified again, each of the project's own metrics a category
+    app = Failgate(app.config, app.pytest_plugins)
+    done = record(app, app.gate("init", force, mapping).result(), force, reason)
+    return replace(done, lines=[*done.lines, said]) if done.written else done
+
+
+def own_metrics(gate: Gate) -> tuple[dict[str, Any], str] | None:
+    """The run's taxonomy extended with a category per name of the project's own metrics
+    (the values of a ``split_by`` field among the cases of that category: DeepEval's
+    ``failed_metric`` in ``other_metric``), and init's words for it; None when there are
+    none. Users read ``Keyword: 2, Length: 1``, not ``other_metric: 3``; a metric added
+    later falls in the category it was split from, whose ceiling is then 0: the gate."""
+    import json
+    import re
+
+    taxonomy = gate.taxonomy
+    names: dict[str, tuple[str, str | None]] = {}  # metric name -> (field, group)
+    for report_gate in gate.reports:
+        report = report_gate.report
+        if report is None or report.taxonomy is not taxonomy or report.tally is None:
+            continue
+        for rule in taxonomy.categories:
+            if rule.split_by is None or not report.counts.get(rule.name):
+                continue
+            for _, case in report.tally.examples.get(rule.name, []):
+                value = case.get(rule.split_by)
+                if isinstance(value, str) and value:
+                    names.setdefault(value, (rule.split_by, rule.group))
+    if not names:
+        return None
+    taken = set(taxonomy.category_names)
+    categories = []
+    for metric, (field, group) in names.items():
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", metric).strip("_") or "metric"
+        slug = slug if slug[0].isalpha() or slug[0] == "_" else f"m_{slug}"
+        while slug in taken:
+            slug += "_metric"
+        taken.add(slug)
+        categories.append({"name": slug, "when": f"{field} == {json.dumps(metric)}",
+                           "description": f"{metric} failed", **({"group": group} if group
+                                                                  else {})})
+    mapping = {"name": f"{taxonomy.name}-own", "extends": taxonomy.name,
+               "categories": categories}
+    listed = ", ".join(c["name"] for c in categories)
+    said = (f"init: a category per metric of your own, by its name ({listed}), written inline "
+            f"as taxonomy {mapping['name']} (extends: {taxonomy.name}); a metric added later "
+            "counts where they were, at ceiling 0, until you give it its own")
+    return mapping, said
 
 
 def record(app: Failgate, result: GateResult, replace: bool = False,

@@ -203,3 +203,70 @@ def test_the_comment_marks_each_failing_case_new_or_already_failing_with_its_rea
     plain = (tmp_path / "plain.md").read_text(encoding="utf-8")
     assert "- `echo/0/arithmetic`: `Expected output to match regex" in plain
     assert "already failing" not in plain
+
+
+# -- categories users recognise: a category per metric of their own ---------------------
+
+
+def _deepeval_run(path: Path, failing: list[str]) -> None:
+    """A DeepEval test run (``.deepeval/.latest_run_full.json``'s shape) whose cases fail
+    the given custom metrics, one case each, beside two that pass every metric (the same
+    instrument, run after run)."""
+    import json
+
+    def metric(name: str, success: bool) -> dict[str, Any]:
+        return {"name": name, "success": success, "score": 1.0 if success else 0.0,
+                "threshold": 0.5, "reason": f"{name} said no" if not success else "ok",
+                "error": None}
+
+    cases = [{"name": f"case_{n}", "success": False, "order": n,
+              "metricsData": [metric(name, False)]} for n, name in enumerate(failing)]
+    cases += [{"name": f"ok_{n}", "success": True, "order": len(failing) + n,  # every metric
+               "metricsData": [metric(name, True) for name in ("Keyword", "Length", "Tone")]}
+              for n in range(2)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"testCases": cases, "conversationalTestCases": [],
+                                "testPassed": 2, "testFailed": len(failing)}), encoding="utf-8")
+
+
+def test_deepeval_custom_metrics_are_categories_by_their_names(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = pytester.path / ".deepeval" / ".latest_run_full.json"
+    _deepeval_run(run, ["Keyword", "Keyword", "Length"])
+    code, out, _ = run_cli(capsys, "init", ".deepeval")
+    assert code == 0, out
+    assert ("init: a category per metric of your own, by its name (Keyword, Length), written "
+            "inline as taxonomy deepeval-own (extends: deepeval)") in out
+    written = (pytester.path / "ceilings.yaml").read_text(encoding="utf-8")
+    assert "\n  Keyword: 2\n  Length: 1\n" in written
+    assert "\n  other_metric: 0\n" in written
+    code, out, _ = run_cli(capsys, "check", ".deepeval")
+    assert code == 0, out
+    # a new metric is a new category's failure at ceiling 0: the gate fails, naming it
+    _deepeval_run(run, ["Keyword", "Keyword", "Length", "Tone"])
+    code, out, _ = run_cli(capsys, "check", ".deepeval")
+    assert code == 1
+    assert "other_metric: 1 case, 1 over the ceiling of 0" in out
+
+
+def test_an_extended_taxonomy_adds_categories_only(tmp_path: Path) -> None:
+    from pytest_failgate.core.base.errors import FailgateError
+    from pytest_failgate.core.taxonomy.files import taxonomy_from_yaml
+
+    extended = taxonomy_from_yaml(
+        'name: mine\nextends: deepeval\ncategories:\n  - {name: Keyword, when: '
+        'failed_metric == "Keyword"}\n')
+    base = builtin_taxonomies()["deepeval"]
+    assert extended.category_names == ("Keyword", *base.category_names)
+    assert extended.failed.text == base.failed.text
+    for text, message in [
+        ("name: m\nextends: nope\ncategories: []\n", "extends names a built-in taxonomy"),
+        ("name: m\nextends: deepeval\nfailed: 'true'\ncategories: []\n", "unknown key 'failed'"),
+        ("name: m\nextends: deepeval\ncategories:\n  - {name: x}\n", "needs a 'when'"),
+        ("name: m\nextends: deepeval\ncategories:\n  - {name: safety, when: 'true'}\n",
+         "'safety' is a category of deepeval already"),
+    ]:
+        with pytest.raises(FailgateError, match=message) as raised:
+            taxonomy_from_yaml(text, tmp_path / "t.yaml")
+        assert raised.value.line is not None, message

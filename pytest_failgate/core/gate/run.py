@@ -50,15 +50,15 @@ class GateRun:
     guard_error: str | None = None  # why the guard could not compare, when it could not
     built: GateResult | None = field(default=None, repr=False)  # the result, once built
     times: Dated | None = None  # when this run and its paired runs were measured
-    kept: Ceilings | None = None  # the ceilings file ``init --force`` replaces
+    # a taxonomy a new ceilings file writes inline (the one ``init --force`` keeps, or
+    # init's own metrics' categories): the one compiled, and its mapping
+    inline: tuple[Taxonomy, Mapping[str, Any]] | None = None
 
     def reference(self, taxonomy: Taxonomy) -> str | Mapping[str, Any]:
         """How a new ceilings file names a taxonomy: by name if known, else by its file;
-        the replaced file's inline taxonomy as its own mapping, written inline again."""
-        kept = self.kept
-        if kept is not None and kept.taxonomy is taxonomy and isinstance(kept.model.taxonomy,
-                                                                          dict):
-            return kept.model.taxonomy
+        an inline one as its own mapping, written inline again."""
+        if self.inline is not None and self.inline[0] is taxonomy:
+            return self.inline[1]
         if self.known.get(taxonomy.name) is taxonomy or taxonomy.source is None:
             return taxonomy.name
         return PurePath(os.path.relpath(taxonomy.source, self.config.ceilings_path.parent)
