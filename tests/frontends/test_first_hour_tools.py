@@ -270,3 +270,22 @@ def test_an_extended_taxonomy_adds_categories_only(tmp_path: Path) -> None:
         with pytest.raises(FailgateError, match=message) as raised:
             taxonomy_from_yaml(text, tmp_path / "t.yaml")
         assert raised.value.line is not None, message
+
+
+def test_a_real_deepeval_runs_own_metrics_are_its_categories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DeepEval 4.3.1's own files (tests/data/deepeval/README.md): three custom BaseMetrics
+    failed once each, where the built-in taxonomy said other_metric: 3."""
+    import shutil
+
+    shutil.copytree(DATA / "deepeval" / "test_run" / ".deepeval", tmp_path / ".deepeval")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_cli(capsys, "init", ".deepeval")
+    assert code == 0, out
+    assert "(Keyword_Recall, Brevity, Resolved_In_Turns)" in out
+    written = (tmp_path / "ceilings.yaml").read_text(encoding="utf-8")
+    assert "\n  Keyword_Recall: 1\n  Brevity: 1\n  Resolved_In_Turns: 1\n" in written
+    assert 'when: failed_metric == "Keyword Recall"' in written
+    assert "\n  other_metric: 0\n" in written
+    assert run_cli(capsys, "check", ".deepeval")[0] == 0
