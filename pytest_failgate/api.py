@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 from .commands.hookspecs import PluginConfig, hookimpl
 from .core.base.confine import shown
 from .core.base.errors import FailgateError, did_you_mean
-from .core.reports.readers import Reader, ReaderOutput, repeat_of
+from .core.reports.readers import Reader, ReaderOutput, ToolRun, repeat_of
 from .core.taxonomy.model import Taxonomy
 from .options import DEFAULT_DELTA
 
@@ -82,10 +82,32 @@ if TYPE_CHECKING:  # imported when first used (``__getattr__``): JSON, zip, taxo
     from .core.reports.zipzstd import ZipArchive
     from .core.taxonomy.files import taxonomy, taxonomy_from_yaml
 
-__all__ = ["FailgateError", "Loc", "Misshapen", "PluginConfig", "Reader", "ReaderOutput",
-           "Taxonomy", "ZipArchive", "describe", "did_you_mean", "hookimpl", "json_lines",
-           "load_json", "loads", "open_file", "parse_json_file", "read_bytes", "repeat_of",
-           "sequential_gate", "shown", "taxonomy", "taxonomy_from_yaml", "top_level"]
+__all__ = [
+    "FailgateError",
+    "Loc",
+    "Misshapen",
+    "PluginConfig",
+    "Reader",
+    "ReaderOutput",
+    "Taxonomy",
+    "ToolRun",
+    "ZipArchive",
+    "describe",
+    "did_you_mean",
+    "hookimpl",
+    "json_lines",
+    "load_json",
+    "loads",
+    "open_file",
+    "parse_json_file",
+    "read_bytes",
+    "repeat_of",
+    "sequential_gate",
+    "shown",
+    "taxonomy",
+    "taxonomy_from_yaml",
+    "top_level",
+]
 
 _JSON_HELPERS = frozenset({"Loc", "Misshapen", "describe", "json_lines", "load_json", "loads",
                            "open_file", "parse_json_file", "read_bytes", "top_level"})

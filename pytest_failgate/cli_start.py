@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 
 def init_lines(args: argparse.Namespace, config: Config) -> tuple[list[str], RunVerdict]:
-    from .commands.gating import ini_key_note, init
+    from .commands.app import Failgate
+    from .commands.gating import init, next_steps
     from .core.ceilings import writeback
     from .output.text import summary_lines
 
@@ -30,8 +31,9 @@ def init_lines(args: argparse.Namespace, config: Config) -> tuple[list[str], Run
     if args.reason is not None and not args.force:
         raise FailgateError("--reason is written by init --force over an existing file; a new "
                             "file raises nothing")
+    app = Failgate(config)
     try:
-        done = init(config, force=args.force, reason=args.reason)
+        done = init(app, force=args.force, reason=args.reason)
     except FailgateError as exc:  # an existing file: the way to write it again
         if args.force or exc.path != config.ceilings:
             raise
@@ -39,8 +41,8 @@ def init_lines(args: argparse.Namespace, config: Config) -> tuple[list[str], Run
                             f"{_forced(config)}", exc.path) from None
     for line in summary_lines(done.result, writeback.outcomes_from_verdicts(done.result)):
         out.append(line)
-    note = ini_key_note(config) if done.written else None
-    for line in ["", *done.lines, *([note] if note else [])]:
+    notes = next_steps(app, done.result) if done.written else []
+    for line in ["", *done.lines, *notes]:
         out.append(line)
     if not done.written and done.result.verdict == "pass":  # nothing to write, or refused
         return out, "error"

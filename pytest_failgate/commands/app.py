@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError
@@ -53,7 +53,8 @@ class Failgate:
 
         return load_plugins(self.config, self.pytest_plugins())
 
-    def gate(self, mode: Mode, replace_existing: bool = False) -> Gate:
+    def gate(self, mode: Mode, replace_existing: bool = False,
+             inline_taxonomy: Mapping[str, Any] | None = None) -> Gate:
         """The gate over the configured reports in ``mode`` (``check`` runs ``gate`` or
         ``strict``; pytest and the ``init`` and ``ratchet`` commands their own), run once:
         asked again, the gate already run."""
@@ -65,10 +66,11 @@ class Failgate:
             raise FailgateError("no report to gate: give the reports' paths, or set the ini "
                                 "key failgate")
         config = self.config.gate(mode)
-        if replace_existing:  # ``init --force``
+        if replace_existing or inline_taxonomy is not None:  # ``init --force``; own metrics
             from dataclasses import replace
 
-            config = replace(config, replace_existing=True)
+            config = replace(config, replace_existing=replace_existing,
+                             inline_taxonomy=inline_taxonomy)
         self.built = run_gate(config, self.plugins.taxonomies, self.plugins.readers)
         return self.built
 

@@ -160,16 +160,29 @@ def _tables(result: GateResult) -> list[str]:
 
 
 def _first_cases(result: GateResult) -> list[str]:
-    """Each failing check's first cases (its new ones against a baseline), folded."""
+    """Each failing check's first cases, folded: against a baseline (the base branch's run)
+    each marked new or already failing, the new ones first, and with the report's own
+    reason where it gives one. Ids and reasons are data: code spans, one line each."""
     lines = []
     for row in result.rows:
-        ids = row.baseline.new if row.baseline is not None else row.first_cases
-        if not row.failing or not ids:
+        if not row.failing or not row.cases:
             continue
-        what = "new cases" if row.baseline is not None else "first cases"
+        cases = sorted(row.cases, key=lambda case: case.new is False)  # new ones first
+        compared = any(case.new is not None for case in cases)
+        fresh = sum(case.new is True for case in cases)
+        what = (f"{fresh} new, {len(cases) - fresh} already failing" if compared
+                else "first cases")
+        what += (f" (the first {len(cases)} of {row.count})" if (row.count or 0) > len(cases)
+                 else f" ({len(cases)})" if not compared else "")
         lines += [f"<details><summary>{_html_code(row.report)} · {_html_code(row.label)}: "
-                  f"{what} ({len(ids)})</summary>", "",
-                  ", ".join(code_span(i) for i in ids), "", "</details>", ""]
+                  f"{what}</summary>", ""]
+        if not compared and not any(case.reason for case in cases):  # ids alone: one line
+            lines.append(", ".join(code_span(case.id) for case in cases))
+        for case in cases if compared or any(case.reason for case in cases) else ():
+            mark = {True: " **new**", False: " already failing", None: ""}[case.new]
+            reason = f": {code_span(case.reason)}" if case.reason else ""
+            lines.append(f"- {code_span(case.id)}{mark}{reason}")
+        lines += ["", "</details>", ""]
     return lines
 
 

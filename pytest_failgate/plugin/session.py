@@ -274,7 +274,7 @@ class GateSession:
         if self._rewritten:
             _fail(session)
             self._reported.recount(self.result, self.pytest_config)
-        from ..commands.gating import ini_key_note, lower, record
+        from ..commands.gating import lower, next_steps, record
 
         try:
             if self._rewritten and self.config.mode in ("ratchet", "init"):
@@ -290,8 +290,8 @@ class GateSession:
             elif self.config.mode == "init":
                 recorded = record(self.app, self.result)
                 self._notes.extend(recorded.lines)
-                note = ini_key_note(self.settings) if recorded.written else None
-                self._notes.extend([note] if note else [])
+                self._notes.extend(next_steps(self.app, self.result) if recorded.written
+                                   else [])
                 if not _required(self.pytest_config.getini("required_plugins")):
                     self._notes.append(
                         "init: so that `-p no:failgate` or PYTEST_DISABLE_PLUGIN_AUTOLOAD "

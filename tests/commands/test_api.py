@@ -43,7 +43,7 @@ def pytest_failgate_readers(config):
 def test_the_public_api_is_this_small_documented_set() -> None:
     assert sorted(api.__all__) == [
         "FailgateError", "Loc", "Misshapen", "PluginConfig", "Reader", "ReaderOutput",
-        "Taxonomy", "ZipArchive", "describe", "did_you_mean", "hookimpl", "json_lines",
+        "Taxonomy", "ToolRun", "ZipArchive", "describe", "did_you_mean", "hookimpl", "json_lines",
         "load_json", "loads", "open_file", "parse_json_file", "read_bytes", "repeat_of",
         "sequential_gate", "shown", "taxonomy", "taxonomy_from_yaml", "top_level"]
     assert all(getattr(api, name).__doc__ for name in api.__all__)

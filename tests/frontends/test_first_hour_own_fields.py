@@ -85,6 +85,7 @@ def test_init_recommends_the_ini_key_when_the_reports_were_given_on_the_command_
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
     own_fields(pytester.path)
+    pytester.makeini("[pytest]\ntestpaths = tests\n")  # a pytest project (else: the CLI step)
     code, out, _ = run_cli(capsys, "init", "reports", "--taxonomy", "taxonomy.yaml")
     assert code == 0, out
     assert "set the ini key `failgate = reports` under [pytest]" in out

@@ -10,6 +10,7 @@ lines as the Actions runner splits them (any line break, leading whitespace trim
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -184,3 +185,27 @@ def test_a_code_span_holds_its_text_whatever_it_contains(text: str) -> None:
     parsed = _rendered(f"before {code_span(text)} after")
     assert parsed.code == [one_line(text)]
     assert "".join(parsed.text).strip() == "before  after"
+
+
+def test_each_cases_reason_from_the_report_is_a_code_span_it_cannot_leave(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taxonomy.yaml").write_text(
+        'name: graded\nfailed: verdict == "fail"\ntypes:\n  reason: string | null\n'
+        "categories:\n  - name: other\n", encoding="utf-8")
+    rows = [{"id": f"c{n}", "verdict": "fail", "reason": reason}
+            for n, reason in enumerate(HOSTILE_IDS)]
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "run.jsonl").write_text(
+        "".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    (tmp_path / "ceilings.yaml").write_text(
+        "version: 1\ntaxonomy: taxonomy.yaml\nceilings:\n  other: 0\n", encoding="utf-8")
+    assert run_cli(capsys, "check", "reports", "--md", "gate.md")[0] == 1
+    markdown = Path("gate.md").read_text(encoding="utf-8")
+    parsed = _rendered(markdown)
+    assert not {"img", "script", "a"} & set(parsed.tags), parsed.tags
+    assert parsed.tags.count("details") == markdown.count("<details>")
+    assert not re.search(r"@[\w-]", "".join(parsed.text))
+    for reason in HOSTILE_IDS:  # each reason shown, whole, in one code span
+        assert one_line(reason) in parsed.code, reason

@@ -78,6 +78,20 @@ class CaseExample(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FailingCase(Record):
+    """One of a failing item's first cases: why the report says it failed, and whether it
+    is new against the baseline run (the base branch's)."""
+
+    id: str
+    reason: str | None = described(default=None, text=(
+        "the report's own reason (the failed assertion's or metric's): the case's `reason`"
+        " field, where its taxonomy declares one"))
+    new: bool | None = described(default=None, text=(
+        "against a baseline: true when the case was not in this category in the baseline "
+        "run (or not in it at all), false when it already was; null without a baseline"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Row(Record):
     """One gate item: a category, the total, or a report's consistency check."""
 
@@ -99,6 +113,8 @@ class Row(Record):
         "the first case ids in the category"))
     examples: list[CaseExample] = described(default_factory=list, text=(
         "the first cases with the fields the deciding rules read"))
+    cases: list[FailingCase] = described(default_factory=list, text=(
+        "the first cases with the report's reason and, against a baseline, new or not"))
     message: str = described(default="", text="the failure text (empty when passing)")
     baseline: BaselineResult | None = None
     metric_baseline: MetricBaselineResult | None = None

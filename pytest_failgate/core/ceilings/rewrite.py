@@ -457,7 +457,7 @@ INIT_HEADER = """\
 # After a fix, lower them with a ratchet: `failgate ratchet {cli}` (or --failgate-ratchet).
 # Raising one is a reviewed change: write it as {{max: N, reason: "..."}}.
 version: 1
-taxonomy: {taxonomy}
+taxonomy:{taxonomy}
 """
 
 NOISY_HEADER = """\
@@ -468,7 +468,7 @@ NOISY_HEADER = """\
 # The ratchet (`failgate ratchet`, --failgate-ratchet) lowers one only when a count fell past its
 # allowance. Raising one is a reviewed change: write {{max: N, reason: "..."}}.
 version: 1
-taxonomy: {taxonomy}
+taxonomy:{taxonomy}
 noise: {noise}
 """
 
@@ -485,7 +485,8 @@ class InitNoise:
 
 
 def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
-              reference: Callable[[Taxonomy], str], noise: InitNoise | None = None,
+              reference: Callable[[Taxonomy], str | Mapping[str, Any]],
+              noise: InitNoise | None = None,
               paths: Sequence[str] = ("REPORTS",)) -> str:
     """A new ceilings file holding today's counts exactly, or with their noise allowances.
 
@@ -532,11 +533,11 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
     loaded = [report for report, _ in reports]
     defaults = {name: parts(name, loaded) for name in names}
     if noise is None:
-        lines = [INIT_HEADER.format(taxonomy=_yaml_key(reference(default)), **words
+        lines = [INIT_HEADER.format(taxonomy=_taxonomy_value(reference(default)), **words
                                    ).rstrip("\n")]
     else:
         budget = f"{format_number(noise.budget * 100)}%"
-        lines = [NOISY_HEADER.format(taxonomy=_yaml_key(reference(default)), budget=budget,
+        lines = [NOISY_HEADER.format(taxonomy=_taxonomy_value(reference(default)), budget=budget,
                                      items=noise.items, noise=_yaml_key(noise.source),
                                      **words).rstrip("\n")]
     lines += _taxonomy_lines(default, reports, reference)
@@ -597,7 +598,7 @@ def _ceiling(parts: tuple[int, int | None]) -> int:
 
 
 def _taxonomy_lines(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
-                    reference: Callable[[Taxonomy], str]) -> list[str]:
+                    reference: Callable[[Taxonomy], str | Mapping[str, Any]]) -> list[str]:
     """The ``taxonomies:`` block for reports the default taxonomy does not classify."""
     by_format: dict[str, set[str]] = {}
     for report, taxonomy in reports:
@@ -607,10 +608,23 @@ def _taxonomy_lines(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]
         if taxonomy.name == default.name:
             continue
         key = report.format if len(by_format[report.format]) == 1 else report.name
-        line = f"  {_yaml_key(key)}: {_yaml_key(reference(taxonomy))}"
+        line = f"  {_yaml_key(key)}:{_taxonomy_value(reference(taxonomy), 2)}"
         if line not in lines:
             lines.append(line)
     return ["taxonomies:", *lines] if lines else []
+
+
+def _taxonomy_value(value: str | Mapping[str, Any], indent: int = 0) -> str:
+    """A taxonomy as a ceilings file's value, after its key's colon: a name or path on the
+    line, or an inline taxonomy as a block below it (``init --force`` keeps one)."""
+    if isinstance(value, str):
+        return f" {_yaml_key(value)}"
+    import yaml
+
+    block = yaml.safe_dump(dict(value), sort_keys=False, allow_unicode=True,
+                           default_flow_style=False, width=100)
+    pad = " " * (indent + 2)
+    return "\n" + "\n".join(pad + line for line in block.rstrip("\n").split("\n"))
 
 
 def _yaml_key(name: str) -> str:

@@ -14,6 +14,7 @@ from ..base.advice import Advice
 from ..base.classes import dataclass
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from ..base.errors import FailgateError
@@ -62,6 +63,9 @@ class GateConfig:
     # init writes over an existing ceilings file (``failgate init --force``: an exact file
     # moving onto a noise band); what it raises, the guard names as loosenings
     replace_existing: bool = False
+    # init writes this taxonomy inline (a mapping of the taxonomy file format), classifying
+    # by it: the categories of a project's own metrics (``commands.gating.init``)
+    inline_taxonomy: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

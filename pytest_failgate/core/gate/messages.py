@@ -133,6 +133,21 @@ def check_message(
     return ""
 
 
+def members_within(check: Check, siblings: Sequence[Check], taxonomy: Taxonomy) -> str:
+    """A failing ``total`` or group whose every category is within its own ceiling: a
+    category's ceiling was raised and this one was not (the first-hour surprise of a
+    raise that fails ``total``). Says so, and how far this ceiling must move too; empty
+    when a category fails as well (that failure is the news)."""
+    members = set(taxonomy.members(check.name))
+    own = [s for s in siblings if s.name in members and s.slice == check.slice]
+    if not own or any(s.verdict != "pass" for s in own):
+        return ""
+    return (f"\n  raise    every category it counts is within its own ceiling: a category's "
+            f"ceiling was raised without this one; {check.name} must move too, to at least "
+            f"{check.count} (or leave {check.name} out of ceilings: to gate the categories "
+            "alone)")
+
+
 def contract_message(result: ContractResult, source: str) -> str:
     """Why a contract failed or could not be checked (empty when it holds)."""
     contract = result.contract

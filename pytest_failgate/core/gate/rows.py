@@ -14,6 +14,7 @@ from ..base.errors import display_path
 from ..base.formatting import format_number, plural
 from ..base.result import (
     CaseExample,
+    FailingCase,
     GateResult,
     GuardResultModel,
     LoweringResult,
@@ -39,6 +40,8 @@ from .messages import FIRST_CASES
 BLIND_SHARE = Fraction(1, 5)
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..base.verdict import RowVerdict
     from ..ceilings.check import Check
     from ..ceilings.metrics import MetricCheck
@@ -102,8 +105,8 @@ def _report_result(gate: Gate, gated: ReportGate, slack: set[Any]) -> ReportResu
                             n_cases=None, failed=None, error=str(gated.error))
     report = gated.report
     strict = gate.config.mode == "strict"
-    rows = [_row(gate, check, strict and check.entry is not None and check.entry.loc in slack)
-            for check in gated.checks]
+    rows = [_row(gate, check, strict and check.entry is not None and check.entry.loc in slack,
+                 gated.checks) for check in gated.checks]
     assert gate.ceilings is not None or not gated.contracts
     rows += [contract_row(c, f"{display_path(gate.config.ceilings_path)}:{c.contract.line}")
              for c in gated.contracts]
@@ -204,7 +207,7 @@ def _power(check: Check, limit: int | None) -> dict[str, Any]:
     return fields
 
 
-def _row(gate: Gate, check: Check, slack: bool) -> Row:
+def _row(gate: Gate, check: Check, slack: bool, siblings: Sequence[Check] = ()) -> Row:
     ceilings = gate.ceilings
     source = None
     if check.entry is not None and ceilings is not None:
@@ -231,6 +234,8 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
     verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
     message = messages.check_message(check, source, taxonomy, slack, gate.config,
                                      gate.plan) if ceilings is not None else ""
+    if message and check.verdict == "fail" and kind != "category":  # one raise, two edits?
+        message += messages.members_within(check, siblings, taxonomy)
     if check.corrected is not None and check.limit is not None:  # gold labels decided it
         verdict = "fail" if slack else corrected_verdict(check.corrected, check.limit)
         message = message if slack else corrected_message(check, source)
@@ -255,6 +260,7 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
         kind=kind,
         count=check.count,
         limit=check.limit,
+        cases=_failing_cases(gate, check, first, taxonomy),
         ceiling=messages.ceiling_text(check) if ceilings is not None else "baseline only",
         source=source,
         line=_line(gate, check),
@@ -383,6 +389,40 @@ def consistency_row(report: Report, differences: list[str]) -> Row:
         verdict="fail" if differences else "pass",
         rule="recorded failure_category_counts equal the recomputed counts", message=message,
     )
+
+
+def _failing_cases(gate: Gate, check: Check, first: list[str], taxonomy: Taxonomy
+                   ) -> list[FailingCase]:
+    """The first cases of a count with the report's reason for each (the ``reason`` field,
+    where the taxonomy declares it) and, against a baseline run, whether each is new: not in
+    this category there, or not in that run at all. Against a baseline the new ones come
+    first (the first of them, then the first already failing), so a pull request's one new
+    failure is never hidden behind ten old ones."""
+    reasons: dict[str, str] = {}
+    if REASON in taxonomy.field_index and check.report.tally is not None:
+        for category in taxonomy.members(check.name):
+            for case_id, case in check.report.tally.examples.get(category, []):
+                if isinstance(case.get(REASON), str) and case[REASON]:
+                    reasons.setdefault(case_id, case[REASON])
+    compared = gate.baseline.comparison if gate.baseline is not None else None
+    found = next((r for r in compared.reports if r.name == check.report.name),
+                 None) if compared is not None and check.slice is None else None
+    if found is None or not found.paired:
+        return [FailingCase(id=case_id, reason=reasons.get(case_id)) for case_id in first]
+    changes = {change.category: change for change in found.changes}
+    names = [check.name] if check.name in changes else taxonomy.members(check.name)
+    held = messages.case_ids(check.report, check.name, taxonomy)
+    entered = {case_id for name in names if name in changes for case_id in changes[name].new}
+    entered |= set(found.only_candidate)
+    new = [case_id for case_id in held if case_id in entered]
+    old = [case_id for case_id in held if case_id not in entered]
+    return [FailingCase(id=case_id, reason=reasons.get(case_id), new=case_id in entered)
+            for case_id in [*new, *old][:FIRST_CASES]]
+
+
+# the case field a taxonomy declares for the report's own reason a case failed (the failed
+# assertion's or metric's): shown beside each failing case
+REASON = "reason"
 
 
 def case_examples(report: Report, name: str, taxonomy: Taxonomy) -> list[CaseExample]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import field
 from pathlib import PurePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..base.classes import dataclass
 
@@ -50,9 +50,15 @@ class GateRun:
     guard_error: str | None = None  # why the guard could not compare, when it could not
     built: GateResult | None = field(default=None, repr=False)  # the result, once built
     times: Dated | None = None  # when this run and its paired runs were measured
+    # a taxonomy a new ceilings file writes inline (the one ``init --force`` keeps, or
+    # init's own metrics' categories): the one compiled, and its mapping
+    inline: tuple[Taxonomy, Mapping[str, Any]] | None = None
 
-    def reference(self, taxonomy: Taxonomy) -> str:
-        """How a new ceilings file names a taxonomy: by name if known, else by its file."""
+    def reference(self, taxonomy: Taxonomy) -> str | Mapping[str, Any]:
+        """How a new ceilings file names a taxonomy: by name if known, else by its file;
+        an inline one as its own mapping, written inline again."""
+        if self.inline is not None and self.inline[0] is taxonomy:
+            return self.inline[1]
         if self.known.get(taxonomy.name) is taxonomy or taxonomy.source is None:
             return taxonomy.name
         return PurePath(os.path.relpath(taxonomy.source, self.config.ceilings_path.parent)

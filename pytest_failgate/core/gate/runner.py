@@ -40,7 +40,7 @@ from ..reports.read import ReadSpec, load_report
 from ..reports.sink import UnfitTaxonomy
 from ..taxonomy import Taxonomy, builtin_taxonomies
 from ..taxonomy.expr import ExprRuntimeError
-from ..taxonomy.files import taxonomy_by_name_or_path
+from ..taxonomy.files import taxonomy_by_name_or_path, taxonomy_from_yaml
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 from .checked import ContractResult, GateConfig, Mode, ReportGate
 from .confirming import paired_drops
@@ -96,6 +96,8 @@ class GateContext:
     ceilings: Ceilings | None
     choice: TaxonomyChoice
     spec: ReadSpec
+    # a taxonomy a new ceilings file writes inline: the one compiled, and its mapping
+    inline: tuple[Taxonomy, Mapping[str, Any]] | None = None
 
     @property
     def checking(self) -> bool:
@@ -133,6 +135,7 @@ def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
     every_reader = (*readers, *builtin_readers())
     check_engine(config.engine)
     ceilings: Ceilings | None = None
+    inline: tuple[Taxonomy, Mapping[str, Any]] | None = None  # written inline by init
     if config.mode == "init" or (config.baseline and not config.ceilings_path.exists()):
         # init, or a comparison with the baseline alone (no ceilings: every count is free)
         if config.mode == "init" and config.ceilings_path.exists() \
@@ -142,6 +145,15 @@ def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
                 f"an existing one with {config.advice.ratchet})", config.ceilings_path)
         given = (taxonomy_by_name_or_path(config.init_taxonomy, taxonomies)
                  if config.init_taxonomy is not None else None)
+        if given is None and config.inline_taxonomy is not None:
+            given = taxonomy_from_yaml(yaml_text(config.inline_taxonomy), "<init>")
+            inline = (given, config.inline_taxonomy)
+        if given is None and config.replace_existing and config.ceilings_path.exists():
+            # ``init --force`` keeps the file's own taxonomy: a name, a file, or inline
+            kept = load_ceilings(config.ceilings_path, taxonomies)
+            given = kept.taxonomy
+            if isinstance(kept.model.taxonomy, dict):
+                inline = (given, kept.model.taxonomy)
     else:
         if not config.ceilings_path.exists():
             raise FailgateError(
@@ -154,7 +166,7 @@ def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
         given = None  # once the file exists, its taxonomy: decides (and its taxonomies:)
     choice = taxonomy_choice(taxonomies, given, ceilings)  # the run's: made here, once
     spec = _read_spec(ceilings, choice.run_taxonomy, config, every_reader)
-    return GateContext(config, taxonomies, every_reader, ceilings, choice, spec)
+    return GateContext(config, taxonomies, every_reader, ceilings, choice, spec, inline)
 
 
 def classify(context: GateContext) -> Gate:
@@ -170,7 +182,8 @@ def classify(context: GateContext) -> Gate:
         g.report.name if g.report is not None else g.file.name for g in gated) if ceilings else []
     warnings += ceilings.deprecations() if ceilings is not None else []
     return Gate(config=config, taxonomy=taxonomy, ceilings=ceilings, reports=gated,
-                skipped=skipped, plan=[], warnings=warnings, known=context.taxonomies)
+                skipped=skipped, plan=[], warnings=warnings, known=context.taxonomies,
+                inline=context.inline)
 
 
 def check(context: GateContext, gate: Gate) -> None:
@@ -269,6 +282,13 @@ def _guard(context: GateContext, gate: Gate) -> tuple[GuardResult | None, str | 
             options=context.config.guard_options), None
     except FailgateError as exc:  # the gate's result stands; the guard's is an error
         return None, str(exc)
+
+
+def yaml_text(mapping: Mapping[str, Any]) -> str:
+    """A taxonomy's mapping as the YAML it compiles from (an inline taxonomy, given whole)."""
+    import yaml
+
+    return yaml.safe_dump(dict(mapping), sort_keys=False, allow_unicode=True)
 
 
 def taxonomy_choice(known: Mapping[str, Taxonomy], given: Taxonomy | None,

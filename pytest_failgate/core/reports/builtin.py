@@ -18,7 +18,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from ..base.classes import dataclass
-from .readers import Reader
+from .readers import Reader, ToolRun
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -84,6 +84,16 @@ class BuiltinReader(Reader):
 def builtin_readers() -> tuple[ReportReader, ...]:
     """The readers shipped with failgate, after any a plugin contributes."""
     return tuple(BuiltinReader(*row) for row in BUILTIN)
+
+
+def tool_run(reader: Any) -> ToolRun | None:
+    """How a reader's tool writes its files (``Reader.run``), a built-in reader's from its
+    class (its module imported: the advice is asked only of a format a run has read)."""
+    inner = getattr(reader, "_reader", reader)
+    if isinstance(inner, BuiltinReader):
+        inner = inner.loaded()
+    run = getattr(inner, "run", None)
+    return run if isinstance(run, ToolRun) else None
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,9 @@ built-in ``deepeval`` taxonomy (``taxonomy/builtin/deepeval.yaml``) reads:
     counts as a metric error.
 ``kind``, ``metrics`` (name -> ``{success, score, threshold, error}``)
     For slices and listings.
+``reason``
+    The failed metric's own ``reason`` (else the errored metric's ``error``): shown beside
+    the case in the pull-request comment.
 
 ``recorded`` keeps ``testPassed`` and ``testFailed`` (when the file has them) and
 ``num_predictions``; cases that disagree with them are contradictions (the report's
@@ -58,7 +61,7 @@ from typing import Any
 
 from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, open_file, parse_json_file
-from .readers import Reader, ReaderOutput
+from .readers import Reader, ReaderOutput, ToolRun
 
 WRAPPER_KEY = "testRunData"  # .latest_test_run.json
 _LISTS = (("testCases", "llm", "test_case"),
@@ -72,6 +75,10 @@ class DeepEvalReader(Reader):
     name: str = "deepeval"
     suffixes: tuple[str, ...] = (".json",)
     taxonomy: str = "deepeval"
+    run: ToolRun | None = ToolRun(
+        "deepeval test run tests/", same_session=False,
+        note="deepeval test run exits 1 when a test fails: the gate step runs after it "
+        "all the same (if: always())")
 
     def claims(self, head: bytes) -> bool:
         """Whether the file's first bytes may be a DeepEval test run (a cheap filter)."""
@@ -267,7 +274,7 @@ def _case(entry: Mapping[str, Any], kind: str, unnamed: str, loc: Loc, position:
         raise Misshapen(f"{where}: metricsData is {describe(metrics_data)}; expected a list",
                         (*loc, "metricsData"))
     metrics: dict[str, dict[str, Any]] = {}
-    failed_metric = errored_metric = None
+    failed_metric = errored_metric = reason = None
     for number, metric in enumerate(metrics_data):
         if not isinstance(metric, Mapping) or not isinstance(metric.get("name"), str):
             raise Misshapen(f"{where}: metricsData[{number}] is not an object with a name",
@@ -277,14 +284,18 @@ def _case(entry: Mapping[str, Any], kind: str, unnamed: str, loc: Loc, position:
                          "threshold": metric.get("threshold"), "error": error}
         if error or score is None:
             errored_metric = errored_metric or name
-        elif metric.get("success") is False:
-            failed_metric = failed_metric or name
+        elif metric.get("success") is False and failed_metric is None:
+            failed_metric = name
+            said = metric.get("reason")
+            reason = said if isinstance(said, str) and said else None
     name = entry.get("name")
     order = entry.get("order")
     if not isinstance(name, str) or not name:
         name = f"{unnamed}_{order}" if type(order) is int else f"#{position}"
     return {"id": name, "kind": kind, "success": success, "failed_metric": failed_metric,
-            "errored_metric": errored_metric, "metrics": metrics}
+            "errored_metric": errored_metric, "metrics": metrics,
+            "reason": reason or (metrics[errored_metric]["error"] if errored_metric and
+                                 isinstance(metrics[errored_metric]["error"], str) else None)}
 
 
 def _cross_check(cases: list[dict[str, Any]], counts: Mapping[str, Any]) -> list[str]:

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, loads, parse_json_file
-from .readers import Reader, ReaderOutput, repeat_of
+from .readers import Reader, ReaderOutput, ToolRun, repeat_of
 from .zipzstd import ZipArchive
 
 if TYPE_CHECKING:
@@ -68,6 +68,7 @@ class InspectReader(Reader):
     name: str = "inspect_ai"
     suffixes: tuple[str, ...] = (".json", ".eval")
     taxonomy: str = "inspect_ai"
+    run: ToolRun | None = ToolRun("inspect eval task.py --log-dir logs")
 
     def claims(self, head: bytes) -> bool:
         """Whether the file's first bytes may be an Inspect log (a cheap filter)."""

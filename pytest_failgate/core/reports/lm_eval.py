@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import FailgateError
 from .jsonfile import describe, json_lines, load_json, top_level
-from .readers import Reader, ReaderOutput
+from .readers import Reader, ReaderOutput, ToolRun
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -52,6 +52,9 @@ class LmEvalSamplesReader(Reader):
     name: str = "lm-eval"
     suffixes: tuple[str, ...] = (".jsonl", ".json")
     taxonomy: str = "lm-eval"
+    run: ToolRun | None = ToolRun(
+        "lm_eval --model hf --tasks TASK --output_path results --log_samples",
+        note="lm_eval writes per-case samples only with --log_samples")
 
     def claims(self, head: bytes) -> bool:
         """lm-eval's own top-level shape on the first line: ``doc_id`` beside a ``metrics``

@@ -33,6 +33,9 @@ Each row becomes one case with the fields the built-in ``promptfoo`` taxonomy
     The row's error text, and whether it has a ``gradingResult``. promptfoo also sets
     ``error`` on assertion failures (the failing assertion's reason), so a provider
     error is ``failure_reason == 2``, or an ``error`` with no grading at all.
+``reason``
+    Why promptfoo says the row failed: its ``error``, else its grading's ``reason``
+    (shown beside the case in the pull-request comment).
 ``failed_assertion``, ``failed_assertions``
     The type of the first failed assertion (in ``gradingResult.componentResults``
     order, nested sets searched depth-first), and the types of all of them.
@@ -64,7 +67,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..base.errors import FailgateError
 from .jsonfile import Loc, Misshapen, describe, json_lines, parse_json_file
-from .readers import Reader, ReaderOutput
+from .readers import Reader, ReaderOutput, ToolRun
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -79,6 +82,10 @@ class PromptfooReader(Reader):
     name: str = "promptfoo"
     suffixes: tuple[str, ...] = (".json", ".jsonl")
     taxonomy: str = "promptfoo"
+    run: ToolRun | None = ToolRun(
+        "npx promptfoo eval -o results.json",
+        note="promptfoo exits 100 when a test fails: run it with "
+        "PROMPTFOO_FAILED_TEST_EXIT_CODE=0 so the job reaches the gate step")
 
     def claims(self, head: bytes) -> bool:
         """Whether the file's first bytes may be promptfoo's (a cheap filter)."""
@@ -219,6 +226,7 @@ def _cases(rows: list[Any], loc: Loc) -> Iterator[dict[str, Any]]:
             "success": row["success"],
             "failure_reason": row.get("failureReason"),
             "error": row.get("error") or None,
+            "reason": _reason(row),
             "graded": row.get("gradingResult") is not None,
             "failed_assertion": failed[0] if failed else None,
             "failed_assertions": failed,
@@ -362,6 +370,17 @@ def _assertion_type(result: Mapping[str, Any]) -> str:
     assertion = result.get("assertion")
     kind = assertion.get("type") if isinstance(assertion, Mapping) else None
     return kind if isinstance(kind, str) else "unknown"
+
+
+def _reason(row: Mapping[str, Any]) -> str | None:
+    """Why promptfoo says the row failed, in its own words: the row's error (the failed
+    assertion's reason, or the provider's error), else its grading's reason."""
+    error = row.get("error")
+    if isinstance(error, str) and error:
+        return error
+    grading = row.get("gradingResult")
+    said = grading.get("reason") if isinstance(grading, Mapping) else None
+    return said if isinstance(said, str) and said and not row.get("success") else None
 
 
 def _cross_check(cases: list[dict[str, Any]], stats: Any) -> list[str]:

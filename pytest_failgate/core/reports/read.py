@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 # Top-level aggregates kept from a report for cross-checks; everything else is skipped.
 RECORDED_KEYS = ("failure_category_counts", "num_predictions", "abstention_outcomes", "config")
+# the object the seed's run format nests its aggregates under (``aggregate:
+# {failure_category_counts: ...}``): its recorded keys are read as the top level's
+NESTED = "aggregate"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -176,7 +179,7 @@ def _read_json(detected: Detected, spec: ReadSpec, source: ReportSource) -> Repo
     if start_of(data) == len(data):
         raise FailgateError("the file is empty", report.path)
     sink = CaseSink(report, taxonomy, spec)
-    recorded_keys = tuple(dict.fromkeys((*RECORDED_KEYS, *spec.recorded)))
+    recorded_keys = tuple(dict.fromkeys((*RECORDED_KEYS, NESTED, *spec.recorded)))
     try:
         document = decoder().document(data, sink.fields, recorded_keys)
     except JsonSyntaxError as exc:
@@ -189,11 +192,14 @@ def _read_json(detected: Detected, spec: ReadSpec, source: ReportSource) -> Repo
     del data  # a large report's bytes need not outlive decoding
     source.release()
 
-    def where(key: str) -> tuple[int | None, int | None]:
-        return _place(source, (key,))
-
     if document.kind not in ("object", "array"):
         return SkippedFile(report.path, f"a JSON {document.kind}, not a report")
+    nested = _lift_nested(document.top, report, source)
+    if NESTED not in spec.recorded:  # kept only where a contract or floor asks for it
+        document.top.pop(NESTED, None)
+
+    def where(key: str) -> tuple[int | None, int | None]:
+        return _place(source, nested.get(key, (key,)))
     if document.cases is None:
         if "failure_category_counts" in document.top:
             return _aggregate(report, taxonomy, document.top, where)
@@ -212,6 +218,28 @@ def _read_json(detected: Detected, spec: ReadSpec, source: ReportSource) -> Repo
     config = result.recorded.pop("config", None)  # an eval_summary's run configuration
     result.config = config if isinstance(config, dict) else None
     return result
+
+
+def _lift_nested(top: dict[str, Any], report: ReportFile,
+                 source: ReportSource) -> dict[str, tuple[str, ...]]:
+    """Read the recorded keys nested under ``aggregate`` (the seed's format) as if at the
+    top level (in place), so they are cross-checked the same way; the place of each one
+    lifted. The same key at both levels with two values is refused: which one the run
+    recorded cannot be told."""
+    nested = top.get(NESTED)
+    if not isinstance(nested, dict):
+        return {}
+    lifted: dict[str, tuple[str, ...]] = {}
+    for key in RECORDED_KEYS:
+        if key not in nested or key == "config":
+            continue
+        if key in top and top[key] != nested[key]:
+            raise FailgateError(
+                f"{NESTED}.{key} differs from the top level's {key}; record it once",
+                report.path, *_place(source, (NESTED, key)))
+        top[key] = nested[key]
+        lifted[key] = (NESTED, key)
+    return lifted
 
 
 def _read_jsonl(detected: Detected, spec: ReadSpec, source: ReportSource) -> Report:

@@ -95,6 +95,24 @@ class ReaderOutput:
     instrument: dict[str, str] | None = None
 
 
+@dataclass(frozen=True)
+class ToolRun:
+    """How a format's own tool writes its files, as a reader states it (``Reader.run``): the
+    words of the next steps ``init`` suggests, so they fit the tool.
+
+    ``command`` runs the tool as a project's CI step would (the files where the gate reads
+    them). ``same_session`` is whether a pytest session can gate the files it reads: False
+    when the tool writes them only after a pytest session of its own ends (``deepeval test
+    run``), so the gate is a step of its own after the tool, never the ini key that gates
+    every pytest run. ``note`` is what a CI step must know of the tool (an exit status that
+    stops the job before the gate step runs).
+    """
+
+    command: str
+    same_session: bool = True
+    note: str = ""
+
+
 class ReportReader(Protocol):
     """A report format: a name, the file suffixes it may read, its default taxonomy (or
     None), a cheap test on the file's first bytes (``claims``), and ``read``. Every
@@ -129,6 +147,7 @@ class Reader:
     name: str = ""
     suffixes: tuple[str, ...] = (".json",)
     taxonomy: str | None = None
+    run: ToolRun | None = None  # how the format's tool writes its files (init's advice)
 
     def claims(self, head: bytes) -> bool:
         return True
@@ -146,6 +165,8 @@ class _Adapted(Reader):
         self.suffixes = tuple(reader.suffixes)
         taxonomy = getattr(reader, "taxonomy", None)
         self.taxonomy = taxonomy if isinstance(taxonomy, str) else None
+        run = getattr(reader, "run", None)
+        self.run = run if isinstance(run, ToolRun) else None
         self._claims = getattr(reader, "claims", None)
 
     def claims(self, head: bytes) -> bool:

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping, MutableMapping
-from pathlib import Path
 
-from .model import Case, Field, Kind, Rule, Taxonomy, kind_of
+from .model import BUILTIN_DIR, Case, Field, Kind, Rule, Taxonomy, kind_of
 from .tally import Decision, MissingField, Tallier, Tally, classify
 
-BUILTIN_DIR = Path(__file__).parent / "builtin"
 # the taxonomy of a report nothing names one for (failgate's own shapes, a ceilings file
 # without ``taxonomy:``): written here, used by ``reports.choice`` and ``ceilings``
 DEFAULT_TAXONOMY = "rag"
@@ -86,6 +84,7 @@ def builtin_taxonomies() -> BuiltinTaxonomies:
 
 
 __all__ = [
+    "BUILTIN_DIR",
     "DEFAULT_TAXONOMY",
     "BuiltinTaxonomies",
     "Case",

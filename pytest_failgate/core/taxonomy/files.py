@@ -36,6 +36,7 @@ from ..base.yamlsource import YamlDoc, load_yaml, read_text
 from .expr import ExprError, compile_expr
 from .expr.regex import UnsupportedPattern, group_matcher
 from .model import (
+    BUILTIN_DIR,
     COMPOSITE,
     GROUP_PREFIX,
     RESERVED_NAMES,
@@ -54,9 +55,11 @@ if TYPE_CHECKING:
 
 TOP_KEYS = ("name", "description", "id_field", "id_fields", "defaults", "types", "failed",
             "categories", "caveats", "substantive", "required", "metrics",
-            "records", "report_name")
+            "records", "report_name", "extends")
 CATEGORY_KEYS = ("name", "when", "description", "group", "stage", "hint", "enabled",
-                 "settings", "outside")
+                 "settings", "outside", "split_by")
+# what a taxonomy that extends a built-in one may write: its name and the categories it adds
+EXTENDS_KEYS = ("name", "description", "extends", "categories")
 METRIC_KEYS = ("name", "value", "better", "description", "settings")
 CAVEAT_KEYS = ("name", "when", "description")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -134,6 +137,8 @@ class _Builder:
 
     def build(self, source: Path | None) -> Taxonomy:
         data = self.mapping(self.data, (), TOP_KEYS, "a taxonomy")
+        if "extends" in data:
+            return self.extended(data, source)
         for key in ("name", "failed", "categories"):
             if key not in data:
                 raise self.error(f"a taxonomy needs '{key}'", ())
@@ -170,6 +175,41 @@ class _Builder:
                 records=self.records(data),
                 report_name=self.report_name(data),
             )
+        except ValueError as exc:
+            raise self.error(str(exc).split(": ", 1)[-1], ()) from None
+
+    def extended(self, data: dict[str, Any], source: Path | None) -> Taxonomy:
+        """A built-in taxonomy with categories of its own tried first (``extends``): what
+        ``init`` writes to give each of a project's own metrics a category, by its name."""
+        from dataclasses import replace
+
+        from ..base.yamlsource import read_text
+
+        self.mapping(data, (), EXTENDS_KEYS, "a taxonomy that extends another")
+        for key in ("name", "categories"):
+            if key not in data:
+                raise self.error(f"a taxonomy needs '{key}'", ())
+        known = {path.stem: path for path in sorted(BUILTIN_DIR.glob("*.yaml"))}
+        base_name = data["extends"]
+        if not isinstance(base_name, str) or base_name not in known:
+            raise self.error("extends names a built-in taxonomy ("
+                             + ", ".join(sorted(known)) + ")", ("extends",))
+        base = taxonomy_from_yaml(read_text(known[base_name]), known[base_name])
+        entries = self.sequence(data["categories"], ("categories",))
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, dict) or "when" not in entry:
+                raise self.error("a category added to a taxonomy it extends needs a 'when' "
+                                 f"(the fallback stays {base_name}'s)", ("categories", index))
+        rules, _ = self.categories([*entries, {"name": base.fallback}])
+        for index, rule in enumerate(rules):
+            if rule.name in base.category_names:
+                raise self.error(f"'{rule.name}' is a category of {base_name} already",
+                                 ("categories", index, "name"))
+        try:
+            return replace(base, name=self.name(data["name"], ("name",)),
+                           description=self.text(data.get("description", base.description),
+                                                 ("description",)),
+                           categories=(*rules, *base.categories), source=source)
         except ValueError as exc:
             raise self.error(str(exc).split(": ", 1)[-1], ()) from None
 
@@ -265,7 +305,8 @@ class _Builder:
             rule = self.rule(name, data["when"], (*loc, "when"), description, group=group,
                              stage=self.optional_text(data, "stage", loc),
                              hint=self.optional_text(data, "hint", loc), enabled=enabled,
-                             settings=self.names(data, "settings", loc), outside=outside)
+                             settings=self.names(data, "settings", loc), outside=outside,
+                             split_by=self.optional_name(data, "split_by", loc))
             if not enabled:
                 rule = Rule(rule.name, never(), rule.reads, rule.description, False,
                             rule.group, rule.stage, rule.hint, rule.settings, rule.text,

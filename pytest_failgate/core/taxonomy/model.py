@@ -13,13 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import TYPE_CHECKING, Any, Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from ..base.classes import dataclass
 from ..base.confine import shown
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 Kind = Literal["bool", "number", "string", "array", "object", "null"]
 Case = Mapping[str, Any]
@@ -39,6 +37,10 @@ _KIND_WORDS: dict[str, str] = {
     "object": "an object",
     "null": "null",
 }
+
+# the taxonomies shipped with failgate, one YAML file each (read by ``BuiltinTaxonomies``;
+# a taxonomy file may ``extends:`` one of them)
+BUILTIN_DIR = Path(__file__).parent / "builtin"
 
 
 def kind_of(value: object) -> Kind:
@@ -125,6 +127,9 @@ class Rule:
     # the case failed outside the system under test (a provider, quota or judge error): it
     # says nothing about the system, and too many make the run inconclusive
     outside: bool = False
+    # the field that names what failed (a metric's name): ``init`` gives each name found in
+    # this category a category of its own, so users read their own metrics' names
+    split_by: str | None = None
 
 
 Better = Literal["higher", "lower"]
