@@ -23,16 +23,21 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import options
 from ..core.base.advice import Advice
 from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError, display_path
-from ..options import DEFAULT_DELTA, OPTIONS, Option
+from ..options import DEFAULT_DELTA, Option
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from ..core.gate.runner import GateConfig, Mode
     from ..output.files import Outputs
+
+
+# the core's names for three settings (``GateConfig``'s field for the option's attribute)
+CORE_NAMES = {"ceilings": "ceilings_path", "taxonomy": "init_taxonomy", "guard": "guard_ref"}
 
 
 @dataclass(frozen=True)
@@ -76,25 +81,36 @@ class Config:
     advice: Advice = field(default_factory=Advice)
     # False where no plugin code may run (the MCP server unless --allow-plugins)
     run_plugins: bool = True
+    # the settings of the table's rows that have no field here (by attribute): a new row
+    # works everywhere before its use gives it a typed field (``setting``)
+    others: Mapping[str, Any] = field(default_factory=dict)
+
+    def setting(self, attribute: str) -> Any:
+        """A setting by its option's ``attribute``, a field's or one of ``others``."""
+        if attribute in self.others:
+            return self.others[attribute]
+        return getattr(self, attribute)
 
     def gate(self, mode: Mode) -> GateConfig:
-        """The core's configuration of one gate run in ``mode``."""
+        """The core's configuration of one gate run in ``mode``: every setting whose field
+        the core's ``GateConfig`` has (by the same name, or the core's name ``CORE_NAMES``),
+        so that a setting the core reads is passed on by adding its field there."""
+        from dataclasses import fields
+
         from .. import options
         from ..core.gate.runner import GateConfig
 
+        core = {known.name for known in fields(GateConfig)}
+        settings = {**{known.name: getattr(self, known.name) for known in fields(self)},
+                    **self.others}
+        values = {CORE_NAMES.get(name, name): value for name, value in settings.items()
+                  if CORE_NAMES.get(name, name) in core}
         # `--noise repeats`: each report's own repeats, a keyword (a file of that name is
         # given as ./repeats); kept as written by ``_value``, where every path is absolute
         repeats = self.noise is not None and self.noise == Path(_repeats())
-        return GateConfig(
-            paths=self.paths, ceilings_path=self.ceilings, mode=mode,
-            init_taxonomy=self.taxonomy, guard_ref=self.guard, explain=self.explain,
-            baseline=self.baseline, noise=None if repeats else self.noise,
-            noise_repeats=repeats, exclude_unstable=self.exclude_unstable,
-            analyze=self.analyze, max_report_bytes=self.max_report_bytes, engine=self.engine,
-            advice=self.advice, confirm=self.confirm,
-            confirm_baseline=self.confirm_baseline, guard_options=options.OPTIONS,
-            labels=self.labels, baseline_window=self.baseline_window,
-            accept_baseline_gap=self.accept_baseline_gap)
+        values.update(mode=mode, noise=None if repeats else self.noise, noise_repeats=repeats,
+                      guard_options=options.OPTIONS)
+        return GateConfig(**values)
 
     @property
     def outputs(self) -> Outputs:
@@ -116,10 +132,10 @@ class Config:
             return shlex.quote(text) if quote else text
 
         found = []
-        for option in OPTIONS:
+        for option in options.OPTIONS:
             if option.name not in self.given or command not in option.commands:
                 continue
-            value = getattr(self, option.attribute)
+            value = self.setting(option.attribute)
             values = [] if option.kind == "flag" else list(value) if option.kind in (
                 "paths", "names") else [value]
             found.append((option, [word(v) for v in values]))
@@ -184,7 +200,7 @@ def resolve(given: Mapping[str, Any], *, base: Path, ini: Callable[[Option], Any
     """
     values: dict[str, Any] = {}
     explicit: set[str] = set()
-    for option in OPTIONS:
+    for option in options.OPTIONS:
         if option.action:
             continue
         name = option.attribute
@@ -210,7 +226,12 @@ def resolve(given: Mapping[str, Any], *, base: Path, ini: Callable[[Option], Any
             raise FailgateError(f"{_where(option, inipath, from_ini)}: {exc}") from None
     if "ceilings" not in values:  # pragma: no cover - the table gives it a default
         values["ceilings"] = rootdir / "ceilings.yaml"
-    return Config(rootdir=rootdir, inipath=inipath, given=frozenset(explicit), **values)
+    from dataclasses import fields
+
+    own = {known.name for known in fields(Config)}
+    others = {name: value for name, value in values.items() if name not in own}
+    return Config(rootdir=rootdir, inipath=inipath, given=frozenset(explicit), others=others,
+                  **{name: value for name, value in values.items() if name in own})
 
 
 def _repeats() -> str:
