@@ -212,7 +212,7 @@ def ratchet(paths: list[str] | None = None, **settings: Any) -> dict[str, Any]:
 def replay(report: str, plan: str | None = None,
            planned: int | None = None, delta: float = float(DEFAULT_DELTA),
            name: str | None = None, futility: float | None = None,
-           margin: int = int(DEFAULT_MARGIN),
+           margin: int = DEFAULT_MARGIN,
            baseline: str | None = None, **settings: Any) -> dict[str, Any]:
     """Gate a finished JSON Lines report as if its cases were arriving (``failgate watch
     --replay``): the verdict a sequential run would have settled on, after how many of the

@@ -29,6 +29,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from .core.base.classes import dataclass
+from .core.base.defaults import DEFAULT_DELTA as DEFAULT_DELTA  # for the front ends
+from .core.base.defaults import DEFAULT_MARGIN as DEFAULT_MARGIN
+from .core.base.defaults import DEFAULT_WINDOW_HOURS, decimal
 
 if TYPE_CHECKING:
     import argparse
@@ -53,11 +56,8 @@ FRONT_ENDS = ("pytest", "cli", "mcp", "ci")
 # no verdict moves (where reports are written, what the summary adds).
 Effect = Literal["raised", "on", "off", "evidence", "changed", "neutral"]
 
-# The defaults every front end shares (the CLI, pytest, the MCP tools, the Python API, the
-# Inspect driver): the most probability that a sequential run's early verdict is not the
-# full run's, and the futility stop's margin in cases.
-DEFAULT_DELTA = "0.05"
-DEFAULT_MARGIN = "10"
+# The defaults are ``core.base.defaults``'s, each once: the table's rows and help write
+# them, and the front ends take them from here.
 
 
 @dataclass(frozen=True)
@@ -163,16 +163,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("sequential", "text", "run the tests in a random order drawn from SEED (an integer, "
            "or `new` for a fresh one), each test a case of the ceilings file's taxonomy, and "
            "stop as soon as the verdict is settled: the full run's with probability at least "
-           f"{1 - float(DEFAULT_DELTA):g}", "SEED", action=True, effect="changed"),
+           f"{decimal(1 - DEFAULT_DELTA)}", "SEED", action=True, effect="changed"),
     Option("futility", "text", "sequential: also stop as a pass once a regression of the "
            "margin's cases past every open ceiling is ruled out; such a regression passes "
            "early with probability at most BETA (default: off)", "BETA", commands=("watch",),
            notes=(("pytest", " (--failgate-sequential)"),), effect="raised"),
     Option("margin", "text", "sequential: the regression, in cases past a ceiling, the "
-           f"futility stop rules out (default: {DEFAULT_MARGIN})", "M", default=DEFAULT_MARGIN,
+           f"futility stop rules out (default: {DEFAULT_MARGIN})", "M", default=str(DEFAULT_MARGIN),
            commands=("watch",), effect="raised"),
     Option("delta", "text", "the most probability that an early verdict is not the full "
-           f"run's (default: {DEFAULT_DELTA})", "D", default=DEFAULT_DELTA,
+           f"run's (default: {decimal(DEFAULT_DELTA)})", "D", default=decimal(DEFAULT_DELTA),
            commands=("watch",), pytest=False, effect="raised"),
     Option("strata", "text", "--failgate-sequential: permute the tests within each stratum "
            "and gate each stratum's count: `module` (each test file a stratum) or a marker's "
@@ -236,7 +236,8 @@ OPTIONS: tuple[Option, ...] = (
            commands=("ratchet",), effect="neutral"),  # as confirm
     Option("baseline-window", "text", "how close in time a run paired case by case with "
            "this one (the baseline, the ratchet's confirm-baseline) must have been measured: "
-           "a whole number of hours (default: 12) or `day` (the same calendar day, UTC); "
+           f"a whole number of hours (default: {DEFAULT_WINDOW_HOURS}) or `day` (the same "
+           "calendar day, UTC); "
            "outside it the report is inconclusive, as the day's shift does not cancel",
            "HOURS|day", commands=("check", "ratchet", "watch"), effect="changed"),
     Option("accept-baseline-gap", "text", "accept a baseline measured outside the "

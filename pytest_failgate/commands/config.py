@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .. import options
 from ..core.base.advice import Advice
 from ..core.base.classes import dataclass
+from ..core.base.defaults import decimal
 from ..core.base.errors import FailgateError, display_path
 from ..options import DEFAULT_DELTA, Option
 
@@ -75,7 +76,7 @@ class Config:
     plugins: tuple[str, ...] = ()
     futility: str | None = None  # sequential: the futility stop's beta (None: off)
     margin: str | None = None  # and the regression it rules out, in cases
-    delta: str = DEFAULT_DELTA  # watch: the error probability of an early verdict
+    delta: str = decimal(DEFAULT_DELTA)  # watch: the error probability of an early verdict
     strata: str | None = None  # --failgate-sequential: `module`, or a marker's name
     given: frozenset[str] = frozenset()
     advice: Advice = field(default_factory=Advice)

@@ -40,13 +40,41 @@ def test_every_file_option_is_confined_and_a_name_is_not(tmp_path: Path) -> None
         mcpserver._check_named_paths({"taxonomy": "rag", "engine": outside})  # no file
 
 
-def test_the_sequential_defaults_are_the_tables() -> None:
+def test_the_sequential_defaults_are_the_shared_constants() -> None:
+    """One constant each (``core.base.defaults``): the table's rows and help, the MCP tool,
+    the core's gate and the configuration all take it."""
+    from fractions import Fraction
+
+    from pytest_failgate.commands.config import Config
+    from pytest_failgate.core.base import defaults
+    from pytest_failgate.core.compare import window
+    from pytest_failgate.core.gate.sequential import SequentialGate
+
     replay = inspect.signature(mcpserver.replay).parameters
-    assert replay["delta"].default == float(options.DEFAULT_DELTA)
-    assert replay["margin"].default == int(options.DEFAULT_MARGIN)
-    assert options.BY_NAME["delta"].default == options.DEFAULT_DELTA
-    assert options.BY_NAME["margin"].default == options.DEFAULT_MARGIN
-    assert f"{1 - float(options.DEFAULT_DELTA):g}" in options.BY_NAME["sequential"].help
+    assert Fraction(str(replay["delta"].default)) == defaults.DEFAULT_DELTA
+    assert replay["margin"].default == defaults.DEFAULT_MARGIN
+    assert Fraction(str(options.BY_NAME["delta"].default)) == defaults.DEFAULT_DELTA
+    assert Fraction(Config(ceilings=Path("c"), rootdir=Path()).delta) == defaults.DEFAULT_DELTA
+    assert options.BY_NAME["margin"].default == str(defaults.DEFAULT_MARGIN)
+    assert inspect.signature(SequentialGate).parameters["delta"].default is \
+        defaults.DEFAULT_DELTA
+    assert options.DEFAULT_DELTA is defaults.DEFAULT_DELTA
+    assert window.parse_window(None).hours == defaults.DEFAULT_WINDOW_HOURS
+    confidence = defaults.decimal(1 - defaults.DEFAULT_DELTA)
+    assert f"at least {confidence}" in options.BY_NAME["sequential"].help
+    assert f"(default: {defaults.DEFAULT_WINDOW_HOURS})" in \
+        options.BY_NAME["baseline-window"].help
+
+
+@pytest.mark.parametrize(("value", "written"), [
+    ("1/20", "0.05"), ("19/20", "0.95"), ("1/3", "1/3"), ("10", "10"), ("-1/8", "-0.125"),
+    ("0", "0"), ("1/1000", "0.001")])
+def test_a_default_is_written_as_its_exact_decimal(value: str, written: str) -> None:
+    from fractions import Fraction
+
+    from pytest_failgate.core.base.defaults import decimal
+
+    assert decimal(Fraction(value)) == written
 
 
 def test_every_option_says_how_it_moves_the_verdict() -> None:
