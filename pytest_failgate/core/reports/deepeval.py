@@ -72,6 +72,8 @@ class DeepEvalReader(Reader):
     name: str = "deepeval"
     suffixes: tuple[str, ...] = (".json",)
     taxonomy: str = "deepeval"
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = _MARKERS
 
     def claims(self, head: bytes) -> bool:
         """Whether the file's first bytes may be a DeepEval test run (a cheap filter)."""

@@ -67,6 +67,8 @@ class InspectReader(Reader):
     name: str = "inspect_ai"
     suffixes: tuple[str, ...] = (".json", ".eval")
     taxonomy: str = "inspect_ai"
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = (b"PK", b'"eval"')
 
     def claims(self, head: bytes) -> bool:
         """Whether the file's first bytes may be an Inspect log (a cheap filter)."""

@@ -52,6 +52,8 @@ class LmEvalSamplesReader(Reader):
     name: str = "lm-eval"
     suffixes: tuple[str, ...] = (".jsonl", ".json")
     taxonomy: str = "lm-eval"
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = (b"doc_id", b'"lm_eval_version"', b'"higher_is_better"')
 
     def claims(self, head: bytes) -> bool:
         """lm-eval's own top-level shape on the first line: ``doc_id`` beside a ``metrics``

@@ -79,6 +79,8 @@ class PromptfooReader(Reader):
     name: str = "promptfoo"
     suffixes: tuple[str, ...] = (".json", ".jsonl")
     taxonomy: str = "promptfoo"
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = _MARKERS
 
     def claims(self, head: bytes) -> bool:
         """Whether the file's first bytes may be promptfoo's (a cheap filter)."""

@@ -125,6 +125,9 @@ class Reader:
     name: str = ""
     suffixes: tuple[str, ...] = (".json",)
     taxonomy: str | None = None
+    # byte strings of which a file's head holds at least one whenever ``claims`` says yes
+    # (None: no such list): what lets a built-in reader's module stay unimported
+    probe: tuple[bytes, ...] | None = None
 
     def claims(self, head: bytes) -> bool:
         return True
