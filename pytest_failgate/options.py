@@ -189,6 +189,11 @@ OPTIONS: tuple[Option, ...] = (
                                 "--out-dir"))),
     Option("html", "path", "write the gate as a self-contained HTML report to FILE", "FILE",
            commands=("check", "watch"), unserved=_WRITES),
+    Option("junit", "path", "write the gate as JUnit XML to FILE: the test cases, outcomes "
+           "and properties pytest's --junitxml writes for the gate's items", "FILE",
+           commands=("check",), pytest=False, effect="neutral",
+           unserved=(("pytest", "pytest writes the same file with its own --junitxml"),
+                     *_WRITES)),
     Option("history", "path", "a folder of past runs (report files or folders, in name order) "
            "to chart in the Markdown and HTML reports", "DIR", commands=("check",),
            effect="neutral", unserved=(("mcp", "it charts only the Markdown and HTML reports, "

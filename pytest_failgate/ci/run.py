@@ -263,18 +263,16 @@ def ensure_ref(ref: str, cwd: Path) -> str | None:
 
 def _failed(run: Run) -> list[str]:
     """The failing items, named as pytest names them (``ceilings.yaml::report::check``)."""
-    from ..output.text import item_id
+    from ..core.base.items import GUARD, gate_nodes
 
     ceilings = run.ceilings_path
     failed: list[str] = []
-    if run.result is not None:
-        for report in run.result.reports:
-            if report.error is not None:
-                failed.append(f"{ceilings}::{one_line(report.name)}::load")
-            failed += [item_id(ceilings, row) for row in report.rows if row.failing]
+    if run.result is not None:  # the item tree's, the guard last
+        failed += [node.node_id(ceilings) for node in gate_nodes(run.result)
+                   if node.kind != "guard" and node.outcome == "failed"]
     guard = run.guard_result
     if guard is not None and guard.verdict != "pass":
-        failed.append(f"{ceilings}::guard")
+        failed.append(f"{ceilings}::{GUARD}")
     return failed
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import field
+from dataclasses import field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,14 +90,16 @@ class Config:
         """A setting by its option's ``attribute``, a field's or one of ``others``."""
         if attribute in self.others:
             return self.others[attribute]
-        return getattr(self, attribute)
+        if attribute in {known.name for known in fields(self)}:
+            return getattr(self, attribute)
+        if any(option.attribute == attribute for option in options.OPTIONS):
+            return None  # a configuration made without the resolver: not given
+        raise AttributeError(f"no setting {attribute!r}")
 
     def gate(self, mode: Mode) -> GateConfig:
         """The core's configuration of one gate run in ``mode``: every setting whose field
         the core's ``GateConfig`` has (by the same name, or the core's name ``CORE_NAMES``),
         so that a setting the core reads is passed on by adding its field there."""
-        from dataclasses import fields
-
         from .. import options
         from ..core.gate.runner import GateConfig
 
@@ -119,7 +121,7 @@ class Config:
         from ..output.files import Outputs
 
         return Outputs(markdown=self.md, json=self.json, html=self.html, history=self.history,
-                       github=self.github)
+                       github=self.github, junit=self.setting("junit"))
 
     def given_words(self, command: str, quote: bool = True) -> list[tuple[Option, list[str]]]:
         """The settings given explicitly that ``command`` takes, each with its values as a
@@ -227,8 +229,6 @@ def resolve(given: Mapping[str, Any], *, base: Path, ini: Callable[[Option], Any
             raise FailgateError(f"{_where(option, inipath, from_ini)}: {exc}") from None
     if "ceilings" not in values:  # pragma: no cover - the table gives it a default
         values["ceilings"] = rootdir / "ceilings.yaml"
-    from dataclasses import fields
-
     own = {known.name for known in fields(Config)}
     others = {name: value for name, value in values.items() if name not in own}
     return Config(rootdir=rootdir, inipath=inipath, given=frozenset(explicit), others=others,
