@@ -173,7 +173,9 @@ OPTIONS: tuple[Option, ...] = (
            commands=("watch",), effect="raised"),
     Option("delta", "text", "the most probability that an early verdict is not the full "
            f"run's (default: {decimal(DEFAULT_DELTA)})", "D", default=decimal(DEFAULT_DELTA),
-           commands=("watch",), pytest=False, effect="raised"),
+           commands=("watch",), pytest=False, effect="raised",
+           unserved=(("pytest", "a sequential pytest run keeps the default; failgate watch "
+                      "takes another"),)),
     Option("strata", "text", "--failgate-sequential: permute the tests within each stratum "
            "and gate each stratum's count: `module` (each test file a stratum) or a marker's "
            "name (its first argument names the test's stratum)", "module|MARKER",

@@ -156,6 +156,8 @@ def test_every_option_of_a_command_is_a_parameter_of_each_front_end_serving_it_o
         for front_end, why in option.unserved:
             assert front_end in options.FRONT_ENDS, option.name
             assert why, option.name
+        if option.commands and not option.pytest:  # a command's option pytest lacks: why
+            assert "pytest" in dict(option.unserved), option.name
     for tool, command in mcpserver.SERVES.items():
         function = mcpserver.TOOL_NAMES[tool]
         taken = set(mcpserver.tool_signature(function).parameters)
