@@ -365,7 +365,8 @@ def docs_table() -> str:
     for option in OPTIONS:
         value = f"={option.metavar}" if option.metavar and option.kind != "flag" else ""
         many = " (repeatable)" if option.kind in ("paths", "names") else ""
-        flag = f"`{cell(option.flag + value)}`{many}" if option.pytest else "(the CLI only)"
+        flag = (f"`{cell(option.flag + value)}`{many}" if option.pytest
+                 else f"`{cell(option.cli_flag + value)}` (the CLI only)")
         ini = f"`{option.dest}`" if option.ini else "(none: an action)" if option.pytest \
             else "(none)"
         commands = ", ".join(f"`{command}`" for command in option.commands) or "(pytest only)"
