@@ -141,7 +141,11 @@ class Row(Record):
 
     @property
     def label(self) -> str:
-        return f"{self.slice}::{self.name}" if self.slice else self.name
+        """The item's name under its report (``slice=x::category``), as the gate's item tree
+        names it (``core.base.items``): the Markdown, the HTML and the terminal use it."""
+        from .items import row_parts
+
+        return "::".join(row_parts(self)[1:])
 
     @property
     def count_text(self) -> str:
