@@ -90,7 +90,7 @@ def report_nodes(report: ReportResult) -> list[Node]:
 
 
 def row_node(report: ReportResult, row: Row) -> Node:
-    parts = row_parts(row)
+    parts = row.parts
     outcome: Outcome = "passed"
     message = ""
     if row.verdict == "record":
@@ -126,13 +126,7 @@ def row_properties(row: Row, report: ReportResult) -> list[tuple[str, object]]:
 
 def row_id(ceilings_path: str, row: Row) -> str:
     """A row's node id (``ceilings.yaml::report::slice=x::category``)."""
-    return "::".join((ceilings_path, *row_parts(row)))
-
-
-def row_parts(row: Row) -> tuple[str, ...]:
-    """A row's place in the tree: its report, its slice (if any), its name; one line each."""
-    return (one_line(row.report), *((one_line(row.slice),) if row.slice else ()),
-            one_line(row.name))
+    return "::".join((ceilings_path, *row.parts))
 
 
 def _decimal(value: Fraction, places: int = 6) -> str:
