@@ -60,3 +60,22 @@ def test_report_content_stays_text_in_the_junit_file(tmp_path: Path) -> None:
     assert failure is not None
     assert failure.text == "bad <b>file</b>#x00"
     assert "<b>" not in text
+
+
+def test_a_sliced_runs_junit_file_is_pytests_too(
+        project: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Slice items sit under their slice's collector: ``classname`` names the slice."""
+    monkeypatch.chdir(project)
+    assert main(["init", "reports", "--ceilings", "sliced.yaml"]) == 0
+    ceilings = project / "sliced.yaml"
+    ceilings.write_text("slices: [query_type]\n" + ceilings.read_text(encoding="utf-8"),
+                        encoding="utf-8")
+    assert main(["check", "reports", "--ceilings", "sliced.yaml", "--junit", "cli.xml"]) == 0
+    capsys.readouterr()
+    pytester.runpytest("--failgate=reports", "--failgate-ceilings=sliced.yaml",
+                       "--junitxml=pytest.xml")
+    cli = _cases(project / "cli.xml")
+    assert cli == _cases(project / "pytest.xml")
+    assert any(classname.count(".") > 2 and "query_type=" in classname
+               for classname, _, _, _ in cli)
