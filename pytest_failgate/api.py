@@ -58,7 +58,7 @@ from .core.base.confine import shown
 from .core.base.errors import FailgateError, did_you_mean
 from .core.reports.readers import Reader, ReaderOutput, ToolRun, repeat_of
 from .core.taxonomy.model import Taxonomy
-from .options import DEFAULT_DELTA
+from .options import DEFAULT_DELTA, DEFAULT_MARGIN
 
 if TYPE_CHECKING:
     from fractions import Fraction
@@ -136,7 +136,7 @@ def sequential_gate(planned: int, *, ceilings: str | Path | None = None,
                     delta: Fraction | float | str = DEFAULT_DELTA, report: str = "run",
                     plan: str | Path | None = None,
                     futility: Fraction | float | str | None = None,
-                    margin: int = 10, baseline: str | Path | None = None) -> CaseGate:
+                    margin: int = DEFAULT_MARGIN, baseline: str | Path | None = None) -> CaseGate:
     """A gate fed one case at a time, in the run's planned random order, that settles the
     full run's verdict as soon as the cases decide it (``docs/sequential.md``).
 

@@ -20,12 +20,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
-from . import __version__
+from . import __version__, options
 from .core.base.errors import FailgateError, os_error_line
 from .core.base.formatting import inert_lines, one_line
 from .core.base.verdict import EXIT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_INPUT, EXIT_PASS
 from .core.engines import DIALECTS
-from .options import OPTIONS, for_command
+from .options import add_argument, for_command
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -379,18 +379,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         # after the command too (``failgate check --color=no``); absent, the top level's holds
         sub.add_argument(*COLOR_FLAG, **{**COLOR_ARGUMENT, "default": argparse.SUPPRESS})
         for option in for_command(name):
-            if option.positional:  # none given: the ini key's (``failgate``)
-                sub.add_argument(option.positional, nargs="*", metavar=option.metavar,
-                                 help=option.help_for(name))
-            elif option.kind == "flag":
-                sub.add_argument(option.cli_flag, action="store_true",
-                                 help=option.help_for(name))
-            elif option.kind in ("paths", "names"):
-                sub.add_argument(option.cli_flag, action="append", default=[],
-                                 metavar=option.metavar, help=option.help_for(name))
-            else:  # None when not given: the ini key, else the default, decides
-                sub.add_argument(option.cli_flag, metavar=option.metavar,
-                                 choices=option.choices, help=option.help_for(name))
+            add_argument(sub, option, name)
         return sub
 
     command("check", "check every category count against its ceiling",
@@ -547,7 +536,7 @@ def configure(args: argparse.Namespace) -> Config:
     from .commands.config import load
 
     given: dict[str, Any] = {option.attribute: getattr(args, option.attribute, None)
-                             for option in OPTIONS}
+                             for option in options.OPTIONS}
     config = load(given)
     return replace(config, advice=command_advice(config))
 

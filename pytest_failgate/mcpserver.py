@@ -36,11 +36,14 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import options
 from .core.base.classes import dataclass
 from .core.base.errors import FailgateError
-from .options import DEFAULT_DELTA, DEFAULT_MARGIN, OPTIONS
+from .options import DEFAULT_DELTA, DEFAULT_MARGIN
 
 if TYPE_CHECKING:
+    import inspect
+
     from mcp.server.mcpserver import MCPServer
 
     from .commands.config import Config
@@ -97,10 +100,10 @@ def _config(**arguments: Any) -> Config:
         limit = min(limit, ini_limit)
     config = replace(config, advice=tool_advice(config), run_plugins=LIMITS.plugins,
                      max_report_bytes=str(limit) if limit is not None else None)
-    for option in OPTIONS:  # every setting that names a file, by its kind
+    for option in options.OPTIONS:  # every setting that names a file, by its kind
         if option.kind not in ("path", "paths") or option.action:
             continue
-        value = getattr(config, option.attribute)
+        value = config.setting(option.attribute)
         for path in (value if option.kind == "paths" else (value,)):
             if path is not None:
                 check_inside(path)
@@ -118,7 +121,7 @@ def _check_named_paths(arguments: dict[str, Any]) -> None:
 
     # every option of the table whose value may name a file (by its kind), and the tools'
     # own file arguments
-    keys = [option.attribute for option in OPTIONS if option.names_files] + list(TOOL_FILES)
+    keys = [option.attribute for option in options.OPTIONS if option.names_files] + list(TOOL_FILES)
     for key in keys:
         value = arguments.get(key)
         for named in (value if isinstance(value, list) else [value]):
@@ -130,12 +133,7 @@ def _check_named_paths(arguments: dict[str, Any]) -> None:
             check_inside(Path(named))
 
 
-def check(paths: list[str] | None = None, ceilings: str | None = None,
-          baseline: list[str] | None = None, noise: str | None = None,
-          exclude_unstable: bool = False, analyze: bool = False,
-          strict: bool = False, labels: str | None = None,
-          baseline_window: str | None = None,
-          accept_baseline_gap: str | None = None) -> dict[str, Any]:
+def check(paths: list[str] | None = None, **settings: Any) -> dict[str, Any]:
     """Gate reports like ``failgate check --json``: the run's ``verdict`` (pass, fail, error,
     or inconclusive when a report cannot be judged) and every row with its own. With
     ``labels`` (gold labels, ``failgate sample``) each count is gated on its corrected true
@@ -144,10 +142,7 @@ def check(paths: list[str] | None = None, ceilings: str | None = None,
     unless ``accept_baseline_gap`` gives the reason to judge it anyway."""
     from .commands.gating import check as run
 
-    config = _config(paths=paths, ceilings=ceilings, baseline=baseline, noise=noise,
-                     exclude_unstable=exclude_unstable, analyze=analyze, strict=strict,
-                     labels=labels, baseline_window=baseline_window,
-                     accept_baseline_gap=accept_baseline_gap)
+    config = _config(paths=paths, **_settings("check", settings))
     document: dict[str, Any] = run(config).model_dump(mode="json")
     return document
 
@@ -161,18 +156,16 @@ def explain(paths: list[str] | None = None, ceilings: str | None = None) -> dict
             "reports": {report.name: report.explain for report in result.reports}}
 
 
-def show(paths: list[str] | None = None, ceilings: str | None = None,
-         taxonomy: str | None = None, top: int = 3) -> dict[str, Any]:
+def show(paths: list[str] | None = None, top: int = 3, **settings: Any) -> dict[str, Any]:
     """Each report's count per category with its first ``top`` case ids, and its ceiling
     and headroom when the ceilings file exists (``failgate show``)."""
     from .commands.gating import show as run
 
-    return run(_config(paths=paths, ceilings=ceilings, taxonomy=taxonomy), top).model_dump(
+    return run(_config(paths=paths, **_settings("show", settings)), top).model_dump(
         mode="json")
 
 
-def diff(base: str, candidate: str, taxonomy: str | None = None,
-         ceilings: str | None = None) -> dict[str, Any]:
+def diff(base: str, candidate: str, **settings: Any) -> dict[str, Any]:
     """Per report and category, the cases that entered and left it between two runs."""
     import os
 
@@ -180,52 +173,47 @@ def diff(base: str, candidate: str, taxonomy: str | None = None,
     from .core.base.confine import check_inside
 
     _check_named_paths({"base": base, "candidate": candidate})
-    config = _config(taxonomy=taxonomy, ceilings=ceilings)
+    config = _config(**_settings("diff", settings))
     runs = Path(os.path.realpath(base)), Path(os.path.realpath(candidate))
     for path in runs:
         check_inside(path)
     return run(config, *runs).model_dump(mode="json")
 
 
-def analyze(paths: list[str] | None = None, taxonomy: str | None = None,
-            slices: list[str] | None = None) -> dict[str, Any]:
+def analyze(paths: list[str] | None = None, slices: list[str] | None = None,
+            **settings: Any) -> dict[str, Any]:
     """One run, no baseline: failures by stage, the weakest slices, what to look at first."""
     from .commands.runs import analyze as run
 
-    return run(_config(paths=paths, taxonomy=taxonomy), slices or ()).model_dump(mode="json")
+    return run(_config(paths=paths, **_settings("analyze", settings)), slices or ()
+               ).model_dump(mode="json")
 
 
-def init(paths: list[str] | None = None, ceilings: str | None = None,
-         taxonomy: str | None = None, noise: str | None = None) -> dict[str, Any]:
+def init(paths: list[str] | None = None, **settings: Any) -> dict[str, Any]:
     """Write a new ceilings file from the current counts (``failgate init``); never
     overwrites one. With ``noise`` (a noise_band.json, or ``repeats``) each ceiling is
     observed + allowance. Returns the gate's document and what was written."""
     from .commands.gating import init as run
 
-    return run(_config(paths=paths, ceilings=ceilings, taxonomy=taxonomy, noise=noise)
-               ).model_dump(mode="json")
+    return run(_config(paths=paths, **_settings("init", settings))).model_dump(mode="json")
 
 
-def ratchet(paths: list[str] | None = None, ceilings: str | None = None,
-            noise: str | None = None, confirm: list[str] | None = None,
-            confirm_baseline: list[str] | None = None,
-            baseline_window: str | None = None) -> dict[str, Any]:
+def ratchet(paths: list[str] | None = None, **settings: Any) -> dict[str, Any]:
     """Lower every ceiling whose count fell (``failgate ratchet``); never raises one. On a
     noisy pipeline (``noise``, or the ceilings file's ``noise:``) only past the allowance,
     and only a drop confirmed by ``confirm`` (a second, independent run of the same system)
     or ``confirm_baseline`` (the system before the change, re-run the same day)."""
     from .commands.gating import ratchet as run
 
-    return run(_config(paths=paths, ceilings=ceilings, noise=noise, confirm=confirm,
-                       confirm_baseline=confirm_baseline, baseline_window=baseline_window)
-               ).model_dump(mode="json")
+    return run(_config(paths=paths, **_settings("ratchet", settings))).model_dump(
+        mode="json")
 
 
-def replay(report: str, ceilings: str | None = None, plan: str | None = None,
+def replay(report: str, plan: str | None = None,
            planned: int | None = None, delta: float = float(DEFAULT_DELTA),
            name: str | None = None, futility: float | None = None,
-           margin: int = int(DEFAULT_MARGIN),
-           baseline: str | None = None) -> dict[str, Any]:
+           margin: int = DEFAULT_MARGIN,
+           baseline: str | None = None, **settings: Any) -> dict[str, Any]:
     """Gate a finished JSON Lines report as if its cases were arriving (``failgate watch
     --replay``): the verdict a sequential run would have settled on, after how many of the
     planned cases, and with what probability it is the full run's (``sequential``), in
@@ -243,8 +231,8 @@ def replay(report: str, ceilings: str | None = None, plan: str | None = None,
     from .core.base.safeopen import byte_limit
 
     _check_named_paths({"report": report, "plan": plan})
-    config = _config(ceilings=ceilings, futility=futility, margin=margin,
-                     baseline=[baseline] if baseline else None)
+    config = _config(futility=futility, margin=margin,
+                     baseline=[baseline] if baseline else None, **_settings("replay", settings))
     limit = byte_limit(config.max_report_bytes)
     path = Path(report)
     for read in (path, *config.baseline):
@@ -261,9 +249,54 @@ def replay(report: str, ceilings: str | None = None, plan: str | None = None,
 
 
 TOOLS = (check, show, diff, explain, analyze, init, ratchet, replay)
+# The CLI command each tool serves: besides its own parameters (in its signature; the tool's
+# own typing of an option, as ``replay``'s ``delta``), it takes every option of that command
+# the server is not said to leave out (``Option.unserved``), with the option's type
+# (``tool_signature``). ``explain`` is ``check``'s diagnostics only.
+SERVES = {"check": "check", "show": "show", "diff": "diff", "analyze": "analyze",
+          "init": "init", "ratchet": "ratchet", "replay": "watch"}
+# a tool parameter's type and default by the option's kind
+_KINDS: dict[str, tuple[Any, Any]] = {
+    "path": (str | None, None), "paths": (list[str] | None, None), "flag": (bool, False),
+    "text": (str | None, None), "names": (list[str] | None, None)}
 
 
 TOOL_NAMES = {function.__name__: function for function in TOOLS}
+
+
+def tool_options(function: Any) -> list[options.Option]:
+    """The options of the command ``function`` serves (``SERVES``) that it takes as
+    parameters from the table: those the server serves, not among its own parameters."""
+    import inspect
+
+    command = SERVES.get(function.__name__)
+    own = set(inspect.signature(function).parameters)
+    return [option for option in options.for_command(command or "") if
+            option.served_by("mcp") and not option.positional and option.attribute not in own]
+
+
+def tool_signature(function: Any) -> inspect.Signature:
+    """The tool's parameters as MCP describes them: its own, then its command's options
+    (``tool_options``), each typed by its kind."""
+    import inspect
+
+    signature = inspect.signature(function, eval_str=True)  # types, not their text
+    own = [parameter for parameter in signature.parameters.values()
+           if parameter.kind is not inspect.Parameter.VAR_KEYWORD]
+    table = [inspect.Parameter(option.attribute, inspect.Parameter.KEYWORD_ONLY,
+                               default=_KINDS[option.kind][1], annotation=_KINDS[option.kind][0])
+             for option in tool_options(function)]
+    return signature.replace(parameters=[*own, *table])
+
+
+def _settings(tool: str, given: dict[str, Any]) -> dict[str, Any]:
+    """A tool's table options as given, refusing a name the tool does not take (as Python
+    refuses an unknown keyword; an MCP client's call is checked against the signature)."""
+    taken = {option.attribute for option in tool_options(TOOL_NAMES[tool])}
+    unknown = sorted(set(given) - taken)
+    if unknown:
+        raise TypeError(f"{tool}() got an unexpected keyword argument {unknown[0]!r}")
+    return given
 
 
 def _guarded(function: Any) -> Any:
@@ -286,11 +319,13 @@ def _guarded(function: Any) -> Any:
         return value
 
     functools.update_wrapper(tool, function)  # the docstring and name MCP describes it by
-    signature = inspect.signature(function, eval_str=True)  # types, not their text
+    signature = tool_signature(function)
     tool.__signature__ = signature.replace(parameters=[  # type: ignore[attr-defined]
         *signature.parameters.values(),
         inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)])
-    tool.__annotations__ = {**function.__annotations__, "ctx": Context}
+    tool.__annotations__ = {**{name: parameter.annotation for name, parameter
+                               in signature.parameters.items()},
+                            "return": signature.return_annotation, "ctx": Context}
     del tool.__wrapped__  # type: ignore[attr-defined]  # the signature above is the tool's
     return tool
 

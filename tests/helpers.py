@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_failgate.core.base.defaults import DEFAULT_DELTA
+from pytest_failgate.core.base.formatting import format_number
 from pytest_failgate.core.gate.runner import load_run_or_raise
 from pytest_failgate.core.reports.builtin import builtin_readers
 from pytest_failgate.core.reports.choice import TaxonomyChoice
@@ -20,6 +22,8 @@ from pytest_failgate.core.taxonomy import Taxonomy, builtin_taxonomies
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BUILTIN = builtin_taxonomies()
 RAG = BUILTIN["rag"]
+# how sure a sequential verdict is by default, as every output writes it ("95%")
+CONFIDENCE = f"{format_number((1 - DEFAULT_DELTA) * 100)}%"
 
 PASSED_CASE: dict[str, Any] = {
     "query_type": "single_doc",

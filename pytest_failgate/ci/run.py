@@ -263,18 +263,16 @@ def ensure_ref(ref: str, cwd: Path) -> str | None:
 
 def _failed(run: Run) -> list[str]:
     """The failing items, named as pytest names them (``ceilings.yaml::report::check``)."""
-    from ..output.text import item_id
+    from ..core.base.items import GUARD, gate_nodes
 
     ceilings = run.ceilings_path
     failed: list[str] = []
-    if run.result is not None:
-        for report in run.result.reports:
-            if report.error is not None:
-                failed.append(f"{ceilings}::{one_line(report.name)}::load")
-            failed += [item_id(ceilings, row) for row in report.rows if row.failing]
+    if run.result is not None:  # the item tree's, the guard last
+        failed += [node.node_id(ceilings) for node in gate_nodes(run.result)
+                   if node.kind != "guard" and node.outcome == "failed"]
     guard = run.guard_result
     if guard is not None and guard.verdict != "pass":
-        failed.append(f"{ceilings}::guard")
+        failed.append(f"{ceilings}::{GUARD}")
     return failed
 
 
@@ -311,28 +309,31 @@ def guard_ref(value: str | None) -> str | None:
 
 
 def settings_from_args(argv: Sequence[str] | None = None) -> Settings:
-    """The command line of ``python -m pytest_failgate.ci`` (other CIs than GitHub)."""
+    """The command line of ``python -m pytest_failgate.ci`` (other CIs than GitHub): the
+    step's own arguments, and every option of ``failgate check`` the table does not say
+    the step leaves out (``Option.unserved``), as the command takes it."""
     import argparse
+
+    from .. import options
 
     parser = argparse.ArgumentParser(
         prog="python -m pytest_failgate.ci", allow_abbrev=False,
         description="failgate check and failgate guard as one CI step: one verdict (exit 0 "
                     "pass, 1 fail, 2 error, 3 inconclusive), failgate.md and verdict.json.")
     parser.add_argument("reports", nargs="+", metavar="PATH", help="the reports to gate")
-    parser.add_argument("--ceilings", metavar="FILE", help="the ceilings file")
     parser.add_argument("--guard-base", metavar="REF",
                         help="also run the guard against REF (origin/BRANCH is fetched if "
                              "missing); none: no guard, as the Action's guard-base: none")
-    parser.add_argument("--noise", metavar="FILE", help="a noise_band.json for the gate")
-    parser.add_argument("--labels", metavar="FILE", help="gold labels of a random sample "
-                        "(failgate sample): gate each count's corrected true count")
-    parser.add_argument("--strict", action="store_true", help="slack fails (gains must be "
-                                                              "committed)")
+    checks = [option for option in options.for_command("check")
+              if option.served_by("ci") and not option.positional]
+    for option in checks:
+        options.add_argument(parser, option, "check")
     parser.add_argument("--check-arg", action="append", default=[], metavar="ARG",
                         help="one more argument for failgate check (repeatable)")
     parser.add_argument("--out-dir", default="failgate-report", metavar="DIR",
                         help="where failgate.md and verdict.json go (default: failgate-report)")
     args = parser.parse_args(argv)
-    return Settings(tuple(args.reports), args.ceilings, guard_ref(args.guard_base), args.noise,
-                    args.strict, tuple(args.check_arg), Path(args.out_dir),
-                    labels=args.labels)
+    given = [word for option in checks if option.name != "ceilings"
+             for word in options.words(option, getattr(args, option.attribute))]
+    return Settings(tuple(args.reports), args.ceilings, guard_ref(args.guard_base),
+                    check_args=(*given, *args.check_arg), out_dir=Path(args.out_dir))

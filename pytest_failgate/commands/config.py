@@ -19,20 +19,26 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import field
+from dataclasses import field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import options
 from ..core.base.advice import Advice
 from ..core.base.classes import dataclass
+from ..core.base.defaults import decimal
 from ..core.base.errors import FailgateError, display_path
-from ..options import DEFAULT_DELTA, OPTIONS, Option
+from ..options import DEFAULT_DELTA, Option
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from ..core.gate.runner import GateConfig, Mode
     from ..output.files import Outputs
+
+
+# the core's names for three settings (``GateConfig``'s field for the option's attribute)
+CORE_NAMES = {"ceilings": "ceilings_path", "taxonomy": "init_taxonomy", "guard": "guard_ref"}
 
 
 @dataclass(frozen=True)
@@ -70,31 +76,44 @@ class Config:
     plugins: tuple[str, ...] = ()
     futility: str | None = None  # sequential: the futility stop's beta (None: off)
     margin: str | None = None  # and the regression it rules out, in cases
-    delta: str = DEFAULT_DELTA  # watch: the error probability of an early verdict
+    delta: str = decimal(DEFAULT_DELTA)  # watch: the error probability of an early verdict
     strata: str | None = None  # --failgate-sequential: `module`, or a marker's name
     given: frozenset[str] = frozenset()
     advice: Advice = field(default_factory=Advice)
     # False where no plugin code may run (the MCP server unless --allow-plugins)
     run_plugins: bool = True
+    # the settings of the table's rows that have no field here (by attribute): a new row
+    # works everywhere before its use gives it a typed field (``setting``)
+    others: Mapping[str, Any] = field(default_factory=dict)
+
+    def setting(self, attribute: str) -> Any:
+        """A setting by its option's ``attribute``, a field's or one of ``others``."""
+        if attribute in self.others:
+            return self.others[attribute]
+        if attribute in {known.name for known in fields(self)}:
+            return getattr(self, attribute)
+        if any(option.attribute == attribute for option in options.OPTIONS):
+            return None  # a configuration made without the resolver: not given
+        raise AttributeError(f"no setting {attribute!r}")
 
     def gate(self, mode: Mode) -> GateConfig:
-        """The core's configuration of one gate run in ``mode``."""
+        """The core's configuration of one gate run in ``mode``: every setting whose field
+        the core's ``GateConfig`` has (by the same name, or the core's name ``CORE_NAMES``),
+        so that a setting the core reads is passed on by adding its field there."""
         from .. import options
         from ..core.gate.runner import GateConfig
 
+        core = {known.name for known in fields(GateConfig)}
+        settings = {**{known.name: getattr(self, known.name) for known in fields(self)},
+                    **self.others}
+        values = {CORE_NAMES.get(name, name): value for name, value in settings.items()
+                  if CORE_NAMES.get(name, name) in core}
         # `--noise repeats`: each report's own repeats, a keyword (a file of that name is
         # given as ./repeats); kept as written by ``_value``, where every path is absolute
         repeats = self.noise is not None and self.noise == Path(_repeats())
-        return GateConfig(
-            paths=self.paths, ceilings_path=self.ceilings, mode=mode,
-            init_taxonomy=self.taxonomy, guard_ref=self.guard, explain=self.explain,
-            baseline=self.baseline, noise=None if repeats else self.noise,
-            noise_repeats=repeats, exclude_unstable=self.exclude_unstable,
-            analyze=self.analyze, max_report_bytes=self.max_report_bytes, engine=self.engine,
-            advice=self.advice, confirm=self.confirm,
-            confirm_baseline=self.confirm_baseline, guard_options=options.OPTIONS,
-            labels=self.labels, baseline_window=self.baseline_window,
-            accept_baseline_gap=self.accept_baseline_gap)
+        values.update(mode=mode, noise=None if repeats else self.noise, noise_repeats=repeats,
+                      guard_options=options.OPTIONS)
+        return GateConfig(**values)
 
     @property
     def outputs(self) -> Outputs:
@@ -102,7 +121,7 @@ class Config:
         from ..output.files import Outputs
 
         return Outputs(markdown=self.md, json=self.json, html=self.html, history=self.history,
-                       github=self.github)
+                       github=self.github, junit=self.setting("junit"))
 
     def given_words(self, command: str, quote: bool = True) -> list[tuple[Option, list[str]]]:
         """The settings given explicitly that ``command`` takes, each with its values as a
@@ -116,10 +135,10 @@ class Config:
             return shlex.quote(text) if quote else text
 
         found = []
-        for option in OPTIONS:
+        for option in options.OPTIONS:
             if option.name not in self.given or command not in option.commands:
                 continue
-            value = getattr(self, option.attribute)
+            value = self.setting(option.attribute)
             values = [] if option.kind == "flag" else list(value) if option.kind in (
                 "paths", "names") else [value]
             found.append((option, [word(v) for v in values]))
@@ -184,7 +203,7 @@ def resolve(given: Mapping[str, Any], *, base: Path, ini: Callable[[Option], Any
     """
     values: dict[str, Any] = {}
     explicit: set[str] = set()
-    for option in OPTIONS:
+    for option in options.OPTIONS:
         if option.action:
             continue
         name = option.attribute
@@ -210,7 +229,10 @@ def resolve(given: Mapping[str, Any], *, base: Path, ini: Callable[[Option], Any
             raise FailgateError(f"{_where(option, inipath, from_ini)}: {exc}") from None
     if "ceilings" not in values:  # pragma: no cover - the table gives it a default
         values["ceilings"] = rootdir / "ceilings.yaml"
-    return Config(rootdir=rootdir, inipath=inipath, given=frozenset(explicit), **values)
+    own = {known.name for known in fields(Config)}
+    others = {name: value for name, value in values.items() if name not in own}
+    return Config(rootdir=rootdir, inipath=inipath, given=frozenset(explicit), others=others,
+                  **{name: value for name, value in values.items() if name in own})
 
 
 def _repeats() -> str:

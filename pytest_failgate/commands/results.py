@@ -19,10 +19,10 @@ __all__ = [
     "CategoryDiff",
     "DiffResult",
     "GuardResultModel",
-    "HistoryPoint",
     "HistoryResult",
+    "HistoryRun",
     "InitResult",
-    "NoiseResult",
+    "NoiseBandsResult",
     "RatchetResult",
     "ReportDiff",
     "ShowResult",
@@ -122,7 +122,7 @@ class Band(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class NoiseResult(Record):
+class NoiseBandsResult(Record):
     """``noise``: the bands measured from repeated runs, as written to ``out``."""
 
     out: str
@@ -136,7 +136,9 @@ class NoiseResult(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HistoryPoint(Record):
+class HistoryRun(Record):
+    """One run of the history: its label and its count per category."""
+
     label: str
     counts: dict[str, int]
 
@@ -148,7 +150,7 @@ class HistoryResult(Record):
     taxonomy: str
     categories: list[str] = described(text="the taxonomy's categories, in order")
     charted: list[str] = described(text="those worth a line: ever non-zero, total first")
-    points: list[HistoryPoint]
+    points: list[HistoryRun]
     ceilings: dict[str, int] = described(text="the default ceilings, when a file exists")
 
 

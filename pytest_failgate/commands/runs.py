@@ -19,9 +19,9 @@ from .results import (
     Band,
     CategoryDiff,
     DiffResult,
-    HistoryPoint,
     HistoryResult,
-    NoiseResult,
+    HistoryRun,
+    NoiseBandsResult,
     ReportDiff,
     SqlResult,
 )
@@ -58,7 +58,7 @@ def diff(config: Config | Failgate, base: Path, candidate: Path) -> DiffResult:
         only_base=comparison.only_base, only_candidate=comparison.only_candidate)
 
 
-def noise(config: Config | Failgate, runs: Sequence[Path], out: Path) -> NoiseResult:
+def noise(config: Config | Failgate, runs: Sequence[Path], out: Path) -> NoiseBandsResult:
     """Each category's and metric's noise band from repeated runs of one configuration,
     written to ``out`` in the regression gate's ``noise_band.json`` format, with the runs it
     was measured from (``measured_from``, relative to ``out``, each with when it ran) so it
@@ -80,7 +80,7 @@ def noise(config: Config | Failgate, runs: Sequence[Path], out: Path) -> NoiseRe
     except OSError as exc:
         raise FailgateError(f"cannot write: {exc.strerror}", out) from None
     warning = spread_warning([time[0] for time in times if time is not None])
-    return NoiseResult(
+    return NoiseBandsResult(
         out=display_path(out), n_runs=len(runs), document=document,
         bands={name: Band(min=b.min, max=b.max, std=b.std) for name, b in measured.bands.items()},
         metric_bands={name: Band(min=float(m.min), max=float(m.max), std=m.std)
@@ -133,7 +133,7 @@ def history(config: Config | Failgate, folder: Path) -> HistoryResult:
     return HistoryResult(
         taxonomy=taxonomy.name, categories=list(taxonomy.category_names),
         charted=charted(points, taxonomy.category_names),
-        points=[HistoryPoint(label=p.label, counts=dict(p.counts)) for p in points],
+        points=[HistoryRun(label=p.label, counts=dict(p.counts)) for p in points],
         ceilings=ceilings)
 
 

@@ -23,6 +23,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..core.base.classes import dataclass
+from ..core.base.defaults import DEFAULT_DELTA
 from ..core.base.errors import FailgateError
 from ..core.gate import plan as plans
 from ..core.gate.sequential import (
@@ -35,7 +36,6 @@ from ..core.gate.sequential import (
     quoted,
 )
 from ..core.reports.caseset import is_json_document, parse_json
-from ..core.stats.sequential import DEFAULT_DELTA
 from .app import Failgate
 
 if TYPE_CHECKING:

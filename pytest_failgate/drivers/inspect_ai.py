@@ -60,7 +60,8 @@ FORMAT = "inspect_ai"
 class FailgateEarlyStopping:
     """Inspect's ``EarlyStopping``: skip the rest of a task once failgate has settled it."""
 
-    def __init__(self, ceilings: str | Path | None = None, delta: float | str = DEFAULT_DELTA,
+    def __init__(self, ceilings: str | Path | None = None,
+                 delta: Fraction | float | str = DEFAULT_DELTA,
                  report: str | None = None) -> None:
         self.app = Failgate(load({} if ceilings is None else {"ceilings": str(ceilings)}))
         self.delta = Fraction(str(delta)) if isinstance(delta, float) else Fraction(delta)

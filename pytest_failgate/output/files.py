@@ -41,6 +41,7 @@ class Outputs:
     html: Path | None = None
     history: Path | None = None  # a folder of past runs to chart
     github: bool = False
+    junit: Path | None = None  # JUnit XML of the gate's items (``failgate check --junit``)
 
 
 def write_outputs(outputs: Outputs, result: GateResult, taxonomy: Taxonomy | None,
@@ -78,6 +79,10 @@ def write_outputs(outputs: Outputs, result: GateResult, taxonomy: Taxonomy | Non
         from .html import render_html
 
         _write(notes, outputs.html, render_html(result, svg))
+    if outputs.junit is not None:
+        from .junit import render_junit
+
+        _write(notes, outputs.junit, render_junit(result))
     if outputs.github and markdown is not None:
         notes.commands += github.error_annotations(result)
         if github.append_step_summary(markdown) is None:

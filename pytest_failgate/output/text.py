@@ -42,9 +42,11 @@ def catches_text(row: Row) -> str:
 
 
 def item_id(ceilings_path: str, row: Row) -> str:
-    """``ceilings.yaml::report::slice=x::category``: a check named as pytest names its item,
-    on one line (a report's name and a slice's value are their authors')."""
-    return f"{ceilings_path}::{one_line(row.report)}::{one_line(row.label)}"
+    """``ceilings.yaml::report::slice=x::category``: a check named as pytest names its item
+    (the item tree's ``row_id``)."""
+    from ..core.base.items import row_id
+
+    return row_id(ceilings_path, row)
 
 
 def ratchet_status(result: GateResult) -> str | None:

@@ -1,29 +1,29 @@
 """The gate's pytest nodes: the ceilings file, one collector per report, one item per check.
 
-Node ids read as ``ceilings.yaml::real100/eval_summary::retrieval_miss``. Items
-hold their verdict already (the gate ran at collection); running one only
+Node ids read as ``ceilings.yaml::real100/eval_summary::retrieval_miss``: the tree, its
+names, outcomes and properties are ``core.base.items``'s, which every other output names
+items by. Items hold their verdict already (the gate ran at collection); running one only
 reports it, so items are cheap, deterministic and identical on every worker.
 """
 
 from __future__ import annotations
 
 import warnings
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..core.base.errors import FailgateError
-from ..core.base.formatting import inert_lines, one_line
+from ..core.base.formatting import inert_lines
+from ..core.base.items import Node, gate_nodes
 from .keys import SESSION, ActiveGate
-from .outcomes import GUARD_KEY, LOAD_KEY, ROW_KEYS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from _pytest._code.code import ExceptionInfo, TerminalRepr, TracebackStyle
 
-    from ..core.base.result import GuardResultModel, ReportResult, Row
+    from ..core.base.result import GuardResultModel, ReportResult
 
 MARKER = "failgate"
 NOT_RUN = "gate"  # the name of the item of a gate that could not run
@@ -94,68 +94,72 @@ class GateFile(pytest.File, _QuietCollector):
         except FailgateError as exc:  # one failing item: the project's own tests still run
             yield NotRunItem.from_parent(self, name=NOT_RUN, error=exc)
             return
-        if result.guard is not None:
-            yield GuardItem.from_parent(self, name="guard", guard=result.guard)
-        for report in result.reports:
-            # a node id on one line: a report's name comes from its file's, which its author
-            # chose (pytest prints node ids at the start of lines)
-            yield ReportNode.from_parent(self, name=one_line(report.name), report=report)
+        reports: dict[int, list[Node]] = {}
+        for node in gate_nodes(result):
+            if node.kind == "guard":
+                assert node.guard is not None
+                yield GuardItem.from_parent(self, name=node.name, guard=node.guard, node=node)
+            else:
+                reports.setdefault(id(node.report), []).append(node)
+        for nodes in reports.values():
+            report = nodes[0].report
+            assert report is not None
+            yield ReportNode.from_parent(self, name=nodes[0].parts[0], report=report,
+                                         nodes=nodes)
 
 
 class ReportNode(_QuietCollector):
     """One report: an item per category, the total when it has a ceiling, and consistency."""
 
-    def __init__(self, *, report: ReportResult, **kwargs: Any) -> None:
+    def __init__(self, *, report: ReportResult, nodes: list[Node], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.report = report
+        self.nodes = nodes
 
     def collect(self) -> Iterable[GateItem | SliceNode | LoadItem]:
-        if self.report.error is not None:  # an error item; the other reports are still gated
-            yield LoadItem.from_parent(self, name="load", error=self.report.error)
-            return
-        slices: dict[str, list[Row]] = {}
-        for row in self.report.rows:
-            if row.slice is None:
-                yield GateItem.from_parent(self, name=row.name, row=row)
+        slices: dict[str, list[Node]] = {}
+        for node in self.nodes:
+            if node.kind == "load":  # an error item; the other reports are still gated
+                yield LoadItem.from_parent(self, name=node.name, error=node.message, node=node)
+            elif len(node.parts) == 2:
+                yield GateItem.from_parent(self, name=node.name, node=node)
             else:
-                slices.setdefault(row.slice, []).append(row)
-        for name, rows in slices.items():
-            yield SliceNode.from_parent(self, name=one_line(name), rows=rows)
+                slices.setdefault(node.parts[1], []).append(node)
+        for name, nodes in slices.items():
+            yield SliceNode.from_parent(self, name=name, nodes=nodes)
 
 
 class SliceNode(_QuietCollector):
     """The cases of a report whose slice field has one value (``query_type=comparison``)."""
 
-    def __init__(self, *, rows: list[Row], **kwargs: Any) -> None:
+    def __init__(self, *, nodes: list[Node], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.rows = rows
+        self.nodes = nodes
 
     def collect(self) -> Iterable[GateItem]:
-        for row in self.rows:
-            yield GateItem.from_parent(self, name=row.name, row=row)
+        for node in self.nodes:
+            yield GateItem.from_parent(self, name=node.name, node=node)
 
 
 class GateItem(_QuietItem):
     """One count against its ceiling (or a report's recorded-versus-recomputed check)."""
 
-    def __init__(self, *, row: Row, **kwargs: Any) -> None:
+    def __init__(self, *, node: Node, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.row = row
+        assert node.row is not None
+        self.node, self.row = node, node.row
         self.add_marker(MARKER)
-        self.user_properties.extend(_properties(row, self.parent))
+        self.user_properties.extend(node.properties)
 
     def runtest(self) -> None:
-        row = self.row
-        for text in row.warnings:
+        for text in self.row.warnings:
             warnings.warn(FailgateWarning(text), stacklevel=1)
-        if row.verdict == "record":
-            pytest.skip(f"--failgate-init records {row.count} as the ceiling")
-        if row.verdict == "skip":  # its report is inconclusive: its own item says why
-            pytest.skip(row.message)
-        if row.undecided:  # the labels cannot decide it: its report's inconclusive item fails
-            pytest.skip(row.message.splitlines()[0])
-        if row.failing:
-            raise GateFailure(row.message)
+        if self.row.verdict == "record":  # pytest's word for init
+            pytest.skip(f"--failgate-init records {self.row.count} as the ceiling")
+        if self.node.outcome == "skipped":  # its report is inconclusive: its own item says why
+            pytest.skip(self.node.message)
+        if self.node.outcome == "failed":
+            raise GateFailure(self.node.message)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         line = None
@@ -167,13 +171,11 @@ class GateItem(_QuietItem):
 class LoadItem(_QuietItem):
     """A report that did not load: one failing item, so the rest of the run goes on."""
 
-    def __init__(self, *, error: str, **kwargs: Any) -> None:
+    def __init__(self, *, error: str, node: Node, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
         self.add_marker(MARKER)
-        parent = self.parent
-        self.user_properties.append(
-            (LOAD_KEY, parent.report.name if isinstance(parent, ReportNode) else ""))
+        self.user_properties.extend(node.properties)
 
     def runtest(self) -> None:
         raise _ReportsError(inert_lines(self.error))  # it may quote the report's content
@@ -185,15 +187,15 @@ class LoadItem(_QuietItem):
 class GuardItem(_QuietItem):
     """No ceiling was loosened since the guard's git ref without a reason (``--failgate-guard``)."""
 
-    def __init__(self, *, guard: GuardResultModel, **kwargs: Any) -> None:
+    def __init__(self, *, guard: GuardResultModel, node: Node, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.guard = guard
+        self.guard, self.node = guard, node
         self.add_marker(MARKER)
-        self.user_properties.append((GUARD_KEY, guard.ref))
+        self.user_properties.extend(node.properties)
 
     def runtest(self) -> None:
-        if not self.guard.passed:
-            raise GateFailure("\n".join(self.guard.lines))
+        if self.node.outcome == "failed":
+            raise GateFailure(self.node.message)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"guard against {self.guard.ref}"
@@ -221,31 +223,3 @@ def is_gate_item(item: pytest.Item) -> bool:
     """Whether an item is one of the gate's (a ceiling, a report that did not load, the
     guard, the gate that could not run)."""
     return isinstance(item, GateItem | LoadItem | GuardItem | NotRunItem)
-
-
-def _properties(row: Row, parent: Any) -> list[tuple[str, object]]:
-    """JUnit ``user_properties``: what the item measured, readable by CI tools."""
-    props: list[tuple[str, object]] = list(zip(ROW_KEYS, row.key, strict=True))
-    if row.count is not None:
-        props.append(("count", row.count))
-    props.append(("ceiling", row.limit if row.limit is not None else row.ceiling))
-    while isinstance(parent, SliceNode):
-        parent = parent.parent
-    n_cases = parent.report.n_cases if isinstance(parent, ReportNode) and not row.slice else None
-    if n_cases is not None:
-        props.append(("cases", n_cases))
-        if row.count is not None:
-            props.append(("rate", _decimal(Fraction(row.count, n_cases))))
-    props.append(("verdict", row.verdict))
-    if row.baseline is not None:
-        props += [("baseline_new", row.baseline.n_new), ("baseline_fixed", row.baseline.n_fixed),
-                  ("baseline_p", f"{row.baseline.p_value:.6g}"),
-                  ("baseline_verdict", row.baseline.verdict)]
-    if row.value is not None:
-        props += [("value", f"{row.value:.6g}"), ("effective_n", row.effective_n)]
-    return props
-
-
-def _decimal(value: Fraction, places: int = 6) -> str:
-    scaled = round(value * 10**places)
-    return f"{scaled // 10**places}.{scaled % 10**places:0{places}d}"

@@ -23,17 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.base.classes import dataclass
 
+# what names a gate item in its report's ``user_properties``: the item tree's keys
+from ..core.base.items import GUARD_KEY, LOAD_KEY, ROW_KEYS
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     import pytest
 
     from ..core.base.result import GateResult
-
-# What names a gate item in its report's ``user_properties`` (set by ``items``).
-ROW_KEYS = ("failgate_report", "failgate_slice", "failgate_item")
-LOAD_KEY = "failgate_load"
-GUARD_KEY = "failgate_guard"
 
 # The hooks through which a plugin or conftest.py can change how a report ends.
 REPORT_HOOKS = ("pytest_runtest_makereport", "pytest_runtest_logreport",

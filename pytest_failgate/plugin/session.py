@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from ..core.base.errors import FailgateError, display_path
+from ..core.base.items import ROW_KEYS
 from .exitstatus import demand, hold
 from .items import MARKER, GateFile, is_gate_item
-from .outcomes import ROW_KEYS, OutcomeCheck
+from .outcomes import OutcomeCheck
 from .selection import DRY_RUNS, Selection
 from .selection import SELECTION_KEY as _SELECTION_KEY
 

@@ -8,6 +8,9 @@ import re
 from typing import TYPE_CHECKING
 
 import pytest
+from helpers import CONFIDENCE
+
+from pytest_failgate.core.base.defaults import DEFAULT_DELTA
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -17,7 +20,7 @@ CATEGORIES = ("verifier_false_negative", "verifier_false_positive", "retrieval_m
               "unknown")
 SETTLED = re.compile(r"verdict (pass|fail|inconclusive): .*settled after (\d+) of (\d+) planned "
                      r"cases(?: \(\d+ started and paid for\))?: the verdict is the full run's"
-                     r"( with probability at least 95%)?$")
+                     rf"( with probability at least {re.escape(CONFIDENCE)})?$")
 
 
 def _suite(pytester: pytest.Pytester, failing: Mapping[str, int], planned: int,
@@ -124,8 +127,8 @@ def test_a_failed_test_without_a_marker_is_classified_by_the_taxonomy_over_its_p
     assert rows["verifier_false_negative"]["count"] == 1
     assert rows["retrieval_miss"]["count"] == 1
     assert rows["unknown"]["count"] == 0  # not the fallback: the rules placed it
-    assert document["sequential"] == {"n": 2, "planned": 2, "delta": 0.05,
-                                      "confidence": "95%", "settled": True, "beta": None,
+    assert document["sequential"] == {"n": 2, "planned": 2, "delta": float(DEFAULT_DELTA),
+                                      "confidence": CONFIDENCE, "settled": True, "beta": None,
                                       "margin": None, "paid": 2}
     assert document["verdict"] == "pass"  # each category within its ceiling of 1
     assert result.ret == pytest.ExitCode.OK

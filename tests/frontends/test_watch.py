@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-from helpers import CATEGORY_CASES, case, cases_for, write_ceilings, write_jsonl
+from helpers import CATEGORY_CASES, CONFIDENCE, case, cases_for, write_ceilings, write_jsonl
 from helpers import run_cli as run
 
 from pytest_failgate.cli import main
@@ -46,7 +46,7 @@ def _last_line(out: str) -> str:
 
 SETTLED = re.compile(r"verdict (pass|fail|inconclusive): .*settled after (\d+) of (\d+) planned "
                      r"cases \(\d+ started and paid for\): the verdict is the full run's"
-                     r"( with probability at least 95%)?")
+                     rf"( with probability at least {re.escape(CONFIDENCE)})?")
 
 
 def _settled(out: str) -> tuple[str, int, int, bool]:

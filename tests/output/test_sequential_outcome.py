@@ -18,10 +18,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers import cases_for, write_ceilings, write_jsonl
+from helpers import CONFIDENCE, cases_for, write_ceilings, write_jsonl
 
 from pytest_failgate import mcpserver
 from pytest_failgate.cli import SCHEMA, main
+from pytest_failgate.core.base.defaults import DEFAULT_DELTA
 from pytest_failgate.core.ceilings.load import load_ceilings
 from pytest_failgate.core.gate.sequential import SequentialGate, SequentialItem
 from pytest_failgate.core.gate.settled import sequential_result
@@ -33,7 +34,7 @@ HTML_MARK = {"pass": "✓", "fail": "✗", "inconclusive": "?"}
 CATEGORIES = ("verifier_false_negative", "verifier_false_positive", "retrieval_miss",
               "planner_under_decomposition", "generator_hallucination", "context_dilution",
               "unknown")
-SURE = "the verdict is the full run's with probability at least 95%"
+SURE = f"the verdict is the full run's with probability at least {CONFIDENCE}"
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def test_every_output_of_a_sequential_run_says_its_verdict_and_n_of_n_planned(
         assert said.endswith(f"; settled after {record['n']} of 200 planned cases "
                              f"({record['paid']} started and paid for): {SURE}")
         assert record["paid"] == record["n"]  # a replay in order reads what it settles on
-        assert (record["delta"], record["confidence"]) == (0.05, "95%")
+        assert (record["delta"], record["confidence"]) == (float(DEFAULT_DELTA), CONFIDENCE)
     # every output says the one headline
     assert terminal.rstrip("\n").splitlines()[-1] == f"verdict {expected}: {said}"
     markdown = Path("gate.md").read_text(encoding="utf-8").splitlines()[0]

@@ -12,7 +12,7 @@ from dataclasses import field, fields
 from typing import Any, Literal
 
 from .classes import dataclass
-from .formatting import plural
+from .formatting import one_line, plural
 from .records import Record, described
 from .verdict import FAILING, BaselineVerdict, GuardVerdict, RowVerdict, RunVerdict, run_verdict
 
@@ -156,8 +156,17 @@ class Row(Record):
         return self.report, self.slice or "", self.name
 
     @property
+    def parts(self) -> tuple[str, ...]:
+        """The row's place in the gate's item tree (``core.base.items``): its report, its
+        slice (if any), its name; one line each."""
+        return (one_line(self.report), *((one_line(self.slice),) if self.slice else ()),
+                one_line(self.name))
+
+    @property
     def label(self) -> str:
-        return f"{self.slice}::{self.name}" if self.slice else self.name
+        """The item's name under its report (``slice=x::category``), as the item tree names
+        it: the Markdown, the HTML and the terminal use it."""
+        return "::".join(self.parts[1:])
 
     @property
     def count_text(self) -> str:

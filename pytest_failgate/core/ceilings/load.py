@@ -25,8 +25,8 @@ from .model import (
     SLICE_SEPARATOR,
     Ceiling,
     CeilingsModel,
+    CeilingsShapeError,
     Problem,
-    ShapeError,
     governing_locs,
     read_model,
     yaml_loc,
@@ -236,7 +236,7 @@ def validate_ceilings(doc: YamlDoc) -> CeilingsModel:
     """The file's model; a shape error names its line."""
     try:
         return read_model(doc.data)
-    except ShapeError as exc:
+    except CeilingsShapeError as exc:
         raise validation_error(doc, exc.problems) from None
 
 

@@ -72,7 +72,7 @@ class Problem:
     at_key: bool = False  # an unknown key: point at the key rather than its value
 
 
-class ShapeError(ValueError):
+class CeilingsShapeError(ValueError):
     """A ceilings document without the file's shape: every problem found in it."""
 
     def __init__(self, problems: list[Problem]) -> None:
@@ -262,10 +262,6 @@ class Ceiling(Limit):
     owner: str | None = None
     goal: int | str | None = None
 
-    def limit(self, n_cases: int | None) -> int | None:
-        """The most cases this ceiling allows among ``n_cases`` (``Limit.allows``)."""
-        return self.allows(n_cases)
-
     def __post_init__(self) -> None:
         if (self.observed is None) != (self.allowance is None):
             given, missing = (("observed", "allowance") if self.allowance is None
@@ -347,7 +343,7 @@ def _floor(value: Any, loc: Loc, problems: list[Problem]) -> MetricFloor:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class InstrumentChange:
+class AcceptedChange:
     """A change of the measuring instrument the ceilings file accepts, with its reason: a
     baseline comparison across it is judged instead of inconclusive."""
 
@@ -372,10 +368,10 @@ _INSTRUMENT: tuple[Spec, ...] = (
 )
 
 
-def _instrument(value: Any, loc: Loc, problems: list[Problem]) -> InstrumentChange:
+def _instrument(value: Any, loc: Loc, problems: list[Problem]) -> AcceptedChange:
     if not isinstance(value, dict):
         raise ValueError("an accepted change is {from: ..., to: ..., reason: \"why\"}")
-    change: InstrumentChange = _record(InstrumentChange, value, loc, _INSTRUMENT,
+    change: AcceptedChange = _record(AcceptedChange, value, loc, _INSTRUMENT,
                                        INSTRUMENT_KEYS, problems)
     return change
 
@@ -429,7 +425,7 @@ class CeilingsModel:
     # a later run measured otherwise is inconclusive unless `instruments` accepts it
     instrument: dict[str, dict[str, str]] = field(default_factory=dict)
     # accepted changes of the measuring instrument (judge_model, grader, ...), by key
-    instruments: dict[str, InstrumentChange] = field(default_factory=dict)
+    instruments: dict[str, AcceptedChange] = field(default_factory=dict)
     slices: list[str] = field(default_factory=list)
     ceilings: dict[str, Ceiling] = field(default_factory=dict)
     reports: dict[str, dict[str, Ceiling]] = field(default_factory=dict)
@@ -481,17 +477,17 @@ _TOP: tuple[Spec, ...] = (
 
 
 def read_model(data: Any) -> CeilingsModel:
-    """A ceilings document (YAML's plain data) as the model; ``ShapeError`` lists every
+    """A ceilings document (YAML's plain data) as the model; ``CeilingsShapeError`` lists every
     problem with its place."""
     try:
         shaped = _shape(data)
     except ValueError as exc:
-        raise ShapeError([Problem((), str(exc))]) from None
+        raise CeilingsShapeError([Problem((), str(exc))]) from None
     problems: list[Problem] = []
     try:
         model: CeilingsModel = _record(CeilingsModel, shaped, (), _TOP, TOP_KEYS, problems)
     except _Recorded:
-        raise ShapeError(problems) from None
+        raise CeilingsShapeError(problems) from None
     return model
 
 

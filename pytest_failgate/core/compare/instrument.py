@@ -32,7 +32,7 @@ from ..base.classes import dataclass
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..ceilings.model import InstrumentChange as Accepted
+    from ..ceilings.model import AcceptedChange as Accepted
 
 
 @dataclass(frozen=True)

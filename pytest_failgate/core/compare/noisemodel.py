@@ -98,9 +98,6 @@ class NoiseModel:
                         f"{self.source}: its categories' movement together",
                         max(m.dispersion for m in parts), min(measured, default=None))
 
-    def covers(self, report: str) -> bool:
-        return bool(self.per_report.get(report, self.shared))
-
 
 def band_movement(band: NoiseBand, label: str) -> Movement:
     """A band's expected movement between two runs and its dispersion (see the module

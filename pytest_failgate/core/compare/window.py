@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from ..base.classes import dataclass
+from ..base.defaults import DEFAULT_WINDOW_HOURS
 from ..base.errors import FailgateError
 from .ran import MTIME, UTC, report_time, written
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
     from ..reports.model import Report
 
-DEFAULT_HOURS = 12
+DEFAULT_HOURS = DEFAULT_WINDOW_HOURS  # the shared default (``core.base.defaults``)
 DEFAULT_WINDOW = str(DEFAULT_HOURS)
 SAME_DAY = "day"
 NO_TIME = "no time recorded"

@@ -18,14 +18,12 @@ import json
 import tempfile
 from typing import TYPE_CHECKING, Any
 
-from ..base.confine import shown
 from ..base.errors import FailgateError
-from ..reports.model import OWN_FORMAT, Report
-from ..reports.sink import SAMPLE, check_fit
+from ..reports.sink import SAMPLE
 from . import FIRST_IDS, is_glob, optional
+from .counted import check_counted, engine_report
 from .dialects import DUCKDB
 from .jsonlines import check_lines, check_values, fresh, nested_case
-from .pairing import Classified
 from .sqlquery import RuleNotExpressible, compile_gate, decode, duplicate_id
 from .sqltypes import SqlType, duckdb_type
 from .sqlvalue import SqlUnsupported
@@ -34,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection
     from pathlib import Path
 
-    from ..reports.model import ReportFile
+    from ..reports.model import Report, ReportFile
     from ..reports.read import ReadSpec
     from ..taxonomy import Taxonomy
 
@@ -225,29 +223,13 @@ def _load(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec, first_ids: int
             counted = decode(query, taxonomy, rows)
             if position == ROW_POSITION and first_ids:
                 _ids_at(con, source, query.id_sql, counted.tally.ids, report.path)
-            if counted.violations:
-                message, n = counted.violations[0]
-                raise FailgateError(f"{n} case(s): {message}", report.path)
-            if counted.tally.n_cases == 0:
-                raise FailgateError("the report has no cases; a gate over zero cases would "
-                                    "pass vacuously", report.path)
-            n_cases = counted.tally.n_cases  # the columns the source lacks are absent
-            sample = (_sample(con, source, raw, position)
-                      if set(taxonomy.failed.reads) & set(query.absent) else [])
-            check_fit(report, taxonomy, dict.fromkeys(query.absent, n_cases), n_cases, sample,
-                      OWN_FORMAT, None)
+            check_counted(report, taxonomy, query, counted,
+                          lambda: _sample(con, source, raw, position))
             duplicate = _duplicate(con, f"SELECT {query.id_sql} AS _id FROM {source}")
         except FailgateError:
             raise
         except Exception as exc:
             raise FailgateError(f"DuckDB stopped: {_first_line(exc)}", report.path) from None
-        if duplicate:
-            raise FailgateError(f"duplicate case id {shown(repr(str(duplicate[0])))} "
-                                f"({duplicate[1]} cases)", report.path)
     finally:
         con.close()
-    tally = counted.tally
-    select = (f"SELECT {query.decided_sql} AS _decided, {query.id_sql} AS _id FROM {source}")
-    return Report(name=report.name, path=report.path, kind="cases", counts=dict(tally.counts),
-                  n_cases=tally.n_cases, tally=tally, taxonomy=taxonomy,
-                  classified=Classified("duckdb", select, query.categories, run_sql))
+    return engine_report(report, taxonomy, query, counted, duplicate, "duckdb", source, run_sql)

@@ -16,20 +16,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..base.confine import shown
 from ..base.errors import FailgateError
-from ..reports.model import OWN_FORMAT, Report
-from ..reports.sink import SAMPLE, check_fit
+from ..reports.sink import SAMPLE
 from . import FIRST_IDS, is_glob, optional
+from .counted import check_counted, engine_report
 from .dialects import SPARK
-from .pairing import Classified
 from .sqlquery import RuleNotExpressible, compile_gate, decode, duplicate_id
 from .sqltypes import spark_type
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..reports.model import ReportFile
+    from ..reports.model import Report, ReportFile
     from ..reports.read import ReadSpec
     from ..taxonomy import Taxonomy
 
@@ -111,18 +109,9 @@ def load_spark(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
         raise FailgateError(exc.message, report.path) from None
     try:
         counted = decode(query, taxonomy, [tuple(r) for r in _sql(spark, query.sql).collect()])
-        if counted.violations:
-            message, n = counted.violations[0]
-            raise FailgateError(f"{n} case(s): {message}", report.path)
-        if counted.tally.n_cases == 0:
-            raise FailgateError("the report has no cases; a gate over zero cases would "
-                                "pass vacuously", report.path)
-        n_cases = counted.tally.n_cases  # the columns the source lacks are absent
-        sample = ([row.asDict(recursive=True)
-                   for row in _sql(spark, f"SELECT * FROM {table} LIMIT {SAMPLE}").collect()]
-                  if set(taxonomy.failed.reads) & set(query.absent) else [])
-        check_fit(report, taxonomy, dict.fromkeys(query.absent, n_cases), n_cases, sample,
-                  OWN_FORMAT, None)
+        check_counted(report, taxonomy, query, counted, lambda: [
+            row.asDict(recursive=True)
+            for row in _sql(spark, f"SELECT * FROM {table} LIMIT {SAMPLE}").collect()])
         if not bounded:  # before Spark 4.2: a second scan, ranked in a window
             ids = _sql(
                 spark,
@@ -138,11 +127,4 @@ def load_spark(report: ReportFile, taxonomy: Taxonomy, spec: ReadSpec,
         raise
     except Exception as exc:
         raise FailgateError(f"Spark stopped: {_first_line(exc)}", report.path) from None
-    if duplicate:
-        raise FailgateError(f"duplicate case id {shown(repr(str(duplicate[0])))} "
-                            f"({duplicate[1]} cases)", report.path)
-    tally = counted.tally
-    select = f"SELECT {query.decided_sql} AS _decided, {query.id_sql} AS _id FROM {table}"
-    return Report(name=report.name, path=report.path, kind="cases", counts=dict(tally.counts),
-                  n_cases=tally.n_cases, tally=tally, taxonomy=taxonomy,
-                  classified=Classified("spark", select, query.categories, run_sql))
+    return engine_report(report, taxonomy, query, counted, duplicate, "spark", table, run_sql)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .dialects import Dialect
 
 
-class SqlExpr(Protocol):
+class ExprCompiler(Protocol):
     """What a function's translation asks of the rule compiler (``sqlexpr.SqlExpr``):
     named here so that this module needs nothing from the compiler that calls it."""
 
@@ -36,7 +36,7 @@ class SqlExpr(Protocol):
     def object_len(self, v: V) -> str: ...
 
 
-def quantifier(ex: SqlExpr, name: str, node: ast.Call) -> str:
+def quantifier(ex: ExprCompiler, name: str, node: ast.Call) -> str:
     """``any/all(body for x in items if cond)``, or ``any/all(items)``: an ``exists``
     over a list's items or a map's keys; a struct's keys are known, so unrolled."""
     arg = node.args[0]
@@ -90,7 +90,7 @@ def quantifier(ex: SqlExpr, name: str, node: ast.Call) -> str:
         return f"({items.sql} IS NULL OR ({inner}))"
     raise SqlUnsupported(f"{name}() over a {items.type.describe()} has no SQL form here")
 
-def fn_values(ex: SqlExpr, x: V) -> V:
+def fn_values(ex: ExprCompiler, x: V) -> V:
     if x.type.kind == "null" or x.constant is None:
         return ex.const(())
     if x.type.kind == "map":
@@ -104,7 +104,7 @@ def fn_values(ex: SqlExpr, x: V) -> V:
                  SqlType("list", item), x.raises)
     raise SqlUnsupported(f"values() of a {x.type.describe()} has no SQL form here")
 
-def fn_kind(ex: SqlExpr, x: V) -> V:
+def fn_kind(ex: ExprCompiler, x: V) -> V:
     if x.constant is not ...:
         word = {type(None): "null", bool: "bool", int: "number", float: "number",
                 str: "string", tuple: "array"}.get(type(x.constant), "object")
@@ -118,7 +118,7 @@ def fn_kind(ex: SqlExpr, x: V) -> V:
     return V(f"(CASE WHEN {x.sql} IS NULL THEN 'null' ELSE {ex.d.string(word)} END)",
              STR, x.raises, never_null=True)
 
-def fn_len(ex: SqlExpr, x: V) -> V:
+def fn_len(ex: ExprCompiler, x: V) -> V:
     kind = x.type.kind
     if kind == "null" or x.constant is None or x.constant == ():
         return ex.const(0)
@@ -139,7 +139,7 @@ def fn_len(ex: SqlExpr, x: V) -> V:
         return V(ex.d.distinct_len(x.sql, ex.var()), INT, x.raises, never_null=True)
     raise SqlUnsupported(f"len() of a {x.type.describe()} (Python raises)")
 
-def fn_set(ex: SqlExpr, x: V) -> V:
+def fn_set(ex: ExprCompiler, x: V) -> V:
     if x.type.kind == "null" or x.constant is None or x.constant == ():
         return V("NULL", SqlType("set", NULL), never_null=True, constant=())
     if x.type.kind in ("list", "set"):
@@ -149,7 +149,7 @@ def fn_set(ex: SqlExpr, x: V) -> V:
         return V(x.sql, SqlType("set", item), x.raises, never_null=x.never_null)
     raise SqlUnsupported(f"set() of a {x.type.describe()} has no SQL form here")
 
-def fn_empty(ex: SqlExpr, x: V) -> V:
+def fn_empty(ex: ExprCompiler, x: V) -> V:
     kind = x.type.kind
     if kind in ("str", "list", "set", "map", "struct", "null"):
         return V(f"(NOT {ex.truth_of(x)})", BOOL, x.raises, never_null=True)
@@ -158,14 +158,14 @@ def fn_empty(ex: SqlExpr, x: V) -> V:
     # a column of mixed kinds ("" and [] are empty, 0 is not): no one SQL test
     raise SqlUnsupported(f"empty() of a {x.type.describe()} has no exact SQL form")
 
-def _text(ex: SqlExpr, x: V, what: str) -> V | None:
+def _text(ex: ExprCompiler, x: V, what: str) -> V | None:
     if x.type.kind == "null" or x.constant is None:
         return None
     if x.type.kind != "str":
         raise SqlUnsupported(f"{what}() needs a string, not a {x.type.describe()}")
     return x
 
-def _case(ex: SqlExpr, x: V, name: str) -> V:
+def _case(ex: ExprCompiler, x: V, name: str) -> V:
     text = _text(ex, x, name)
     if text is None:
         return ex.const(None)
@@ -176,13 +176,13 @@ def _case(ex: SqlExpr, x: V, name: str) -> V:
     return V(f"(CASE WHEN {ex.d.non_ascii(text.sql)} THEN {ex.d.raise_error(message)} "
              f"ELSE {name}({text.sql}) END)", STR, True)
 
-def fn_lower(ex: SqlExpr, x: V) -> V:
+def fn_lower(ex: ExprCompiler, x: V) -> V:
     return _case(ex, x, "lower")
 
-def fn_upper(ex: SqlExpr, x: V) -> V:
+def fn_upper(ex: ExprCompiler, x: V) -> V:
     return _case(ex, x, "upper")
 
-def _affix(ex: SqlExpr, x: V, affix: V, name: str) -> V:
+def _affix(ex: ExprCompiler, x: V, affix: V, name: str) -> V:
     text = _text(ex, x, name)
     if text is None or affix.type.kind == "null" or affix.constant is None:
         return ex.const(False)
@@ -192,20 +192,20 @@ def _affix(ex: SqlExpr, x: V, affix: V, name: str) -> V:
         return V(sql, BOOL, text.raises or affix.raises, never_null=True)
     raise SqlUnsupported(f"{name}() with a {affix.type.describe()} has no SQL form here")
 
-def fn_startswith(ex: SqlExpr, x: V, affix: V) -> V:
+def fn_startswith(ex: ExprCompiler, x: V, affix: V) -> V:
     return _affix(ex, x, affix, "startswith")
 
-def fn_endswith(ex: SqlExpr, x: V, affix: V) -> V:
+def fn_endswith(ex: ExprCompiler, x: V, affix: V) -> V:
     return _affix(ex, x, affix, "endswith")
 
-def fn_abs(ex: SqlExpr, x: V) -> V:
+def fn_abs(ex: ExprCompiler, x: V) -> V:
     if x.type.kind == "null" or x.constant is None:
         return ex.const(None)
     if not x.type.number:
         raise SqlUnsupported(f"abs() of a {x.type.describe()} (Python raises)")
     return V(f"abs({x.sql})", x.type, x.raises)
 
-def _extreme(ex: SqlExpr, args: tuple[V, ...], name: str) -> V:
+def _extreme(ex: ExprCompiler, args: tuple[V, ...], name: str) -> V:
     if len(args) == 1 and args[0].type.kind in ("list", "set"):
         item = args[0].type.item or NULL
         if item.kind == "float":
@@ -231,13 +231,13 @@ def _extreme(ex: SqlExpr, args: tuple[V, ...], name: str) -> V:
                  kind, True)
     return V(sql, kind, any(a.raises for a in values))
 
-def fn_min(ex: SqlExpr, *args: V) -> V:
+def fn_min(ex: ExprCompiler, *args: V) -> V:
     return _extreme(ex, args, "min")
 
-def fn_max(ex: SqlExpr, *args: V) -> V:
+def fn_max(ex: ExprCompiler, *args: V) -> V:
     return _extreme(ex, args, "max")
 
-def fn_matches(ex: SqlExpr, node: ast.Call) -> V:
+def fn_matches(ex: ExprCompiler, node: ast.Call) -> V:
     subject, pattern_node = node.args
     assert isinstance(pattern_node, ast.Constant)
     pattern = portable_regex(str(pattern_node.value), SqlUnsupported)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from fractions import Fraction
     from pathlib import Path
 
-    from ..ceilings.model import InstrumentChange as Accepted
+    from ..ceilings.model import AcceptedChange as Accepted
     from ..reports.model import Report
     from .checked import ReportGate
 

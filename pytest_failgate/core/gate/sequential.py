@@ -35,12 +35,13 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Literal
 
 from ..base.classes import dataclass
+from ..base.defaults import DEFAULT_DELTA
 from ..base.errors import FailgateError
 from ..base.formatting import format_number
 from ..base.result import Sequential
 from ..ceilings.limit import refuse_unhandled
 from ..ceilings.model import DEFAULT_SHARE
-from ..stats.sequential import DEFAULT_DELTA, RiseRuledOut, StratifiedCount
+from ..stats.sequential import RiseRuledOut, StratifiedCount
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:

@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from .gitref import Tree
     from .settings import Table
 
-HOOK_NAMES = ("pytest_failgate_taxonomies", "pytest_failgate_readers")
 # addopts options that choose which items run, or which plugins load (value-taking first)
 _WITH_VALUE = ("-m", "-k", "--deselect", "-p", "--ignore", "--ignore-glob",
                # another configuration file or rootdir (PYTEST_ADDOPTS is read before them)

@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from .gitref import Tree
     from .settings import Table
 
-WORKFLOWS = ".github/workflows"
-
 
 def contexts(tree: Tree, start: str, table: Table) -> dict[str, IniFile]:
     """Each configuration CI may run pytest with, by where it is set (``""``: the ini file

@@ -79,6 +79,8 @@ class DeepEvalReader(Reader):
         "deepeval test run tests/", same_session=False,
         note="deepeval test run exits 1 when a test fails: the gate step runs after it "
         "all the same (if: always())")
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = _MARKERS
 
     def claims(self, head: bytes) -> bool:
         """Whether the file's first bytes may be a DeepEval test run (a cheap filter)."""

@@ -61,6 +61,8 @@ class HelmReader(Reader):
     name: str = "helm"
     suffixes: tuple[str, ...] = (".json",)
     taxonomy: str = "helm"
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = (b'"instance_id"', b'"adapter_spec"', b'"sum_squared"')
 
     def claims(self, head: bytes) -> bool:
         return (b'"instance_id"' in head or b'"adapter_spec"' in head

@@ -69,6 +69,8 @@ class InspectReader(Reader):
     suffixes: tuple[str, ...] = (".json", ".eval")
     taxonomy: str = "inspect_ai"
     run: ToolRun | None = ToolRun("inspect eval task.py --log-dir logs")
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = (b"PK", b'"eval"')
 
     def claims(self, head: bytes) -> bool:
         """Whether the file's first bytes may be an Inspect log (a cheap filter)."""

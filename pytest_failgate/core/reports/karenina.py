@@ -107,6 +107,8 @@ class KareninaJsonReader(Reader):
     name: str = "karenina-json"
     suffixes: tuple[str, ...] = (".json",)
     taxonomy: str = "karenina"
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = (b'"format_version"',)
 
     def claims(self, head: bytes) -> bool:
         return b'"format_version"' in head
@@ -252,6 +254,8 @@ class KareninaCsvReader(Reader):
     name: str = "karenina-csv"
     suffixes: tuple[str, ...] = (".csv",)
     taxonomy: str = "karenina"
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = None
 
     def claims(self, head: bytes) -> bool:
         return True  # the header decides, in read()

@@ -37,6 +37,8 @@ class KareninaJsonLdReader(Reader):
     name: str = "karenina-jsonld"
     suffixes: tuple[str, ...] = (".jsonld",)
     taxonomy: str = "karenina"
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = (b'"dataFeedElement"', b"karenina")
 
     def claims(self, head: bytes) -> bool:
         return b'"dataFeedElement"' in head or b"karenina" in head

@@ -55,6 +55,8 @@ class LmEvalSamplesReader(Reader):
     run: ToolRun | None = ToolRun(
         "lm_eval --model hf --tasks TASK --output_path results --log_samples",
         note="lm_eval writes per-case samples only with --log_samples")
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = (b"doc_id", b'"lm_eval_version"', b'"higher_is_better"')
 
     def claims(self, head: bytes) -> bool:
         """lm-eval's own top-level shape on the first line: ``doc_id`` beside a ``metrics``

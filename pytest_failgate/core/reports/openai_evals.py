@@ -38,6 +38,8 @@ class OpenAIEvalsReader(Reader):
     name: str = "openai-evals"
     suffixes: tuple[str, ...] = (".jsonl",)
     taxonomy: str = "openai-evals"
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = (b"data_source_idx",)
 
     def claims(self, head: bytes) -> bool:
         """The first line's top level holds ``data_source_idx`` and ``passes`` (not merely

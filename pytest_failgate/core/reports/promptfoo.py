@@ -86,6 +86,8 @@ class PromptfooReader(Reader):
         "npx promptfoo eval -o results.json",
         note="promptfoo exits 100 when a test fails: run it with "
         "PROMPTFOO_FAILED_TEST_EXIT_CODE=0 so the job reaches the gate step")
+    # a file's head holds one of these whenever ``claims`` says yes (None: no such list)
+    probe: tuple[bytes, ...] | None = _MARKERS
 
     def claims(self, head: bytes) -> bool:
         """Whether the file's first bytes may be promptfoo's (a cheap filter)."""

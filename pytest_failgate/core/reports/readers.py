@@ -148,6 +148,9 @@ class Reader:
     suffixes: tuple[str, ...] = (".json",)
     taxonomy: str | None = None
     run: ToolRun | None = None  # how the format's tool writes its files (init's advice)
+    # byte strings of which a file's head holds at least one whenever ``claims`` says yes
+    # (None: no such list): what lets a built-in reader's module stay unimported
+    probe: tuple[bytes, ...] | None = None
 
     def claims(self, head: bytes) -> bool:
         return True

@@ -38,12 +38,8 @@ decisions made from the interval compare integers.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 from ..base.classes import dataclass
-
-DEFAULT_DELTA = Fraction(1, 20)
-
 
 _LOG_FACTORIALS = [0.0]  # log k!, grown as populations need: a look is table lookups
 

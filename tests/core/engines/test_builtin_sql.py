@@ -14,7 +14,7 @@ from pytest_failgate.cli import main
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.gate.runner import load_run_or_raise
 from pytest_failgate.core.reports.builtin import builtin_readers
-from pytest_failgate.core.reports.choice import TaxonomyChoice
+from pytest_failgate.core.reports.choice import DEFAULT_TAXONOMY, TaxonomyChoice
 from pytest_failgate.core.reports.model import Report
 from pytest_failgate.core.reports.read import ReadSpec
 from pytest_failgate.core.taxonomy import builtin_taxonomies
@@ -26,30 +26,44 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 TAXONOMIES = builtin_taxonomies()
 READERS = {reader.name: reader for reader in builtin_readers()}
 
-# Each built-in taxonomy, the reader of its format and a real file of it (None: failgate's
-# own shape, the file's cases as they are).
-SOURCES: dict[str, tuple[str | None, Path]] = {
-    "rag": (None, EXAMPLES / "reports" / "eval_summary.json"),
-    "promptfoo": ("promptfoo", DATA / "promptfoo" / "workflows" / "jsonl" / "results.jsonl"),
-    "deepeval": ("deepeval", DATA / "deepeval" / "folder" / ".deepeval" / ".latest_test_run.json"),
-    "inspect_ai": ("inspect_ai", next((DATA / "inspect_ai" / "generated" / "json")
-                                      .glob("*capitals*.json"))),
-    "lm-eval": ("lm-eval", next((DATA / "lm_eval").glob("samples_*.jsonl"))),
-    "helm": ("helm", DATA / "helm" / "mmlu_philosophy" / "per_instance_stats.json"),
-    "openai-evals": ("openai-evals", next((DATA / "openai_evals").glob("*.jsonl"))),
-    "karenina": ("karenina-json", DATA / "karenina" / "results_export_full.json"),
-    "rag-gate": ("rag-gate", DATA / "rag-gate" / "baseline" / "attribution.jsonl"),
-}
+# Each built-in taxonomy, from the registry: the first reader of its format, and failgate's
+# own shape (``DEFAULT_TAXONOMY``: no reader, the example's cases as they are).
+FORMATS: dict[str, str | None] = {DEFAULT_TAXONOMY: None}
+for _reader in builtin_readers():
+    if _reader.taxonomy is not None:
+        FORMATS.setdefault(_reader.taxonomy, _reader.name)
+
+
+def real_file(reader: str) -> Path:
+    """The test data's file of the reader's format with the most cases (read, not named)."""
+    found = READERS[reader]
+    best: tuple[int, str, Path] | None = None
+    for path in sorted(DATA.rglob("*")):
+        if not path.is_file() or path.suffix not in found.suffixes:
+            continue
+        with path.open("rb") as handle:
+            if not found.claims(handle.read(65536).removeprefix(b"\xef\xbb\xbf")):
+                continue
+        try:
+            output = found.read(path)
+        except FailgateError:  # a fixture broken on purpose
+            continue
+        count = len(list(output.cases)) if output is not None else 0
+        if count and (best is None or count > best[0]):
+            best = (count, str(path), path)
+    assert best is not None, reader
+    return best[2]
 
 
 def cases_of(taxonomy: str) -> list[dict[str, Any]]:
     """The cases a built-in format's reader hands failgate, from a real file."""
-    reader, path = SOURCES[taxonomy]
+    reader = FORMATS[taxonomy]
     if reader is None:
+        path = EXAMPLES / "reports" / "eval_summary.json"
         found: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))[
             "case_results"]
         return found
-    output = READERS[reader].read(path)
+    output = READERS[reader].read(real_file(reader))
     assert output is not None
     return [dict(case) for case in output.cases]
 
@@ -67,11 +81,11 @@ def counted(path: Path, taxonomy: str, engine: str) -> Report:
 
 
 def test_the_table_names_every_built_in_taxonomy() -> None:
-    assert set(SOURCES) == set(TAXONOMIES)
+    assert set(FORMATS) == set(TAXONOMIES)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("taxonomy", [t for t in SOURCES if t != "karenina"])
+@pytest.mark.parametrize("taxonomy", [t for t in FORMATS if t != "karenina"])
 def test_each_built_in_taxonomy_counts_in_duckdb_as_in_python(
         taxonomy: str, tmp_path: Path) -> None:
     cases = cases_of(taxonomy)
@@ -141,7 +155,8 @@ def test_deepeval_custom_criteria_rule_without_regular_expressions_in_both_engin
 def test_duckdb_refuses_cases_no_rule_reads_with_the_python_message(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """promptfoo's cases under the default `rag` taxonomy: every case would be failed."""
-    path = write_jsonl(tmp_path / "cases.jsonl", cases_of("promptfoo"))
+    cases = cases_of("promptfoo")
+    path = write_jsonl(tmp_path / "cases.jsonl", cases)
     parquet = tmp_path / "cases.parquet"
     duckdb.connect().execute(
         f"COPY (SELECT * FROM read_json_auto('{path}')) TO '{parquet}' (FORMAT parquet)")
@@ -153,7 +168,7 @@ def test_duckdb_refuses_cases_no_rule_reads_with_the_python_message(
         assert code == 2, out
         assert not ceilings.exists()
         text = out.out + out.err
-        assert "none of the 16 cases has any field taxonomy rag reads" in text
+        assert f"none of the {len(cases)} cases has any field taxonomy rag reads" in text
         line = text[text.index("none of the"):].splitlines()[0]
         explanation, _, command = line.partition("`")
         assert str(ceilings) in command  # the hint names the command as this call gave it

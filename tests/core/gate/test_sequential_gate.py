@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import pytest
+from helpers import CONFIDENCE
 
 from pytest_failgate.core.base.errors import FailgateError
 from pytest_failgate.core.ceilings.load import load_ceilings
@@ -170,7 +171,8 @@ def test_a_category_allowed_one_in_a_hundred_filling_the_first_cases_fails_at_on
     assert (settled.verdict, settled.deciding) == ("fail", ("c1",))
     assert settled.items[1].count <= 5 < settled.items[1].low
     assert settled.line() == (f"verdict fail: settled after {settled.n} of 1000 planned cases: "
-                              "the verdict is the full run's with probability at least 95%")
+                              "the verdict is the full run's with probability at least "
+                              f"{CONFIDENCE}")
 
 
 def test_a_count_over_its_ceiling_fails_whatever_the_statistics() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLES, reader_classes
 
-from pytest_failgate.core.reports import deepeval, promptfoo, ragrun
+from pytest_failgate.core.reports import builtin, deepeval, promptfoo, ragrun
 from pytest_failgate.core.reports.builtin import BUILTIN, BuiltinReader, builtin_readers
 
 ROOT = EXAMPLES.parent
@@ -38,11 +38,66 @@ def test_each_row_names_its_readers_class_name_suffixes_and_taxonomy() -> None:
         assert reader.loaded() is loaded  # imported and built once
 
 
-def test_the_probes_written_as_marker_lists_are_the_readers_own() -> None:
+def test_the_probes_are_the_readers_own_and_the_rows_the_classes_statements() -> None:
+    """``BUILTIN`` is what the classes of ``MODULES`` say, as the generator writes it."""
     probes = {reader.name: reader.probe for reader in READERS}
     assert probes["rag-gate"] == ragrun.RagRunReader.MARKERS
     assert probes["deepeval"] == deepeval._MARKERS
     assert probes["promptfoo"] == promptfoo._MARKERS
+    assert builtin.stated() == BUILTIN
+    text = Path(builtin.__file__).read_text(encoding="utf-8")
+    assert builtin.source() in text, "run python -m pytest_failgate.core.reports.builtin"
+
+
+FAKE = """\
+from pytest_failgate.core.reports.readers import Reader, ReaderOutput
+
+
+class FakeReader(Reader):
+    name = "fake-format"
+    suffixes = (".fake",)
+    taxonomy = "rag"
+    probe = (b"fake-format",)
+
+    def claims(self, head):
+        return head.startswith(b"fake-format")
+
+    def read(self, path):
+        lines = path.read_text(encoding="utf-8").splitlines()[1:]
+        return ReaderOutput(cases=[{"id": line, "accuracy": 1.0} for line in lines])
+"""
+
+
+def test_a_new_reader_module_is_one_entry_of_the_registry_and_every_consumer_takes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fake format: its module listed in ``MODULES``, the rows generated again; the gate
+    reads its file, the guard knows it as built-in, and a file of another format leaves
+    its module unimported (the probe)."""
+    import importlib.util
+
+    from pytest_failgate.core.gate.runner import load_run_or_raise
+    from pytest_failgate.core.reports.builtin import reader_identity
+    from pytest_failgate.core.reports.choice import TaxonomyChoice
+
+    code = tmp_path / "fake_format.py"
+    code.write_text(FAKE, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"{builtin.__package__}.fake_format", code)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(builtin, "MODULES", (*builtin.MODULES, "fake_format"))
+    monkeypatch.setattr(builtin, "BUILTIN", builtin.stated())
+    readers = {reader.name: reader for reader in builtin_readers()}
+    assert readers["fake-format"].suffixes == (".fake",)
+    assert reader_identity(readers["fake-format"]).builtin
+    assert reader_identity(module.FakeReader()).builtin
+    report = tmp_path / "run.fake"
+    report.write_text("fake-format\nq1\nq2\n", encoding="utf-8")
+    [loaded] = load_run_or_raise((report,), TaxonomyChoice(), None, "python")
+    assert loaded.n_cases == 2
+    assert not readers["fake-format"].claims(b'{"other": 1}')  # the probe, not the module
 
 
 def test_on_every_real_report_the_probe_and_the_reader_claim_alike() -> None:
@@ -60,7 +115,7 @@ def test_on_every_real_report_the_probe_and_the_reader_claim_alike() -> None:
     assert [name for name, count in claimed.items() if count == 0] == []
 
 
-def _row(name: str) -> tuple[str, str, str, tuple[str, ...], str, tuple[bytes, ...] | None]:
+def _row(name: str) -> builtin.Row:
     return next(row for row in BUILTIN if row[2] == name)
 
 

@@ -124,12 +124,19 @@ def test_a_report_name_in_taxonomies_wins_over_its_format(
 def test_an_unknown_key_in_taxonomies_names_the_file_and_line(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "ceilings.yaml").write_text(
-        "version: 1\ntaxonomy: tickets\ntaxonomies:\n  nightly: ragg\n", encoding="utf-8")
-    code, _, err = run(capsys, "check", "reports")
-    assert code == 2
-    assert "ceilings.yaml:4" in err
-    assert "unknown taxonomy 'ragg'; did you mean 'rag'?" in err
+    """Each built-in taxonomy's name misspelt (a letter doubled) is named back, from the
+    registry rather than a name the test knows."""
+    from pytest_failgate.core.taxonomy import builtin_taxonomies
+
+    for name in builtin_taxonomies():
+        typo = name + name[-1]
+        (project / "ceilings.yaml").write_text(
+            f"version: 1\ntaxonomy: tickets\ntaxonomies:\n  nightly: {typo}\n",
+            encoding="utf-8")
+        code, _, err = run(capsys, "check", "reports")
+        assert code == 2
+        assert "ceilings.yaml:4" in err
+        assert f"unknown taxonomy '{typo}'; did you mean '{name}'?" in err, err
 
 
 def test_the_default_rag_on_another_tools_file_is_an_error_naming_the_format(
