@@ -10,6 +10,8 @@ a time; ``add_all`` runs the taxonomy's generated loop (``scan``), which hands
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
@@ -38,6 +40,18 @@ SAMPLE = 64  # cases kept to see which fields ``failed`` reads (``undecided_fiel
 # Cases taken one at a time by ``add`` before the generated loop is built (and used for
 # the rest): a report this small is done before the loop would be.
 SCAN_AFTER = 1000
+DIGEST_CHARS = 16  # a case's content digest: the first 64 bits of its SHA-256, in hex
+
+
+def content_digest(case: Mapping[str, Any], names: Sequence[str]) -> str:
+    """A case's content as its taxonomy reads it: the declared fields it has (the fields
+    the rules read), canonical JSON, hashed. A gold label is valid for this content only:
+    a case whose answer changed so that a rule could read it differently is another case.
+    """
+    present = {name: case[name] for name in names if name in case}
+    text = json.dumps(present, sort_keys=True, ensure_ascii=True, default=repr,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:DIGEST_CHARS]
 
 
 class UnfitTaxonomy(FailgateError):
@@ -119,6 +133,8 @@ class CaseSink:
         self._metrics = taxonomy.metrics
         self._sample: list[Mapping[str, Any]] = []  # the first cases, for ``check_fit``
         self.case_metrics: dict[str, dict[str, float]] = {m.name: {} for m in taxonomy.metrics}
+        self._digests: dict[str, str] | None = {} if spec.digests else None
+        self._declared = tuple(f.name for f in taxonomy.fields)
 
     @property
     def n_cases(self) -> int:
@@ -162,13 +178,20 @@ class CaseSink:
         except RuleError as exc:
             raise CaseProblem(position, str(exc)) from None
         category = self.tallier.record(key if decision[0] else "", decision, absent, view)
+        self._keep(key, view, position)
+        return key, category
+
+    def _keep(self, key: str, view: Mapping[str, Any], position: int) -> None:
+        """What the report keeps of one case beyond its category: its content digest, a
+        few first cases, its metrics' values."""
+        if self._digests is not None:
+            self._digests[key] = content_digest(view, self._declared)
         if len(self._sample) < SAMPLE:
             self._sample.append(view)
         for metric in self._metrics:
             value = _metric_value(metric, view, position)
             if value is not None:
                 self.case_metrics[metric.name][key] = value
-        return key, category
 
     def add_all(self, cases: Iterable[Any], struct: type | None = None, missing: Any = MISSING,
                 to_mapping: Callable[[Any], Any] | None = None) -> None:
@@ -181,7 +204,8 @@ class CaseSink:
         convert = to_mapping or (lambda case: case)
         rest: Iterator[Any] = iter(cases)
         scan = None
-        if not isinstance(cases, list) or len(cases) > SCAN_AFTER:
+        if self._digests is None and (not isinstance(cases, list) or len(cases) > SCAN_AFTER):
+            # (digests: every case through ``add``, the loop keeps no case's content)
             # the first cases one by one: building the loop costs about as much
             for case in islice(rest, SCAN_AFTER):
                 self.add(convert(case))
@@ -249,7 +273,8 @@ class CaseSink:
             name=self.file.name, path=self.file.path, kind="cases", counts=dict(tally.counts),
             n_cases=tally.n_cases, tally=tally, recorded=recorded or {},
             id_keys=list(self._seen), contradictions=contradictions, taxonomy=self.taxonomy,
-            format=format_name, config=config, case_metrics=self.case_metrics)
+            format=format_name, config=config, case_metrics=self.case_metrics,
+            digests=self._digests)
 
 
 def check_fit(file: ReportFile, taxonomy: Taxonomy, absent: Mapping[str, int], n_cases: int,

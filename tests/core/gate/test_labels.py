@@ -52,9 +52,12 @@ def test_the_sample_file_says_how_to_label(project: Path) -> None:
     assert document["n"] == 50
     assert document["of"] == 400
     assert document["seed"] == 3
-    assert '{"seed": 3}' in document["how_to_label"]
+    assert (f'{{"seed": 3, "n": 50, "run": "{document["run"]}"}}'
+            in document["how_to_label"])
     assert "retrieval_miss" in document["categories"]
-    assert all(set(case) == {"id"} for case in document["cases"])  # no judge's category
+    # what it drew from: each case's content digest, and no judge's category
+    assert all(set(case) == {"id", "content"} for case in document["cases"])
+    assert all(len(case["content"]) == 16 for case in document["cases"])
 
 
 def test_too_small_a_sample_is_refused(project: Path, capsys: pytest.CaptureFixture[str]
