@@ -14,10 +14,13 @@ only where all of that still holds:
   enters the estimate (it is what a cherry-picker appends);
 
 each is named with its count and first ids, and every drawn case left without a usable
-label is in ``Labels.unknown``, for the statistics to take at both extremes. A file with
-a plain ``{"seed": S}`` header, or none, is read as before (every label used) with a
-note: the gate cannot see how its cases were chosen, so it may fail a count the judge
-passes but never pass one the judge fails (``Labels.drawn``).
+label is in ``Labels.unknown``, for the statistics to take at both extremes. A plain
+``{"seed": S}`` header (files written before the sample recorded more) gives no size:
+the draw is the longest one of that seed its labels cover (``_legacy_size``), and labels
+outside it are not used. A file with no seed (a CSV file, or JSON Lines without a
+header), or one whose labels are no draw of its seed, is read as before (every label
+used) with a note: the gate cannot see how its cases were chosen, so its labels may fail
+a count the judge's count passes but never pass one it fails (``Labels.drawn`` False).
 
 The errors (exit 2, naming the file and the line): an id that is not a case of the run,
 a case labelled twice, a category not of its report's taxonomy, fewer than
@@ -73,6 +76,7 @@ class Labels:
     changed: tuple[Case, ...] = ()  # labels of cases whose content changed: not used
     other_run: str | None = None  # the case-set digest of the run the file was made for
     run: str = ""  # this run's case-set digest (``run_digest``)
+    inferred: int | None = None  # a plain {"seed": S} header: the draw's size, inferred
 
     def note(self) -> str | None:
         """What the interval assumes, when the file does not show it holds."""
@@ -90,6 +94,11 @@ class Labels:
         """Every label the gate did not use, and why, with counts and first ids."""
         where = f"labels: {display_path(self.path)}"
         found = [note for note in (self.note(),) if note is not None]
+        if self.inferred is not None:
+            found.append(f"{where}: a plain {{\"seed\": {self.seed}}} header: the sample "
+                         f"taken as the seed's draw of {self.inferred} (the longest its labels "
+                         "cover); it records no run or content, so a case changed since "
+                         "cannot be told (`failgate sample --out gold.jsonl` records both)")
         if self.other_run is not None:
             found.append(f"{where}: made for another run (its case set {self.other_run}, "
                          f"this run's {self.run}): none of its labels is used; draw and "
@@ -178,10 +187,12 @@ def check_labels(file: LabelFile, reports: Sequence[Report]) -> Labels:
     if size > total:
         raise FailgateError(f"a sample of {size} cases, and the run has {total}: the labels "
                             "are of another run", path, header.line)
+    if header.n is None and header.run is None:  # a plain {"seed": S} header
+        inferred = _legacy_size(reports, header.seed, {key for key, _ in labelled})
+        if inferred is None:  # its labels are no draw of that seed: read as before
+            return Labels(path, _labels(labelled), header.seed, False, run=digest)
+        size = inferred
     drawn = draw(reports, size, header.seed)
-    if header.n is None and header.run is None and set(drawn) != {k for k, _ in labelled}:
-        # a plain {"seed": S} header whose labels are not that draw: read as before
-        return Labels(path, _labels(labelled), header.seed, False, run=digest)
     chosen = set(drawn)
     outside = [key for key, _ in labelled if key not in chosen]
     changed = [key for key, row in labelled if key in chosen and row.content is not None
@@ -191,7 +202,26 @@ def check_labels(file: LabelFile, reports: Sequence[Report]) -> Labels:
     have = {key for key, _ in usable}
     return Labels(path, _labels(usable), header.seed, True,
                   tuple(case for case in drawn if case not in have), tuple(outside),
-                  tuple(changed), run=digest)
+                  tuple(changed), run=digest,
+                  inferred=size if header.n is None and header.run is None else None)
+
+
+def _legacy_size(reports: Sequence[Report], seed: int, labelled: set[Case]) -> int | None:
+    """The size of the seed's draw a plain ``{"seed": S}`` file labels (it records none):
+    the longest draw all of whose cases are labelled (labels appended for other cases
+    are then outside it), checked by drawing it again; None when no draw of at least
+    ``MIN_LABELS`` is.
+
+    A draw of ``k`` is, for the sizes ``random.sample`` draws alike, the first ``k`` of a
+    longer one: the labelled run of the longest draw is the candidate, and the check
+    does not rest on that."""
+    cases = population(reports)
+    longest = random.Random(seed).sample(cases, min(len(labelled), len(cases)))
+    size = next((index for index, case in enumerate(longest) if case not in labelled),
+                len(longest))
+    if size < MIN_LABELS or not set(draw(reports, size, seed)) <= labelled:
+        return None
+    return size
 
 
 def _content(report: Report, case: str) -> str | None:
