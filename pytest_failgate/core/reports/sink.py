@@ -204,8 +204,7 @@ class CaseSink:
         convert = to_mapping or (lambda case: case)
         rest: Iterator[Any] = iter(cases)
         scan = None
-        if self._digests is None and (not isinstance(cases, list) or len(cases) > SCAN_AFTER):
-            # (digests: every case through ``add``, the loop keeps no case's content)
+        if not isinstance(cases, list) or len(cases) > SCAN_AFTER:
             # the first cases one by one: building the loop costs about as much
             for case in islice(rest, SCAN_AFTER):
                 self.add(convert(case))
@@ -247,10 +246,16 @@ class CaseSink:
             for name, value in values:
                 self.case_metrics[name][key] = value
 
+        digests, declared = self._digests, self._declared
+
+        def store_digest(key: str, case: Mapping[str, Any]) -> None:
+            if digests is not None:
+                digests[key] = content_digest(case, declared)
+
         return LoopState(tally=self.tallier.target(), seen=self._seen,
                          n_cases=self.tallier.n_cases, view=view, key_of=self._key,
                          metrics=metrics, store_metrics=store_metrics, sample=self._sample,
-                         room=max(0, SAMPLE - len(self._sample)))
+                         room=max(0, SAMPLE - len(self._sample)), store_digest=store_digest)
 
     def _key(self, case: Mapping[str, Any], position: int) -> str:
         """The case's id as the string it is compared by (``case_id``)."""

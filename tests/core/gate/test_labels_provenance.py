@@ -204,3 +204,34 @@ def test_labels_made_for_another_run_are_not_used(
     assert labels.labels == ()
     assert labels.other_run is not None
     assert len(labels.unknown) == 200
+
+
+def test_a_cases_digest_is_its_content_as_the_taxonomy_reads_it(tmp_path: Path) -> None:
+    from pytest_failgate.core.reports.choice import TaxonomyChoice
+    from pytest_failgate.core.reports.model import Report, ReportFile
+    from pytest_failgate.core.reports.read import ReadSpec, load_report
+    from pytest_failgate.core.reports.sink import SCAN_AFTER
+
+    records = cases_for(COUNTS, passed=SCAN_AFTER + 600, seed=2)  # the generated loop's too
+    path = write_jsonl(tmp_path / "run.jsonl", records)
+
+    def digests(spec: ReadSpec) -> dict[str, str] | None:
+        report = load_report(ReportFile(path, "run"), TaxonomyChoice(), spec)
+        assert isinstance(report, Report)
+        return report.digests
+
+    assert digests(ReadSpec()) is None  # kept only when asked for
+    by_loop = digests(ReadSpec(digests=True))
+    by_add = digests(ReadSpec(digests=True, explain=True))  # (explain: no loop, all by add)
+    assert by_loop is not None
+    assert by_loop == by_add
+    assert len(set(by_loop.values())) > 1
+    first, second = records[0]["id"], records[-1]["id"]
+    records[0] = {**records[0], "answer": "a new wording no rule reads"}
+    records[-1] = {**records[-1], "evidence_doc_ids": ["doc-z"]}
+    write_jsonl(path, records)
+    after = digests(ReadSpec(digests=True))
+    assert after is not None
+    assert after[first] == by_loop[first]
+    assert after[second] != by_loop[second]
+    assert sum(after[key] != by_loop[key] for key in by_loop) == 1
