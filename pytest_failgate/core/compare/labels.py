@@ -77,6 +77,7 @@ class Labels:
     other_run: str | None = None  # the case-set digest of the run the file was made for
     run: str = ""  # this run's case-set digest (``run_digest``)
     inferred: int | None = None  # a plain {"seed": S} header: the draw's size, inferred
+    unchecked: int = 0  # usable labels with no content digest: a change cannot be told
 
     def note(self) -> str | None:
         """What the interval assumes, when the file does not show it holds."""
@@ -99,6 +100,10 @@ class Labels:
                          f"taken as the seed's draw of {self.inferred} (the longest its labels "
                          "cover); it records no run or content, so a case changed since "
                          "cannot be told (`failgate sample --out gold.jsonl` records both)")
+        if self.unchecked and self.inferred is None:
+            found.append(f"{where}: {self.unchecked} of its labels carry no content digest "
+                         "(\"content\", which `failgate sample` writes): a case changed "
+                         "since they were made cannot be told")
         if self.other_run is not None:
             found.append(f"{where}: made for another run (its case set {self.other_run}, "
                          f"this run's {self.run}): none of its labels is used; draw and "
@@ -203,7 +208,8 @@ def check_labels(file: LabelFile, reports: Sequence[Report]) -> Labels:
     return Labels(path, _labels(usable), header.seed, True,
                   tuple(case for case in drawn if case not in have), tuple(outside),
                   tuple(changed), run=digest,
-                  inferred=size if header.n is None and header.run is None else None)
+                  inferred=size if header.n is None and header.run is None else None,
+                  unchecked=sum(1 for _, row in usable if row.content is None))
 
 
 def _legacy_size(reports: Sequence[Report], seed: int, labelled: set[Case]) -> int | None:

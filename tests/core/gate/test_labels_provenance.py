@@ -119,6 +119,7 @@ def test_cherry_picked_labels_outside_the_draw_are_named_and_not_used(
     assert rows["retrieval_miss"]["count"] == 60
 
 
+@pytest.mark.heavy
 def test_cherry_picked_labels_fail_the_ci_step_too(project: Path) -> None:
     gold, _ = _cherry_picked(project)
     step = subprocess.run([sys.executable, "-I", "-m", "pytest_failgate.ci", "reports",
@@ -235,3 +236,13 @@ def test_a_cases_digest_is_its_content_as_the_taxonomy_reads_it(tmp_path: Path) 
     assert after[first] == by_loop[first]
     assert after[second] != by_loop[second]
     assert sum(after[key] != by_loop[key] for key in by_loop) == 1
+
+
+def test_labels_without_their_content_digest_are_used_with_a_note(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sample = draw(project)
+    sample["cases"] = [{"id": item["id"]} for item in sample["cases"]]  # no "content"
+    gold = write_gold(project, sample)
+    code, out, _ = _check(capsys, "--labels", str(gold))
+    assert code == 0
+    assert "200 of its labels carry no content digest" in out
