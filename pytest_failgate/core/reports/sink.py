@@ -10,7 +10,6 @@ a time; ``add_all`` runs the taxonomy's generated loop (``scan``), which hands
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from itertools import chain, islice
@@ -48,6 +47,8 @@ def content_digest(case: Mapping[str, Any], names: Sequence[str]) -> str:
     the rules read), canonical JSON, hashed. A gold label is valid for this content only:
     a case whose answer changed so that a rule could read it differently is another case.
     """
+    import hashlib  # (only a labelled run keeps digests)
+
     present = {name: case[name] for name in names if name in case}
     text = json.dumps(present, sort_keys=True, ensure_ascii=True, default=repr,
                       separators=(",", ":"))
