@@ -478,10 +478,11 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     drawn = command("sample", "draw a uniform random sample of a run's cases for people to "
                     "label (gold labels for --labels)",
-                    "failgate sample reports/ --n 200 --seed 7 --out sample.json", cmd_sample)
+                    "failgate sample reports/ --n 200 --seed 7 --out gold.jsonl", cmd_sample)
     drawn.add_argument("--n", type=int, default=200, metavar="K", help="cases (default: 200)")
     drawn.add_argument("--seed", type=int, metavar="S", help="default: a fresh one, recorded")
-    drawn.add_argument("--out", default="sample.json", metavar="FILE", help="the sample file")
+    drawn.add_argument("--out", default="sample.json", metavar="FILE",
+                       help="the sample file (.jsonl: the labels file itself, to fill in)")
 
     watch = command("watch", "gate a JSON Lines report as it is written, and stop as soon as "
                     "the verdict is settled (the full run's with probability 1 - delta)",

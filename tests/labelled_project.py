@@ -39,15 +39,17 @@ def judge_of(case_id: str) -> str | None:
 
 def write_gold(root: Path, sample: dict[str, Any], missed_share: float = 0.0,
                header: bool = True, name: str = "gold.jsonl") -> Path:
-    """Gold labels for the sample: the judge's, except that ``missed_share`` of the
-    passing cases truly are retrieval misses."""
+    """Gold labels for the sample, with what it drew from (its seed, size, run and each
+    case's content, as `failgate sample` recorded them): the judge's, except that
+    ``missed_share`` of the passing cases truly are retrieval misses."""
     rng = random.Random(1)
-    lines = [json.dumps({"seed": sample["seed"]})] if header else []
+    recorded = {key: sample[key] for key in ("seed", "n", "run") if key in sample}
+    lines = [json.dumps(recorded)] if header else []
     for case in sample["cases"]:
         truth = judge_of(case["id"])
         if truth is None and rng.random() < missed_share:
             truth = "retrieval_miss"
-        lines.append(json.dumps({"id": case["id"], "category": truth}))
+        lines.append(json.dumps({**case, "category": truth}))
     path = root / name
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -1,20 +1,28 @@
 """``failgate sample``: the uniform random sample of a run's cases that people label.
 
 The sample is ``core.compare.labels.draw`` (K distinct cases by a seed: the same seed and
-run, the same sample), written as a JSON file that says which cases to label, with which
-categories, and how to write the labels file the gate reads (``--labels``). The judge's
-categories are left out of it on purpose: a labeller who sees them tends to agree.
+run, the same sample), and it records what it drew from, so that a label counts only for
+the run and the case content it was made on: the seed, the size ``n``, the run's case-set
+digest ``run`` and each drawn case's ``content`` digest (its fields as the taxonomy reads
+them, ``reports.sink.content_digest``).
+
+``--out gold.jsonl`` writes the labels file itself, to fill in: a header line with all of
+that and how to label, then one line per drawn case (``{"id": ..., "content": ...}``) to
+which the labeller adds ``"category"``; a line left without one is a drawn case not
+labelled yet. ``--out sample.json`` writes the same as one JSON document (its ``cases``).
+The judge's categories are left out on purpose: a labeller who sees them tends to agree.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.base.classes import dataclass
 from ..core.base.errors import FailgateError, display_path
-from ..core.compare.labels import MIN_LABELS, draw
+from ..core.compare.labels import MIN_LABELS, draw, run_digest
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,9 +44,10 @@ def sample(config: Config, size: int, seed: int | None, out: Path) -> str:
     """``failgate sample``: draw, write the file to ``out``, and say what was drawn."""
     drawn = draw_sample(config, size, seed)
     write_sample(drawn, out)
+    fill = (f"add \"category\" to each case's line of {display_path(out)}" if _lines(out)
+            else "label them (how: in the file)")
     return (f"sample: {drawn.size} of the run's {drawn.of} cases, drawn uniformly (seed "
-            f"{drawn.seed}) -> {display_path(out)}; label them (how: in the file) and gate "
-            "with --labels")
+            f"{drawn.seed}) -> {display_path(out)}; {fill} and gate with --labels")
 
 
 def draw_sample(config: Config, size: int, seed: int | None) -> Sample:
@@ -48,7 +57,9 @@ def draw_sample(config: Config, size: int, seed: int | None) -> Sample:
     if size < MIN_LABELS:
         raise FailgateError(f"--n {size}: the gate needs at least {MIN_LABELS} labels "
                             "(200 is a good start: docs/judge.md)")
-    reports = [r for r in Failgate(config).load_all(config.paths) if r.kind == "cases"]
+    app = Failgate(config)
+    reports = [r for r in app.load_all(config.paths, replace(app.read_spec(), digests=True))
+               if r.kind == "cases"]
     if not reports:
         raise FailgateError("no report of the run records its cases: there is nothing to "
                             "sample (an aggregate counts, it keeps no case)")
@@ -59,30 +70,45 @@ def draw_sample(config: Config, size: int, seed: int | None) -> Sample:
     drawn = draw(reports, size, seed)
     categories = sorted({name for r in reports for name in r.taxonomy.category_names})
     several = len(reports) > 1
+    digests = {r.name: r.digests or {} for r in reports}
+    header = {"seed": seed, "n": size, "run": run_digest(reports)}
     document = {
         "drawn_by": "failgate sample",
         "seed": seed,
         "n": size,
         "of": total,
+        "run": header["run"],
         "reports": {r.name: len(r.all_case_ids()) for r in reports},
         "how_to_label": (
-            "Look up each case below in its report and decide what it truly is: one of "
-            "`categories`, or null when the answer is good. Write a JSON Lines file (say "
-            f"gold.jsonl) whose first line is {{\"seed\": {seed}}} and then one line per case, "
-            "{\"id\": \"<id>\", \"category\": \"<category>\"} or {\"id\": \"<id>\", "
-            "\"category\": null}" + (", with \"report\": \"<report>\" as listed" if several
-                                      else "") + ". Label every case: the interval "
-            "assumes this uniform random sample. Then gate with --labels gold.jsonl."),
+            "Look up each case in its report and decide what it truly is: one of "
+            "`categories`, or null when the answer is good. The labels file is JSON Lines: "
+            f"a first line {json.dumps(header)} (with `--out gold.jsonl` this file is it), "
+            "then each case's line as listed with \"category\" added: {\"id\": \"<id>\", "
+            "\"content\": \"...\", \"category\": \"<category>\"} or \"category\": null. Keep "
+            "the other keys as written: they say which run and which content the label is "
+            "of. Label every case: the interval assumes this uniform random sample, and a "
+            "case left unlabelled counts at both extremes. Then gate with --labels."),
         "categories": categories,
-        "cases": [{"report": report, "id": case} if several else {"id": case}
-                  for report, case in drawn],
+        "cases": [{**({"report": report} if several else {}), "id": case,
+                   "content": digests[report].get(case, "")} for report, case in drawn],
     }
     return Sample(seed, size, total, document)
 
 
+def _lines(out: Path) -> bool:
+    """Whether ``out`` is the labels file itself (JSON Lines), not the sample document."""
+    return out.suffix.lower() == ".jsonl"
+
+
 def write_sample(drawn: Sample, out: Path) -> None:
-    """Write the sample's document to ``out`` (UTF-8 JSON)."""
+    """Write the sample to ``out``: the labels file to fill in (``.jsonl``), else the
+    sample's document (UTF-8 JSON)."""
+    if _lines(out):
+        header = {key: value for key, value in drawn.document.items() if key != "cases"}
+        text = "".join(json.dumps(line) + "\n" for line in (header, *drawn.document["cases"]))
+    else:
+        text = json.dumps(drawn.document, indent=2) + "\n"
     try:
-        out.write_text(json.dumps(drawn.document, indent=2) + "\n", encoding="utf-8")
+        out.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise FailgateError(f"cannot write: {exc.strerror or exc}", out) from None

@@ -1,8 +1,11 @@
 """Gold labels give the same verdict in every front end: ``failgate check --labels``,
 ``pytest --failgate-labels``, the CI step (``python -m pytest_failgate.ci --labels``) and the
 MCP ``check`` tool with ``labels``: one run where a corrected count fails, one where a
-count is inconclusive; and the same failing items in each (pytest, with and without xdist,
-never fails an undecided count: its report's one ``inconclusive`` item fails instead)."""
+count is inconclusive; the same failing items in each (pytest, with and without xdist,
+never fails an undecided count: its report's one ``inconclusive`` item fails instead); one
+where 120 cherry-picked labels appended outside the sample's draw (each saying a case truly
+passes) are not used, so the count still fails, and one where a quarter of the labelled
+answers changed since (stale labels, not used)."""
 
 from __future__ import annotations
 
@@ -14,35 +17,58 @@ from typing import Any
 
 import pytest
 from helpers import mcp_calls
-from labelled_project import draw, make_project, write_gold
+from labelled_project import COUNTS, draw, make_project, write_gold
 
 from pytest_failgate.cli import main
 
 FIELDS = ("verdict", "count", "estimate", "lower", "upper")
-RUNS = {  # ceilings, and the share of passing cases the judge missed as retrieval misses
-    "fails": ({"retrieval_miss": 80, "generator_hallucination": 40}, 0.3),
-    "inconclusive": ({"retrieval_miss": 60, "generator_hallucination": 40}, 0.0),
+RUNS = {  # ceilings, the share of passing cases the judge missed as retrieval misses, and
+    # what happens after labelling: 120 labels appended for cases the seed did not draw, or
+    # 50 of the labelled answers changed
+    "fails": ({"retrieval_miss": 80, "generator_hallucination": 40}, 0.3, ""),
+    "inconclusive": ({"retrieval_miss": 60, "generator_hallucination": 40}, 0.0, ""),
+    "cherry-picked": ({"retrieval_miss": 80, "generator_hallucination": 40}, 0.3, "picked"),
+    "stale": ({"retrieval_miss": 80, "generator_hallucination": 40}, 0.0, "stale"),
 }
 
 
-def _decided(document: dict[str, Any]) -> tuple[str, dict[str, tuple[Any, ...]]]:
+def _decided(document: dict[str, Any]) -> tuple[str, dict[str, tuple[Any, ...]], list[str]]:
+    """The verdict, each row's corrected count, and what the labels' notes say."""
     rows = document["reports"][0]["rows"]
     return document["verdict"], {row["name"]: tuple(row[key] for key in FIELDS)
-                                 for row in rows}
+                                 for row in rows}, sorted(
+        note for note in document["warnings"] if note.startswith("labels:"))
 
 
 @pytest.fixture(params=sorted(RUNS))
 def project(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> Path:
-    ceilings, share = RUNS[request.param]
+    ceilings, share, then = RUNS[request.param]
     root = make_project(pytester.path, ceilings)
-    write_gold(root, draw(root), missed_share=share)
+    sample = draw(root)
+    gold = write_gold(root, sample, missed_share=share)
+    if then == "stale":
+        changed = {x["id"] for x in sample["cases"] if x["id"].startswith("ok-")}
+        run = root / "reports" / "run.jsonl"
+        records = [json.loads(line) for line in run.read_text().splitlines()]
+        changed = set(sorted(changed)[:50])
+        run.write_text("".join(json.dumps({**r, "evidence_doc_ids": ["doc-c", "doc-a"]}
+                                          if r["id"] in changed else r) + "\n"
+                               for r in records))
+    if then == "picked":
+        drawn = {item["id"] for item in sample["cases"]}
+        outside = [f"{name}-{i}" for name, n in COUNTS.items() for i in range(n)]
+        outside += [f"ok-{i}" for i in range(320)]
+        with gold.open("a", encoding="utf-8") as handle:
+            handle.writelines(json.dumps({"id": x, "category": None}) + "\n"
+                              for x in [x for x in outside if x not in drawn][:120])
     return root
 
 
 @pytest.mark.slow
 def test_every_front_end_gives_the_same_corrected_verdict(
         project: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+    route = request.node.callspec.params["project"]
     monkeypatch.chdir(project)
     cli_code = main(["check", "reports", "--labels", "gold.jsonl", "--json", "cli.json"])
     capsys.readouterr()
@@ -50,6 +76,12 @@ def test_every_front_end_gives_the_same_corrected_verdict(
     assert cli[0] in ("fail", "inconclusive")
     assert cli_code == {"fail": 1, "inconclusive": 3}[cli[0]]
     assert any(row[2] is not None for row in cli[1].values())  # corrected rows
+    if route == "cherry-picked":
+        assert cli[0] == "fail"
+        assert any("120 labels (" in note and "did not draw" in note for note in cli[2])
+    if route == "stale":
+        assert any("50 labels (" in note and "changed since" in note for note in cli[2])
+        assert cli[0] == "inconclusive"
 
     pytester.makeini("[pytest]\n")
     ran = pytester.runpytest_subprocess("--failgate=reports", "--failgate-labels=gold.jsonl",
@@ -57,7 +89,7 @@ def test_every_front_end_gives_the_same_corrected_verdict(
     assert ran.ret == pytest.ExitCode.TESTS_FAILED
     assert _decided(json.loads((project / "pytest.json").read_text())) == cli
 
-    step = subprocess.run([sys.executable, "-m", "pytest_failgate.ci", "reports",
+    step = subprocess.run([sys.executable, "-I", "-m", "pytest_failgate.ci", "reports",
                            "--labels", "gold.jsonl", "--out-dir", "ci"], cwd=project,
                           capture_output=True, text=True, check=False)
     assert step.returncode == cli_code, step.stdout + step.stderr

@@ -21,6 +21,7 @@ check, they do not set ceilings.
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
 from typing import TYPE_CHECKING, Literal
 
 from ..base.confine import check_inside
@@ -78,7 +79,7 @@ def correct_counts(path: Path, gated: Sequence[ReportGate], ceilings: Ceilings |
                for index, check in enumerate(g.checks)
                if check.slice is None and check.population is None and check.limit is not None
                and check.entry is not None and check.verdict != "error"]
-    notes = [note for note in (labels.note(),) if note is not None]
+    notes = labels.notes()
     from .trust import judge_agreement
 
     for report_gate in gated:  # how far to trust the judge, beside what it corrects
@@ -90,26 +91,29 @@ def correct_counts(path: Path, gated: Sequence[ReportGate], ceilings: Ceilings |
     budget = (ceilings.model.significance if ceilings is not None
               and ceilings.model.significance is not None else DEFAULT_ALPHA)
     alpha = budget / len(targets)
-    from ..stats.ppi import correct
-
+    unknown: dict[str, list[str]] = {}
+    for report_name, case in labels.unknown:
+        unknown.setdefault(report_name, []).append(case)
     for report_gate, index in targets:
         check = report_gate.checks[index]
         report = check.report
-        if report.n_cases is None:
+        mine = by_report.get(report.name, [])
+        if report.n_cases is None or not (mine or unknown.get(report.name)):
             continue
-        corrected = correct(report.n_cases, check.count,
-                            *_disagreements(report, check.name,
-                                            by_report.get(report.name, [])),
-                            alpha=alpha) if by_report.get(report.name) else None
-        if corrected is None:
-            continue
+        corrected = _corrected(report, check, mine, unknown.get(report.name, []), alpha)
         assert check.limit is not None
         decided = verdict(corrected, check.limit)
+        if decided == "pass" and check.verdict == "fail" and not labels.drawn:
+            notes.append(f"labels: {report.name} {check.name}: the labels would pass it "
+                         f"(judge {check.count}, corrected [{corrected.lower}, "
+                         f"{corrected.upper}]), but they are not the seed's draw: the "
+                         "judge's count fails it")
+            continue
         report_gate.checks[index] = replace(
             check, verdict="pass" if decided == "pass" else "fail", warning="", test=None,
             corrected=corrected)
     unlabelled = sorted({g.report.name for g, _ in targets if g.report is not None
-                         and g.report.name not in by_report})
+                         and g.report.name not in by_report and g.report.name not in unknown})
     if unlabelled:
         notes.append(f"labels: no labelled case of {', '.join(unlabelled)}: the judge's "
                      "counts are gated there, uncorrected")
@@ -118,6 +122,30 @@ def correct_counts(path: Path, gated: Sequence[ReportGate], ceilings: Ceilings |
                  f"{format_number(budget)}/{len(targets)} each (all hold together with "
                  f"probability at least {format_number((1 - budget) * 100)}%)")
     return notes
+
+
+def _corrected(report: Report, check: Check, labels: Sequence[Label], unknown: Sequence[str],
+               alpha: Fraction) -> Corrected:
+    """The count's corrected interval; with drawn cases that have no usable label, the
+    widest of the two extremes (every one of them in the count, or none), so that a
+    count passes or fails only if it would whichever way they were labelled."""
+    from ..compare.labels import Label
+    from ..stats.ppi import Corrected, correct
+
+    assert report.n_cases is not None
+    if not unknown:
+        return correct(report.n_cases, check.count,
+                       *_disagreements(report, check.name, labels), alpha=alpha)
+    member = sorted(_members(report, check.name))[0]
+    extremes = [correct(report.n_cases, check.count,
+                        *_disagreements(report, check.name, [
+                            *labels, *(Label(report.name, case, category, 0)
+                                       for case in unknown)]), alpha=alpha)
+                for category in (None, member)]
+    _, _, missed, wrong = _disagreements(report, check.name, labels)
+    return Corrected(check.count, sum((e.estimate for e in extremes), Fraction(0)) / 2,
+                     min(e.lower for e in extremes), max(e.upper for e in extremes), missed,
+                     wrong, len(labels), alpha)
 
 
 def _members(report: Report, name: str) -> set[str]:

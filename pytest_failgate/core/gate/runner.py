@@ -585,15 +585,19 @@ def _read_spec(ceilings: Ceilings | None, taxonomy: Taxonomy, config: GateConfig
 
         extra = analysis_slicers(DEFAULT_SLICES)
     limit = byte_limit(config.max_report_bytes)
+    # gold labels are checked against each case's content: keep its digest
+    digests = config.labels is not None or (ceilings is not None
+                                            and ceilings.model.labels is not None)
     if ceilings is None:
-        return ReadSpec(slicers=extra, explain=config.explain, readers=readers, max_bytes=limit)
+        return ReadSpec(slicers=extra, explain=config.explain, readers=readers, max_bytes=limit,
+                        digests=digests)
     counted = {*taxonomy.category_names, TOTAL, "cases", "groups"}
     recorded = [key for c in ceilings.contracts.values() for key in c.recorded_keys(counted)]
     if ceilings.metrics:  # an aggregate's recorded metrics and their confidence blocks
         recorded += [*ceilings.metrics, "ci"]
     return ReadSpec(ceilings.populations, {**extra, **ceilings.slicers},
                     tuple(dict.fromkeys(recorded)),
-                    config.explain, readers, ceilings.metrics, limit)
+                    config.explain, readers, ceilings.metrics, limit, digests)
 
 
 def _check(gated: ReportGate, report: Report, ceilings: Ceilings | None, mode: Mode) -> None:

@@ -84,6 +84,9 @@ class Report:
     interrupted: str | None = None
     # what measured its cases, when its reader knows (``ReaderOutput.instrument``)
     instrument: dict[str, str] | None = None
+    # each case's content as its taxonomy reads it (``sink.content_digest``), when the
+    # reading asked for it (``ReadSpec.digests``: gold labels belong to that content)
+    digests: dict[str, str] | None = field(default=None, repr=False)
 
     @property
     def failed(self) -> int | None:

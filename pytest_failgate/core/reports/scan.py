@@ -198,6 +198,8 @@ class LoopState:
     store_metrics: Callable[[str, list[tuple[str, float]]], None]
     sample: list[Mapping[str, Any]]  # the first cases, as ``add`` keeps them
     room: int  # how many more the sample takes
+    # keeps a case's content digest (``ReadSpec.digests``; called only when it is on)
+    store_digest: Callable[[str, Mapping[str, Any]], None]
 
 
 class Scan:
@@ -355,7 +357,8 @@ def _skeleton(taxonomy: Taxonomy, spec: ReadSpec, plan: _Plan, struct: bool, n_f
     out[at:at] = [line for line, wanted in (
         ("            _l_record_slices(_l_key if _l_d else '', _l_d, _l_sl)", n_slices),
         ("            _l_count_observed(_l_ob)", spec.metrics),
-        ("            if _l_cm: _l_store_metrics(_l_key, _l_cm)", taxonomy.metrics)) if wanted]
+        ("            if _l_cm: _l_store_metrics(_l_key, _l_cm)", taxonomy.metrics),
+        (f"            _l_store_digest(_l_key, {view})", spec.digests)) if wanted]
     return "\n".join(out) + "\n"
 
 
@@ -393,7 +396,8 @@ def _nested_absent_below(value: Any, keys: tuple[str, ...]) -> bool:
     return False
 
 
-_STATE = ("seen", "view", "key_of", "metrics", "store_metrics", "sample", "room")
+_STATE = ("seen", "view", "key_of", "metrics", "store_metrics", "sample", "room",
+          "store_digest")
 _TALLY = ("reach", "flagged", "ids_at", "examples_at", "record_slices", "observe",
           "count_observed")
 _ATTRIBUTES = frozenset({"__class__", "get", "append", "issuperset", "setdefault"})

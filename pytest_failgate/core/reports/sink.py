@@ -10,6 +10,7 @@ a time; ``add_all`` runs the taxonomy's generated loop (``scan``), which hands
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,20 @@ SAMPLE = 64  # cases kept to see which fields ``failed`` reads (``undecided_fiel
 # Cases taken one at a time by ``add`` before the generated loop is built (and used for
 # the rest): a report this small is done before the loop would be.
 SCAN_AFTER = 1000
+DIGEST_CHARS = 16  # a case's content digest: the first 64 bits of its SHA-256, in hex
+
+
+def content_digest(case: Mapping[str, Any], names: Sequence[str]) -> str:
+    """A case's content as its taxonomy reads it: the declared fields it has (the fields
+    the rules read), canonical JSON, hashed. A gold label is valid for this content only:
+    a case whose answer changed so that a rule could read it differently is another case.
+    """
+    import hashlib  # (only a labelled run keeps digests)
+
+    present = {name: case[name] for name in names if name in case}
+    text = json.dumps(present, sort_keys=True, ensure_ascii=True, default=repr,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:DIGEST_CHARS]
 
 
 class UnfitTaxonomy(FailgateError):
@@ -123,6 +138,8 @@ class CaseSink:
         # report is read first, so the error gives their count (``add_all``, ``finish``)
         self._nonfinite: list[tuple[int, str, str]] = []
         self._bulk = False
+        self._digests: dict[str, str] | None = {} if spec.digests else None
+        self._declared = tuple(f.name for f in taxonomy.fields)
 
     @property
     def n_cases(self) -> int:
@@ -166,13 +183,20 @@ class CaseSink:
         except RuleError as exc:
             return self._undecided(position, key, exc)
         category = self.tallier.record(key if decision[0] else "", decision, absent, view)
+        self._keep(key, view, position)
+        return key, category
+
+    def _keep(self, key: str, view: Mapping[str, Any], position: int) -> None:
+        """What the report keeps of one case beyond its category: its content digest, a
+        few first cases, its metrics' values."""
+        if self._digests is not None:
+            self._digests[key] = content_digest(view, self._declared)
         if len(self._sample) < SAMPLE:
             self._sample.append(view)
         for metric in self._metrics:
             value = _metric_value(metric, view, position)
             if value is not None:
                 self.case_metrics[metric.name][key] = value
-        return key, category
 
     def _undecided(self, position: int, key: str, exc: RuleError) -> tuple[str, None]:
         """A case its rules could not decide: a ``CaseProblem``, unless a rule met a NaN
@@ -245,10 +269,16 @@ class CaseSink:
             for name, value in values:
                 self.case_metrics[name][key] = value
 
+        digests, declared = self._digests, self._declared
+
+        def store_digest(key: str, case: Mapping[str, Any]) -> None:
+            if digests is not None:
+                digests[key] = content_digest(case, declared)
+
         return LoopState(tally=self.tallier.target(), seen=self._seen,
                          n_cases=self.tallier.n_cases, view=view, key_of=self._key,
                          metrics=metrics, store_metrics=store_metrics, sample=self._sample,
-                         room=max(0, SAMPLE - len(self._sample)))
+                         room=max(0, SAMPLE - len(self._sample)), store_digest=store_digest)
 
     def _key(self, case: Mapping[str, Any], position: int) -> str:
         """The case's id as the string it is compared by (``case_id``)."""
@@ -273,7 +303,8 @@ class CaseSink:
             name=self.file.name, path=self.file.path, kind="cases", counts=dict(tally.counts),
             n_cases=tally.n_cases, tally=tally, recorded=recorded or {},
             id_keys=list(self._seen), contradictions=contradictions, taxonomy=self.taxonomy,
-            format=format_name, config=config, case_metrics=self.case_metrics)
+            format=format_name, config=config, case_metrics=self.case_metrics,
+            digests=self._digests)
 
 
     def nonfinite_error(self) -> FailgateError:

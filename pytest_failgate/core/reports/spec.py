@@ -27,7 +27,7 @@ class ReadSpec:
     ``measures`` are predicates counted over every case (rate populations),
     ``slicers`` give each case a value per slice field, ``recorded`` names further
     top-level aggregates to keep (those contracts read), ``explain`` tries every
-    rule on every failed case.
+    rule on every failed case, ``digests`` keeps each case's content digest.
     """
 
     measures: Mapping[str, Compiled] = field(default_factory=dict)
@@ -37,6 +37,9 @@ class ReadSpec:
     readers: tuple[ReportReader, ...] = ()  # other formats, tried in order
     metrics: Mapping[str, MetricSpec] = field(default_factory=dict)
     max_bytes: int | None = None  # refuse larger report files (untrusted input)
+    # keep each case's content digest (``Report.digests``): what gold labels are checked
+    # against; off by default, since it takes every case through ``CaseSink.add``
+    digests: bool = False
 
     def tallier(self, taxonomy: Taxonomy) -> Tallier:
         """A tallier measuring what this spec asks for.

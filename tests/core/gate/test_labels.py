@@ -52,9 +52,12 @@ def test_the_sample_file_says_how_to_label(project: Path) -> None:
     assert document["n"] == 50
     assert document["of"] == 400
     assert document["seed"] == 3
-    assert '{"seed": 3}' in document["how_to_label"]
+    assert (f'{{"seed": 3, "n": 50, "run": "{document["run"]}"}}'
+            in document["how_to_label"])
     assert "retrieval_miss" in document["categories"]
-    assert all(set(case) == {"id"} for case in document["cases"])  # no judge's category
+    # what it drew from: each case's content digest, and no judge's category
+    assert all(set(case) == {"id", "content"} for case in document["cases"])
+    assert all(len(case["content"]) == 16 for case in document["cases"])
 
 
 def test_too_small_a_sample_is_refused(project: Path, capsys: pytest.CaptureFixture[str]
@@ -199,3 +202,93 @@ def test_the_markdown_and_html_reports_show_the_corrected_count(
     assert shown in Path("gate.html").read_text(encoding="utf-8")
     # the headroom is the true count's: negative, where the judge's count would leave 20
     assert f"| {80 - row['upper']} |" in Path("gate.md").read_text(encoding="utf-8")
+
+
+def _good_lines(project: Path) -> list[str]:
+    return [json.dumps({"id": case["id"], "category": None if case["id"].startswith("ok-")
+                        else case["id"].rsplit("-", 1)[0]}) for case in draw(project)["cases"]]
+
+
+def test_a_bad_byte_is_named_by_line_and_column(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = [line.encode() for line in _good_lines(project)]
+    lines[2] = b'{"id": "ok-1", "category": null, "note": "caf\xe9"}'
+    (project / "bad.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    code, out, _ = _check(capsys, "--labels", "bad.jsonl")
+    assert code == 2
+    assert "bad.jsonl:3:46: not UTF-8 text (byte 0xe9)" in out
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    ('{"id": "ok-1", "category": null, "note": ' + "[" * 100_000 + "]" * 100_000 + "}",
+     "not JSON: nested too deeply"),
+    ('{"seed": 7, "n": ' + "9" * 5000 + "}", "a number too large to read"),
+    ('{"seed": 7, "n": 5000}', "a sample of 5000 cases, and the run has 400"),
+    ('{"seed": 7, "n": 0}', "n is the sample's size, at least 1"),
+    ('{"seed": 7, "size": 200}', "unknown key 'size' in the header"),
+])
+def test_a_bad_first_line_is_exit_2_naming_the_line(
+        project: Path, capsys: pytest.CaptureFixture[str], line: str, says: str) -> None:
+    (project / "bad.jsonl").write_text("\n".join([line, *_good_lines(project)]) + "\n")
+    code, out, _ = _check(capsys, "--labels", "bad.jsonl")
+    assert code == 2
+    assert "bad.jsonl:1:" in out
+    assert says in out
+
+
+def _csv_text(project: Path, header: str = "id,category") -> list[str]:
+    rows = [json.loads(line) for line in _good_lines(project)]
+    return [header, *(f"{row['id']},{row['category'] or ''}" for row in rows)]
+
+
+def test_csv_labels_give_the_verdict_json_lines_give(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    jsonl = write_gold(project, draw(project), missed_share=0.3, header=False)
+    code, _, by_jsonl = _check(capsys, "--labels", str(jsonl))
+    rows = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    # columns in another order, with a report column; an empty category cell passes
+    (project / "gold.csv").write_text("category,report,id\n" + "".join(
+        f"{row['category'] or ''},run,{row['id']}\n" for row in rows), encoding="utf-8")
+    again, out, by_csv = _check(capsys, "--labels", "gold.csv")
+    assert (code, again) == (1, 1)
+    assert _decided(by_csv) == _decided(by_jsonl)
+    assert "names no seed" in out  # a CSV file carries no sample's header
+
+
+@pytest.mark.parametrize(("rows", "where", "says"), [
+    (["id,catgory"], "bad.csv:1:4", "unknown column 'catgory' in the header; did you mean "
+     "'category'?"),
+    (["id,report"], "bad.csv:1", "the header names no 'category' column"),
+    (["id,category,id"], "bad.csv:1:13", "the column 'id' is named twice"),
+    (["id,category", "ok-1,", "ok-1,retrieval_miss"], "bad.csv:3",
+     "case 'ok-1' is labelled twice (first on line 2)"),
+    (["id,category", "ok-1"], "bad.csv:2", "1 cells where the header names 2"),
+    (["id,category", ",retrieval_miss"], "bad.csv:2", "the id cell is empty"),
+    (["id,category", '"ok-1,'], "bad.csv:", "not CSV"),
+    (["id,category", "ok-1,retreival_miss"], "bad.csv:2", "unknown category 'retreival_miss'"),
+])
+def test_a_bad_csv_is_exit_2_naming_the_line(
+        project: Path, capsys: pytest.CaptureFixture[str], rows: list[str], where: str,
+        says: str) -> None:
+    text = _csv_text(project)
+    (project / "bad.csv").write_text("\n".join([*rows, *text[len(rows):]]) + "\n")
+    code, out, _ = _check(capsys, "--labels", "bad.csv")
+    assert code == 2
+    assert f"{where}" in out
+    assert says in out
+
+
+def test_a_case_listed_twice_is_refused_in_json_lines_and_csv_alike(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _good_lines(project)
+    (project / "twice.jsonl").write_text("\n".join([*lines, lines[4]]) + "\n")
+    code, out, _ = _check(capsys, "--labels", "twice.jsonl")
+    assert code == 2
+    assert "twice.jsonl:201: case" in out
+    assert "labelled twice (first on line 5)" in out
+    text = _csv_text(project)
+    (project / "twice.csv").write_text("\n".join([*text, text[5]]) + "\n")
+    code, out, _ = _check(capsys, "--labels", "twice.csv")
+    assert code == 2
+    assert "twice.csv:202: case" in out
+    assert "labelled twice (first on line 6)" in out

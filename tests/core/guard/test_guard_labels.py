@@ -109,3 +109,96 @@ def test_the_labels_setting_is_compared_by_content_too(
     code, out = _guard(capsys)
     assert code == 1
     assert "-> generator_hallucination" in out
+
+
+def _append(repo: Path, labels: list[dict[str, Any]]) -> None:
+    with (repo / "gold.jsonl").open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(x) + "\n" for x in labels)
+
+
+def test_labels_appended_outside_the_draw_are_named(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    listed = {x["id"] for x in _labels(repo) if "id" in x}
+    picked = [f"ok-{i}" for i in range(320) if f"ok-{i}" not in listed][:120]
+    _append(repo, [{"id": x, "category": None} for x in picked])
+    code, out = _guard(capsys)
+    assert code == 1
+    assert "120 added outside the draw of seed 7" in out
+    assert picked[0] in out
+
+
+def test_a_changed_or_dropped_seed_header_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    header, *labels = _labels(repo)
+    _write(repo, [{**header, "seed": 8}, *labels])
+    code, out = _guard(capsys)
+    assert code == 1
+    assert f"seed 7, n 200, run {header['run']} -> seed 8, n 200" in out
+    _write(repo, labels)
+    code, out = _guard(capsys)
+    assert code == 1
+    assert "no seed header: the draw the labels are checked against changed" in out
+
+
+def test_filling_in_a_drawn_cases_line_is_not_a_loosening(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    header, *labels = _labels(repo)
+    blank = {key: value for key, value in labels[0].items() if key != "category"}
+    _write(repo, [header, blank, *labels[1:]])
+    commit(repo)
+    _write(repo, [header, *labels])
+    assert _guard(capsys)[0] == 0
+
+
+@pytest.mark.parametrize("where", ["now", "base"])
+def test_a_fake_labels_key_is_refused_by_name_by_the_gate_and_the_guard(
+        repo: Path, capsys: pytest.CaptureFixture[str], where: str) -> None:
+    header, first, *labels = _labels(repo)
+    _write(repo, [header, {**first, "confidence": 0.9}, *labels])
+    code, out, err = run_cli(capsys, "check", "reports", "--labels", "gold.jsonl")
+    assert code == 2
+    assert "gold.jsonl:2: unknown key 'confidence'" in out + err
+    if where == "base":
+        commit(repo)
+        _write(repo, [header, first, *labels])
+    code, out = _guard(capsys)
+    assert code == 2
+    assert "gold.jsonl:2: unknown key 'confidence'" in out
+
+
+def _csv(repo: Path, labels: list[dict[str, Any]], extra: str = "") -> None:
+    rows = [f"id,category{extra}"] + [f"{x['id']},{x['category'] or ''}" + (",x" if extra
+                                                                          else "")
+                                      for x in labels if "id" in x]
+    (repo / "gold.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def test_a_csv_label_changed_to_passes_is_a_loosening(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    labels = _labels(repo)
+    _csv(repo, labels)
+    text = (repo / "ceilings.yaml").read_text()
+    (repo / "ceilings.yaml").write_text(text.replace("labels: gold.jsonl", "labels: gold.csv"))
+    commit(repo)
+    assert _guard(capsys)[0] == 0
+    changed = _first(labels, "retrieval_miss")
+    changed["category"] = None
+    _csv(repo, labels)
+    code, out = _guard(capsys)
+    assert code == 1
+    assert f"{changed['id']}: retrieval_miss -> null" in out
+
+
+def test_a_fake_csv_column_is_refused_by_name_by_the_gate_and_the_guard(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (repo / "ceilings.yaml").read_text()
+    (repo / "ceilings.yaml").write_text(text.replace("labels: gold.jsonl", "labels: gold.csv"))
+    _csv(repo, _labels(repo))
+    commit(repo)
+    _csv(repo, _labels(repo), extra=",confidence")
+    code, out, err = run_cli(capsys, "check", "reports")
+    assert code == 2
+    assert "gold.csv:1:13: unknown column 'confidence'" in out + err
+    code, out = _guard(capsys)
+    assert code == 2
+    assert "gold.csv:1:13: unknown column 'confidence'" in out
