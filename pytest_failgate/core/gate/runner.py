@@ -18,10 +18,8 @@ from ..ceilings.check import Check, consistency_differences, evaluate, unmeasura
 from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
 from ..ceilings.metrics import evaluate_metric
 from ..ceilings.model import SLICE_SEPARATOR
-from ..ceilings.rewrite import CASES, plan_ratchet, unconfirmed
+from ..ceilings.rewrite import plan_ratchet, unconfirmed
 from ..compare import DEFAULT_ALPHA
-from ..compare.instrument import NEXT as INSTRUMENT_NEXT
-from ..compare.instrument import SINCE_INIT, instrument_changes, unaccepted_text
 from ..engines import is_glob
 from ..engines.load import (
     TABLE_SUFFIXES,
@@ -47,8 +45,8 @@ from .confirming import paired_drops
 from .corrected import correct_counts, labels_path
 from .dated import dated, judge_baseline, refuse_confirm_baseline
 from .family import decide
-from .inconclusive import Inconclusive
 from .inconclusive import judge as judge_inconclusive
+from .measured import compare_instruments, compare_recorded_instruments
 from .noisy import measure_noise, noise_source
 from .rows import build_result
 from .run import GateRun
@@ -233,9 +231,9 @@ def _compare(context: GateContext, gate: Gate, source: NoiseSource | None) -> No
         gate.warnings += gate.baseline.notes()
     if context.checking:
         assert ceilings is not None
-        _compare_recorded_instruments(gated, ceilings)
+        compare_recorded_instruments(gated, ceilings)
     if gate.baseline is not None:
-        _compare_instruments(gated, gate.baseline, ceilings)
+        compare_instruments(gated, gate.baseline, ceilings)
         # a baseline measured outside the window: inconclusive
         gate.warnings += judge_baseline(gate.times, gated, gate.baseline)
 
@@ -330,24 +328,6 @@ def _same_taxonomy(given: Taxonomy, written: Taxonomy, path: Path) -> None:
         "decides: change that line (a reviewed change) or drop the setting", path)
 
 
-def _compare_instruments(gated: Sequence[ReportGate], baseline: BaselineRun,
-                         ceilings: Ceilings | None) -> None:
-    """A report measured differently from its baseline (another judge, scorer, dataset) is
-    inconclusive, unless the ceilings file accepts that change (``compare.instrument``)."""
-    accepted = ceilings.model.instruments if ceilings is not None else {}
-    for report_gate in gated:
-        report = report_gate.report
-        base = baseline.base.get(report.name) if report is not None else None
-        if report is None or base is None:
-            continue
-        changes = instrument_changes(base.instrument, report.instrument, accepted)
-        report_gate.instrument = [*report_gate.instrument, *(
-            change for change in changes if change not in report_gate.instrument)]
-        unaccepted = [change for change in changes if change.reason is None]
-        if unaccepted and report_gate.inconclusive is None:
-            report_gate.inconclusive = Inconclusive(
-                "the measuring instrument changed", unaccepted_text(unaccepted),
-                next=INSTRUMENT_NEXT.replace("KEY", unaccepted[0].key))
 
 
 def _confirmed(config: GateConfig, choice: TaxonomyChoice, spec: ReadSpec,
@@ -400,38 +380,8 @@ def _unconfirmed_notes(checks: Sequence[Check], confirmed: Mapping[tuple[str, st
             f"is lowered only when a second run confirms the drop ({how})"]
 
 
-def _compare_recorded_instruments(gated: Sequence[ReportGate], ceilings: Ceilings) -> None:
-    """A report measured otherwise than the runs its ceilings were set from (the file's
-    ``instrument:``) is inconclusive, unless ``instruments:`` accepts the change."""
-    recorded = ceilings.model.instrument
-    accepted = ceilings.model.instruments
-    for report_gate in gated:
-        report = report_gate.report
-        if report is None or report.name not in recorded:
-            continue
-        measured = dict(recorded[report.name])
-        missing = missing_cases(measured.pop(CASES, None), report)
-        if missing is not None and report_gate.inconclusive is None:
-            report_gate.inconclusive = Inconclusive("the run did not finish", missing)
-        report_gate.instrument = instrument_changes(measured, report.instrument, accepted)
-        unaccepted = [change for change in report_gate.instrument if change.reason is None]
-        if unaccepted and report_gate.inconclusive is None:
-            report_gate.inconclusive = Inconclusive(
-                "the measuring instrument changed", unaccepted_text(unaccepted, SINCE_INIT),
-                next=INSTRUMENT_NEXT.replace("KEY", unaccepted[0].key))
 
 
-def missing_cases(recorded: str | None, report: Report) -> str | None:
-    """Why a report with fewer cases than the ceilings were set from (the file's
-    ``instrument: {REPORT: {cases: N}}``) cannot be judged: the run stopped part way."""
-    if recorded is None or not recorded.isdigit() or report.n_cases is None:
-        return None
-    expected = int(recorded)
-    if report.n_cases >= expected:
-        return None
-    return (f"it holds {report.n_cases} of the {expected} cases the ceilings were set from "
-            f"({expected - report.n_cases} missing): a run that stopped part way, or a "
-            "smaller case set (init it anew for one)")
 
 
 def _refuse_nothing_gated(gated: Sequence[ReportGate]) -> None:
