@@ -100,9 +100,10 @@ def start_of(data: bytes) -> int:
 
 @lru_cache(maxsize=32)
 def _validators(case_fields: tuple[str, ...], top_fields: tuple[str, ...]
-                ) -> tuple[SchemaValidator, SchemaValidator, SchemaValidator]:
-    """(object document, array document, one case) validators for these fields
-    (pydantic-core imported here: with the ``fast`` extra a valid report never needs it)."""
+                ) -> tuple[SchemaValidator, SchemaValidator, SchemaValidator, SchemaValidator]:
+    """(object document, array document, one case, the object without its cases: any
+    ``case_results``) validators for these fields (pydantic-core imported here: with the
+    ``fast`` extra a valid report never needs it)."""
     from pydantic_core import SchemaValidator, core_schema
 
     def _optional(schema: core_schema.CoreSchema) -> core_schema.TypedDictField:
@@ -114,8 +115,10 @@ def _validators(case_fields: tuple[str, ...], top_fields: tuple[str, ...]
     fields = {name: _optional(core_schema.any_schema()) for name in top_fields}
     fields["case_results"] = _optional(core_schema.list_schema(case))
     top = core_schema.typed_dict_schema(fields, extra_behavior="ignore")
+    rest = core_schema.typed_dict_schema(
+        {**fields, "case_results": _optional(core_schema.any_schema())}, extra_behavior="ignore")
     return (SchemaValidator(top), SchemaValidator(core_schema.list_schema(case)),
-            SchemaValidator(case))
+            SchemaValidator(case), SchemaValidator(rest))
 
 
 def _syntax_error(data: bytes, exc: ValidationError) -> JsonSyntaxError | ShapeError:
@@ -156,8 +159,14 @@ class _Default:
                  top_fields: tuple[str, ...]) -> Document:
         from pydantic_core import ValidationError, from_json
 
+        from .jsonpieces import pieces
+
         first = data[start_of(data):start_of(data) + 1]
-        top, array, _ = _validators(case_fields, top_fields)
+        top, array, _, rest = _validators(case_fields, top_fields)
+        if first in (b"{", b"["):  # a large one a piece at a time, when it parses so
+            split = pieces(data, first, array, rest)
+            if split is not None:
+                return Document("object" if first == b"{" else "array", *split)
         try:
             if first == b"{":
                 found = top.validate_json(data)
