@@ -292,6 +292,11 @@ class CaseGate:
         self._states = {look.name: look.state for look in self.gate.looks()}
         self.progress = Pace()
         self._decode: Callable[[bytes], Any] | None = None  # ``add_raw``'s: ``check``'s
+        from ..core.reports.jsondecode import JsonSyntaxError, ShapeError
+        from ..core.reports.sink import CaseProblem
+
+        self._problem = CaseProblem  # imported once, not once a case
+        self._refused = (JsonSyntaxError, ShapeError)
 
     @property
     def settled(self) -> Settled | None:
@@ -315,11 +320,9 @@ class CaseGate:
     def changes(self, case: Any, planned_id: str | None = None) -> Iterator[str]:
         """One finished case, and what it changed, as lines to print; ``planned_id``: the
         plan's id of the case, when the report names it otherwise (``watch --batch``)."""
-        from ..core.reports.sink import CaseProblem
-
         try:
             case_id, category = self.sink.add(case)
-        except CaseProblem as exc:
+        except self._problem as exc:
             raise FailgateError(str(exc), self.path, self.line or None) from None
         yield from self.finished(case_id if planned_id is None else planned_id, category)
 
@@ -342,13 +345,8 @@ class CaseGate:
         released = (
             [(case_id, category)] if self.order is None else self.order.finish(case_id, category)
         )
-        if not released:
-            def waiting() -> str:
-                return (f"finished {quoted(case_id)} ({category or 'passed'}): waiting for "
-                        "the cases planned before it")
-
-            if self.progress.allows(waiting):
-                yield waiting()
+        if not released and self.progress.allows(_waiting_line, case_id, category):
+            yield _waiting_line(case_id, category)
         for one_id, one in released:
             if self.gate.settled is not None:
                 return
@@ -401,14 +399,12 @@ class CaseGate:
         print. Decoded as ``check`` decodes a line (only the fields the taxonomy reads;
         msgspec with the ``fast`` extra); a line that decoder refuses is read as
         ``add_line`` reads its ``text``, which decides and words the error."""
-        from ..core.reports.jsondecode import JsonSyntaxError, ShapeError
-
         if self._decode is None:
             self._decode = _case_decoder(self.sink.fields)
         if raw and not raw.isspace():  # blank as ``bytes.strip`` says, without a copy
             try:
                 case = self._decode(raw)
-            except (JsonSyntaxError, ShapeError):
+            except self._refused:
                 pass
             else:
                 self.line += 1
@@ -423,52 +419,56 @@ class CaseGate:
         held = self.progress.held
         if held is not None:
             self.progress.held = None
-            yield held()
+            yield held[0](*held[1:])
 
     def _changes(self, case_id: str, category: str | None) -> Iterator[str]:
-        n, planned = self.gate.n, self.gate.planned
-
-        def line() -> str:
-            return f"case {n} of {planned} {quoted(case_id)}: {category or 'passed'}"
-
-        if self.gate.changed:
-            changed = [look for look in self.gate.looks()
-                       if look.state != self._states[look.name]]
+        gate = self.gate
+        if gate.changed:
+            changed = [look for look in gate.looks() if look.state != self._states[look.name]]
             if changed:  # a case that changed a state is always shown, with what changed
                 self.progress.shown()
-                yield line()
+                yield _case_line(gate.n, gate.planned, case_id, category)
                 for look in changed:
                     self._states[look.name] = look.state
                     yield f"  {_look_text(look)}"
                 return
-        if self.progress.allows(line):
-            yield line()
+        if self.progress.allows(_case_line, gate.n, gate.planned, case_id, category):
+            yield _case_line(gate.n, gate.planned, case_id, category)
 
 
 PROGRESS_BURST = 100  # progress lines printed one a case before the rate applies
 PROGRESS_RATE = 10.0  # progress lines a second after the burst: what a person reads
 
 
+def _case_line(n: int, planned: int, case_id: str, category: str | None) -> str:
+    return f"case {n} of {planned} {quoted(case_id)}: {category or 'passed'}"
+
+
+def _waiting_line(case_id: str, category: str | None) -> str:
+    return (f"finished {quoted(case_id)} ({category or 'passed'}): waiting for the cases "
+            "planned before it")
+
+
 class Pace:
     """Progress at a human rate: a token bucket of ``PROGRESS_BURST`` lines refilled at
     ``PROGRESS_RATE`` a second, so a short run shows every case and a run of 100,000
     cases in seconds prints a few lines a second, not one a case (the terminal, not the
-    gate, was most of a fast harness's cost). A line held back is kept (``held``) as a
-    function, formatted only if it is printed at last."""
+    gate, was most of a fast harness's cost). A line held back is kept (``held``: the
+    function that words it and its arguments), worded only if it is printed at last."""
 
     def __init__(self) -> None:
         self._tokens = float(PROGRESS_BURST)
         self._stamp = time.monotonic()
-        self.held: Callable[[], str] | None = None
+        self.held: tuple[Any, ...] | None = None
 
-    def allows(self, line: Callable[[], str]) -> bool:
-        """Whether to print ``line`` now; if not, it is held."""
+    def allows(self, line: Callable[..., str], *args: Any) -> bool:
+        """Whether to print the line ``line(*args)`` words now; if not, it is held."""
         if self._tokens < 1:
             now = time.monotonic()
             self._tokens = min(PROGRESS_BURST, self._tokens + (now - self._stamp) * PROGRESS_RATE)
             self._stamp = now
             if self._tokens < 1:
-                self.held = line
+                self.held = (line, *args)
                 return False
         self._tokens -= 1
         self.held = None
@@ -487,11 +487,23 @@ def _case_decoder(fields: tuple[str, ...]) -> Callable[[bytes], Any]:
 
     found = decoder()
     decode = found.case_decoder(fields)
-    to_mapping = found.form(fields).to_mapping
-    if to_mapping is None:
+    form = found.form(fields)
+    if form.struct is None:
         return decode
-    convert = to_mapping
-    return lambda raw: convert(decode(raw))
+    from msgspec.structs import astuple
+
+    struct, unset = form.struct, form.missing
+
+    def mapping(raw: bytes) -> Any:
+        """A struct as the dict of its fields present (``to_builtins``'s, without copying
+        the values); a case the fast decoder refused comes as a dict already."""
+        case = decode(raw)
+        if type(case) is not struct:
+            return case
+        return {name: value for name, value in zip(fields, astuple(case),  # type: ignore[arg-type]
+                                                   strict=True) if value is not unset}
+
+    return mapping
 
 
 def _baseline_categories(path: Path, taxonomy: Taxonomy, app: Failgate
