@@ -5,17 +5,18 @@ pydantic-core builds its parse tree of the whole input before it validates, so d
 a 141 MB report whole took about 3.3x the file in memory (575 MB with failgate's own
 objects), where the rule fields it hands over are a few percent of it. Here the bytes are
 kept once, and the case list is validated in pieces of about ``PIECE`` bytes, each cut
-between two cases (``}``, a comma, ``{``) and given to the same case schema as a list of
-its own; the rest of the document (its other keys, with the case list replaced by a
-marker) is validated on its own. Only one piece's tree lives at a time.
+between two cases (the bytes found between the first two: ``}``, a comma, the
+indentation, ``{`` and the first key) and given to the same case schema as a list of its
+own; the rest of the document (its other keys, with the case list replaced by a marker)
+is validated on its own. Only one piece's tree lives at a time.
 
-Nothing here decides what a document means: any piece refused, a cut that is not
-between two cases (inside a string, or inside a case: the piece is then not valid JSON,
-and is grown to the next cut), a case list not found early in the document, or a
-``case_results`` key given twice (the marker is not the value that wins) makes
-``pieces`` answer ``None``, and the whole document is decoded as before, which decides
-and words every error. So a cut is trusted only where both sides parse: a piece that is
-a valid JSON list begins and ends outside every string and at the list's own depth.
+Nothing here decides what a document means. A cut that is not between two cases (inside
+a string, or inside a case) leaves a piece that is not valid JSON, which is grown to the
+next cut; a piece still refused after a few, a case list not found early in the
+document, or a ``case_results`` key given twice (the marker is not the value that wins)
+makes ``pieces`` answer ``None``, and the whole document is decoded as before, which
+decides and words every error. So a cut is trusted only where both sides parse: a piece
+that is a valid JSON list begins and ends outside every string and at the list's depth.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .jsonfile import _string_end
 if TYPE_CHECKING:
     from pydantic_core import SchemaValidator
 
-PIECE = 1 << 22  # bytes of cases validated at a time: their tree is a few times this
+PIECE = 1 << 20  # bytes of cases validated at a time: their tree is a few times this
 PIECES_FROM = 4 * PIECE  # a smaller document is validated whole: its tree is small anyway
 _GROWN = 4  # a piece grown this many times past a cut that was not between cases: give up
 _FIRST = 256  # cuts tried for the end of the first case
