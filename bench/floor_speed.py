@@ -33,12 +33,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gate_speed import BLOCK_FAST, ENV, real_report, write_report  # noqa: E402
+from gate_speed import BLOCK_FAST, ENV, real_report, write_report
 
 CLI = "import sys; from pytest_failgate.cli import main; sys.exit(main(sys.argv[1:]))"
-FULL_DECODE = "import sys; from pydantic_core import from_json; from_json(open(sys.argv[1], 'rb').read())"
+FULL_DECODE = ("import sys; from pydantic_core import from_json; "
+               "from_json(open(sys.argv[1], 'rb').read())")
 WRITER = """\
 import sys, time
 lines, rate, out = open(sys.argv[1], "rb").readlines(), float(sys.argv[2]), sys.argv[3]
@@ -182,9 +184,10 @@ def guard_rows(work: Path, rounds: int, size: int) -> None:
 
 
 def memory_rows(work: Path, size: int) -> None:
-    shapes = (("real-shaped", real_report(size), {"indent": 2}),
-              ("object-dense (short cases, compact)",
-               real_report(size * 8, ascii_text=True, short=True), {}))
+    shapes: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+        ("real-shaped", real_report(size), {"indent": 2}),
+        ("object-dense (short cases, compact)",
+         real_report(size * 8, ascii_text=True, short=True), {})]
     print("peak memory of failgate check on a .json report, against the file and "
           "pydantic-core's full decode (from_json) of it")
     for label, document, options in shapes:
