@@ -481,29 +481,11 @@ class Pace:
 
 
 def _case_decoder(fields: tuple[str, ...]) -> Callable[[bytes], Any]:
-    """``check``'s decoder of one JSON Lines case, handing over mappings (``CaseSink.add``
-    takes them): only ``fields`` decoded."""
+    """``check``'s decoder of one JSON Lines case, handing over dicts (``CaseSink.add``
+    takes mappings): only ``fields`` decoded."""
     from ..core.reports.jsondecode import decoder
 
-    found = decoder()
-    decode = found.case_decoder(fields)
-    form = found.form(fields)
-    if form.struct is None:
-        return decode
-    from msgspec.structs import astuple
-
-    struct, unset = form.struct, form.missing
-
-    def mapping(raw: bytes) -> Any:
-        """A struct as the dict of its fields present (``to_builtins``'s, without copying
-        the values); a case the fast decoder refused comes as a dict already."""
-        case = decode(raw)
-        if type(case) is not struct:
-            return case
-        return {name: value for name, value in zip(fields, astuple(case),  # type: ignore[arg-type]
-                                                   strict=True) if value is not unset}
-
-    return mapping
+    return decoder().mapping_decoder(fields)
 
 
 def _baseline_categories(path: Path, taxonomy: Taxonomy, app: Failgate

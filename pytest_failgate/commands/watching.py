@@ -126,21 +126,36 @@ def replayed_text(raw: bytes, first: bool) -> str:
 
 
 def replayed(path: Path, limit: int | None = None) -> Iterator[bytes]:
-    """A finished report's lines as read (their ends kept), each bounded as a followed
-    report's are."""
+    """A finished report's lines as read (without their ``\\n``), each bounded as a
+    followed report's are: read ``CHUNK`` bytes at a time and split in native code (a
+    line longer than the bound is an error naming it, found before it is held whole)."""
     line_limit = LINE_BYTES if limit is None else min(LINE_BYTES, limit)
     with open_regular(path, limit) as handle:
-        number = 0
-        while True:
-            raw = handle.readline(line_limit + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > line_limit and not raw.endswith(b"\n"):
-                raise FailgateError(
-                    f"the line is longer than {line_limit:,} bytes, the longest a case may "
-                    "be", path, number)
-            yield raw
+        number, held = 0, 0
+        parts: list[bytes] = []  # the line begun in earlier reads (``held`` its size)
+        while block := handle.read(CHUNK):
+            lines = block.split(b"\n")
+            tail = lines.pop()
+            for line in lines:
+                number += 1
+                if parts:
+                    line, held = b"".join((*parts, line)), 0
+                    parts = []
+                if len(line) > line_limit:
+                    raise _too_long(line_limit, path, number)
+                yield line
+            if tail:
+                parts.append(tail)
+                held += len(tail)
+                if held > line_limit:
+                    raise _too_long(line_limit, path, number + 1)
+        if parts:
+            yield b"".join(parts)
+
+
+def _too_long(line_limit: int, path: Path, number: int) -> FailgateError:
+    return FailgateError(f"the line is longer than {line_limit:,} bytes, the longest a case "
+                         "may be", path, number)
 
 
 def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:

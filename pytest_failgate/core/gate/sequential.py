@@ -197,6 +197,9 @@ class SequentialGate:
             count_sequence(sizes, alpha, *_prior(item.limit, planned)) for item in self.items
         ]
         self._states: list[ItemState] = [_state(0, planned, item.limit) for item in self.items]
+        # what ``add`` reads of each item at every case, together
+        self._gated = [(item.members, item.limit, sequence)
+                       for item, sequence in zip(self.items, self._sequences, strict=True)]
         # paired mode against a baseline run: for each compared item, the cases that entered
         # it (new) and left it (fixed) over the whole run; ``limit`` is the rise allowed
         self.paired = tuple(paired)
@@ -242,15 +245,17 @@ class SequentialGate:
         self.failed += failed
         states = self._states
         changed = bool(self.paired)  # a compared item's state is not kept: it may have
-        for index, item in enumerate(self.items):
-            sequence = self._sequences[index]
+        for index, (members, limit, sequence) in enumerate(self._gated):
             state = states[index]
+            marked = failed and category in members
             if state == "cleared":  # a cleared count stays cleared
-                sequence.add(failed and category in item.members, narrow=False,
-                             stratum=stratum)
+                sequence.add(marked, narrow=False, stratum=stratum)
                 continue
-            sequence.add(failed and category in item.members, stratum=stratum)
-            low, high, limit = sequence.low, sequence.high, item.limit
+            if stratum:
+                sequence.add(marked, stratum=stratum)
+            else:
+                sequence.add(marked)
+            low, high = sequence.low, sequence.high
             looked: ItemState = ("over" if low > limit else
                                  "cleared" if high <= limit else "open")
             if looked != state:

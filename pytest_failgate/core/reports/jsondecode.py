@@ -202,6 +202,11 @@ class _Default:
         """How ``case`` hands over cases: dicts."""
         return Form()
 
+    def mapping_decoder(self, case_fields: tuple[str, ...]) -> Callable[[bytes], Any]:
+        """A function decoding one case to a dict of these fields (``failgate watch``'s,
+        a line at a time): ``case_decoder``'s."""
+        return self.case_decoder(case_fields)
+
     def lines(self, handle: BinaryIO, case_fields: tuple[str, ...]) -> Iterator[Any]:
         """The cases of a JSON Lines stream (see ``stream``): a block's lines validated
         in one ``map``, one at a time only in a block where one line is refused."""
@@ -309,6 +314,28 @@ class _Fast:
 
     def form(self, case_fields: tuple[str, ...]) -> Form:
         return self._decoders(case_fields, ())[3]
+
+    def mapping_decoder(self, case_fields: tuple[str, ...]) -> Callable[[bytes], Any]:
+        """A function decoding one case to a dict of these fields present (``failgate
+        watch``'s, a line at a time): ``case_decoder``'s struct as ``to_builtins`` makes it
+        a dict, without copying its values, in one function (a line is a few microseconds
+        to decode: the layers around it were a third more)."""
+        decode_struct = self._decoders(case_fields, ())[2].decode
+        exact = self.exact.case_decoder(case_fields)
+        refused = (self.msgspec.DecodeError, RecursionError)
+        astuple, unset = self.msgspec.structs.astuple, self.msgspec.UNSET
+
+        def decode(data: bytes) -> Any:
+            if data.isascii() or _utf8(data):
+                try:
+                    found = decode_struct(data)
+                except refused:
+                    return exact(data)
+                return {name: value for name, value in zip(case_fields, astuple(found),
+                                                           strict=True) if value is not unset}
+            return exact(data)
+
+        return decode
 
     def lines(self, handle: BinaryIO, case_fields: tuple[str, ...]) -> Iterator[Any]:
         """The cases of a JSON Lines stream (see ``stream``): a block's lines, views of

@@ -22,10 +22,7 @@ that is a valid JSON list begins and ends outside every string and at the list's
 from __future__ import annotations
 
 import re
-import secrets
 from typing import TYPE_CHECKING, Any
-
-from .jsonfile import _string_end
 
 if TYPE_CHECKING:
     from pydantic_core import SchemaValidator
@@ -71,6 +68,8 @@ def pieces(data: bytes, first: bytes, cases: SchemaValidator, rest: SchemaValida
         return None
     if first == b"[":
         return ({}, found) if data[end:].strip() == b"" else None
+    import secrets  # here: a small report's reading imports no hashing
+
     marker = f"failgate-piece-{secrets.token_hex(16)}"
     try:
         top: dict[str, Any] = rest.validate_json(
@@ -103,7 +102,7 @@ def _first_cut(data: bytes, at: int, cases: SchemaValidator, found: list[Any]
             key += 1
         if data[key:key + 1] != b'"':
             return None
-        key_end = _string_end(data, key + 1)
+        key_end = string_end(data, key + 1)
         if key_end < 0:
             return None
         return cut.end() - 1, data[cut.start():key_end + 1]
@@ -171,7 +170,7 @@ def _list_start(data: bytes) -> int | None:
     while at < size:
         char = data[at]
         if char == 0x22:  # '"'
-            end = _string_end(data, at + 1)
+            end = string_end(data, at + 1)
             if end < 0:
                 return None
             if depth == 1 and want_key:
@@ -194,3 +193,20 @@ def _list_start(data: bytes) -> int | None:
             return value
         at += 1
     return None
+
+
+def string_end(text: bytes, start: int) -> int:
+    """Where the JSON string starting at ``start`` (after its quote) ends; -1 if the text
+    ends first. (Here, which imports nothing of the package, so that both readers of raw
+    JSON bytes, this and ``jsonfile.top_level``, take it from one place.)"""
+    at = start
+    while True:
+        quote = text.find(b'"', at)
+        if quote < 0:
+            return -1
+        slashes = 0
+        while text[quote - 1 - slashes] == 0x5C:  # '\\'
+            slashes += 1
+        if slashes % 2 == 0:
+            return quote
+        at = quote + 1

@@ -156,7 +156,11 @@ class CountSequence:
         else:
             self._lgamma_b = lgamma(n - s + b)
         top = s + population - n  # the most the prefix allows: every remaining case marked
-        low, high = max(self.low, s), min(self.high, top)
+        low, high = self.low, self.high
+        if low < s:
+            low = s
+        if high > top:
+            high = top
         if not narrow:
             self.low, self.high = (low, high) if low <= high else (s, top)
             return
