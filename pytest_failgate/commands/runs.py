@@ -160,14 +160,16 @@ def compare_with_ref(config: Config | Failgate, ref: str) -> GuardResult:
     command's arguments, else the ini key ``failgate``): an override naming none of them is
     caught, and the guard says when it was not told them."""
     from .. import options
+    from ..core.gate.probed import probe_run
     from ..core.gate.runner import guard_inputs
     from ..core.guard.loosening import guard as compare
 
     app = Failgate.of(config)
     run: dict[str, Any] = {"origins": getattr(app.plugins.taxonomies, "origins", None)}
-    if app.config.paths:  # the reports the overrides must still name, their readers
-        gated, _ = app.load(app.config.paths)
-        run = guard_inputs(gated, app.plugins.taxonomies, app.plugins.readers)
+    if app.config.paths:  # the reports the overrides must still name, their readers: each
+        # known by its head, as the gate would name it, none of their cases read
+        found = probe_run(app.config.paths, app.choice(), app.read_spec(), app.config.engine)
+        run = guard_inputs(found, app.plugins.taxonomies, app.plugins.readers)
     return compare(app.config.ceilings, ref, **run, options=options.OPTIONS)
 
 

@@ -17,6 +17,7 @@ import csv
 import io
 import json
 import secrets
+import time
 from dataclasses import field
 from fractions import Fraction
 from functools import cached_property
@@ -39,7 +40,7 @@ from ..core.reports.caseset import is_json_document, parse_json
 from .app import Failgate
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
     from pathlib import Path
 
     from ..core.base.result import GateResult
@@ -287,7 +288,15 @@ class CaseGate:
         self.path = path if path is not None else Path(name)
         self.sink: CaseSink = CaseSink(ReportFile(self.path, name), taxonomy, app.read_spec())
         self.line = 0
+        self.cases_read = 0  # lines that were not blank, each a case (or an error)
         self._states = {look.name: look.state for look in self.gate.looks()}
+        self.progress = Pace()
+        self._decode: Callable[[bytes], Any] | None = None  # ``add_raw``'s: ``check``'s
+        from ..core.reports.jsondecode import JsonSyntaxError, ShapeError
+        from ..core.reports.sink import CaseProblem
+
+        self._problem = CaseProblem  # imported once, not once a case
+        self._refused = (JsonSyntaxError, ShapeError)
 
     @property
     def settled(self) -> Settled | None:
@@ -311,11 +320,9 @@ class CaseGate:
     def changes(self, case: Any, planned_id: str | None = None) -> Iterator[str]:
         """One finished case, and what it changed, as lines to print; ``planned_id``: the
         plan's id of the case, when the report names it otherwise (``watch --batch``)."""
-        from ..core.reports.sink import CaseProblem
-
         try:
             case_id, category = self.sink.add(case)
-        except CaseProblem as exc:
+        except self._problem as exc:
             raise FailgateError(str(exc), self.path, self.line or None) from None
         yield from self.finished(case_id if planned_id is None else planned_id, category)
 
@@ -338,11 +345,8 @@ class CaseGate:
         released = (
             [(case_id, category)] if self.order is None else self.order.finish(case_id, category)
         )
-        if not released:
-            yield (
-                f"finished {quoted(case_id)} ({category or 'passed'}): waiting for the "
-                f"cases planned before it"
-            )
+        if not released and self.progress.allows(_waiting_line, case_id, category):
+            yield _waiting_line(case_id, category)
         for one_id, one in released:
             if self.gate.settled is not None:
                 return
@@ -387,16 +391,101 @@ class CaseGate:
         """One line of a JSON Lines report: what it changed, as lines to print."""
         self.line += 1
         if text.strip():
+            self.cases_read += 1
             yield from self.changes(_parse_json(text, self.path, self.line))
 
+    def add_raw(self, raw: bytes, text: Callable[[bytes], str]) -> Iterator[str]:
+        """One line of a JSON Lines report as read (bytes): what it changed, as lines to
+        print. Decoded as ``check`` decodes a line (only the fields the taxonomy reads;
+        msgspec with the ``fast`` extra); a line that decoder refuses is read as
+        ``add_line`` reads its ``text``, which decides and words the error."""
+        if self._decode is None:
+            self._decode = _case_decoder(self.sink.fields)
+        if raw and not raw.isspace():  # blank as ``bytes.strip`` says, without a copy
+            try:
+                case = self._decode(raw)
+            except self._refused:
+                pass
+            else:
+                self.line += 1
+                self.cases_read += 1
+                yield from self.changes(case)
+                return
+        yield from self.add_line(text(raw))
+
+    def pending(self) -> Iterator[str]:
+        """The latest progress line not printed (``Pace``): printed when the run ends, or
+        stops on an error, so the last case gated is always shown."""
+        held = self.progress.held
+        if held is not None:
+            self.progress.held = None
+            yield held[0](*held[1:])
+
     def _changes(self, case_id: str, category: str | None) -> Iterator[str]:
-        yield (
-            f"case {self.gate.n} of {self.gate.planned} {quoted(case_id)}: {category or 'passed'}"
-        )
-        for look in self.gate.looks():
-            if look.state != self._states[look.name]:
-                self._states[look.name] = look.state
-                yield f"  {_look_text(look)}"
+        gate = self.gate
+        if gate.changed:
+            changed = [look for look in gate.looks() if look.state != self._states[look.name]]
+            if changed:  # a case that changed a state is always shown, with what changed
+                self.progress.shown()
+                yield _case_line(gate.n, gate.planned, case_id, category)
+                for look in changed:
+                    self._states[look.name] = look.state
+                    yield f"  {_look_text(look)}"
+                return
+        if self.progress.allows(_case_line, gate.n, gate.planned, case_id, category):
+            yield _case_line(gate.n, gate.planned, case_id, category)
+
+
+PROGRESS_BURST = 100  # progress lines printed one a case before the rate applies
+PROGRESS_RATE = 10.0  # progress lines a second after the burst: what a person reads
+
+
+def _case_line(n: int, planned: int, case_id: str, category: str | None) -> str:
+    return f"case {n} of {planned} {quoted(case_id)}: {category or 'passed'}"
+
+
+def _waiting_line(case_id: str, category: str | None) -> str:
+    return (f"finished {quoted(case_id)} ({category or 'passed'}): waiting for the cases "
+            "planned before it")
+
+
+class Pace:
+    """Progress at a human rate: a token bucket of ``PROGRESS_BURST`` lines refilled at
+    ``PROGRESS_RATE`` a second, so a short run shows every case and a run of 100,000
+    cases in seconds prints a few lines a second, not one a case (the terminal, not the
+    gate, was most of a fast harness's cost). A line held back is kept (``held``: the
+    function that words it and its arguments), worded only if it is printed at last."""
+
+    def __init__(self) -> None:
+        self._tokens = float(PROGRESS_BURST)
+        self._stamp = time.monotonic()
+        self.held: tuple[Any, ...] | None = None
+
+    def allows(self, line: Callable[..., str], *args: Any) -> bool:
+        """Whether to print the line ``line(*args)`` words now; if not, it is held."""
+        if self._tokens < 1:
+            now = time.monotonic()
+            self._tokens = min(PROGRESS_BURST, self._tokens + (now - self._stamp) * PROGRESS_RATE)
+            self._stamp = now
+            if self._tokens < 1:
+                self.held = (line, *args)
+                return False
+        self._tokens -= 1
+        self.held = None
+        return True
+
+    def shown(self) -> None:
+        """A line printed whatever the rate (a case that changed a state)."""
+        self._tokens = max(self._tokens - 1, 0.0)
+        self.held = None
+
+
+def _case_decoder(fields: tuple[str, ...]) -> Callable[[bytes], Any]:
+    """``check``'s decoder of one JSON Lines case, handing over dicts (``CaseSink.add``
+    takes mappings): only ``fields`` decoded."""
+    from ..core.reports.jsondecode import decoder
+
+    return decoder().mapping_decoder(fields)
 
 
 def _baseline_categories(path: Path, taxonomy: Taxonomy, app: Failgate
@@ -435,7 +524,7 @@ def planned_count(watch: Watch) -> int:
         return watch.planned
     if watch.replay:
         with watch.report.open("rb") as handle:
-            count = sum(1 for line in handle if line.strip())
+            count = sum(1 for line in handle if not line.isspace())  # no copy of a line
         if not count:
             raise FailgateError(
                 "the report has no cases; a gate over zero cases would pass vacuously", watch.report

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..core.base.errors import FailgateError
@@ -48,7 +49,9 @@ class Follow:
         self.offset = 0  # bytes read so far
         self.cases = 0  # non-blank complete lines read so far
 
-    def lines(self) -> Iterator[str]:
+    def lines(self) -> Iterator[tuple[bytes, bool]]:
+        """Each line as read, and whether it is the report's last, unfinished one (its
+        text is decoded without a byte-order mark's removal: ``followed_text``)."""
         offset, partial, number = 0, bytearray(), 0
         progress = time.monotonic()
         while True:
@@ -67,7 +70,7 @@ class Follow:
                     if chunk.strip():
                         progress = time.monotonic()
                         self.cases += 1
-                    yield chunk.decode("utf-8-sig", errors="replace")
+                    yield chunk, False
             else:
                 partial += data  # a line still being written: grown in place, not copied
             self._check_line(partial, number + 1)
@@ -77,7 +80,7 @@ class Follow:
             if exited or idle:
                 self.idle = idle and not exited
                 if partial.strip() and not self.idle:
-                    yield bytes(partial).decode("utf-8", errors="replace")
+                    yield bytes(partial), True
                 return
             if not data:
                 time.sleep(self.request.poll_seconds)
@@ -112,22 +115,47 @@ class Follow:
                 "longest a case may be", self.path, number)
 
 
-def replayed(path: Path, limit: int | None = None) -> Iterator[str]:
-    """A finished report's lines, each bounded as a followed report's are."""
+def followed_text(raw: bytes, last: bool) -> str:
+    """A followed line's text, as ``CaseGate.add_line`` reads it."""
+    return raw.decode("utf-8" if last else "utf-8-sig", errors="replace")
+
+
+def replayed_text(raw: bytes, first: bool) -> str:
+    """A replayed line's text, as ``CaseGate.add_line`` reads it."""
+    return raw.decode("utf-8-sig" if first else "utf-8", errors="replace").rstrip("\r\n")
+
+
+def replayed(path: Path, limit: int | None = None) -> Iterator[bytes]:
+    """A finished report's lines as read (without their ``\\n``), each bounded as a
+    followed report's are: read ``CHUNK`` bytes at a time and split in native code (a
+    line longer than the bound is an error naming it, found before it is held whole)."""
     line_limit = LINE_BYTES if limit is None else min(LINE_BYTES, limit)
     with open_regular(path, limit) as handle:
-        number = 0
-        while True:
-            raw = handle.readline(line_limit + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > line_limit and not raw.endswith(b"\n"):
-                raise FailgateError(
-                    f"the line is longer than {line_limit:,} bytes, the longest a case may "
-                    "be", path, number)
-            yield raw.decode("utf-8-sig" if number == 1 else "utf-8",
-                             errors="replace").rstrip("\r\n")
+        number, held = 0, 0
+        parts: list[bytes] = []  # the line begun in earlier reads (``held`` its size)
+        while block := handle.read(CHUNK):
+            lines = block.split(b"\n")
+            tail = lines.pop()
+            for line in lines:
+                number += 1
+                if parts:
+                    line, held = b"".join((*parts, line)), 0
+                    parts = []
+                if len(line) > line_limit:
+                    raise _too_long(line_limit, path, number)
+                yield line
+            if tail:
+                parts.append(tail)
+                held += len(tail)
+                if held > line_limit:
+                    raise _too_long(line_limit, path, number + 1)
+        if parts:
+            yield b"".join(parts)
+
+
+def _too_long(line_limit: int, path: Path, number: int) -> FailgateError:
+    return FailgateError(f"the line is longer than {line_limit:,} bytes, the longest a case "
+                         "may be", path, number)
 
 
 def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
@@ -142,21 +170,29 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     feed = watched_gate(app, request)
     limit = app.read_spec().max_bytes
     if request.replay:
-        read = 0
-        for text in replayed(request.report, limit):
-            read += bool(text.strip())
-            yield from feed.add_line(text)
-            if feed.gate.settled is not None:
-                break
-        yield ended(feed, read)
+        try:
+            for raw in replayed(request.report, limit):
+                yield from feed.add_raw(raw, partial(replayed_text, first=feed.line == 0))
+                if feed.gate.settled is not None:
+                    break
+        except FailgateError:
+            yield from feed.pending()  # the last case gated before the error
+            raise
+        yield from feed.pending()
+        yield ended(feed, feed.cases_read)
         return
     harness: Harness | None
     with Harness(request.command) if request.command else nullcontext() as harness:
         follow = Follow(request.report, request, harness, limit)
-        for text in follow.lines():
-            yield from feed.add_line(text)
-            if feed.gate.settled is not None:
-                break
+        try:
+            for raw, last in follow.lines():
+                yield from feed.add_raw(raw, partial(followed_text, last=last))
+                if feed.gate.settled is not None:
+                    break
+        except FailgateError:
+            yield from feed.pending()
+            raise
+        yield from feed.pending()
         if follow.idle:
             yield (f"no new case in {request.report} for {request.idle_seconds:g} seconds "
                    "(--idle-seconds)" + (": the harness is stopped" if harness else ""))

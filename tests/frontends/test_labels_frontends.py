@@ -146,7 +146,7 @@ def test_pytest_fails_the_items_the_command_fails_never_an_undecided_count(
 def test_an_undecided_run_is_one_failing_inconclusive_item(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    ceilings, share = RUNS["inconclusive"]
+    ceilings, share, _ = RUNS["inconclusive"]
     root = make_project(pytester.path, ceilings)
     write_gold(root, draw(root), missed_share=share)
     pytester.makeini("[pytest]\n")

@@ -276,7 +276,7 @@ def _guard(context: GateContext, gate: Gate) -> tuple[GuardResult | None, str | 
     assert context.config.guard_ref is not None
     try:  # with this run's inputs: its reports' names, plugins and readers
         return guard(context.config.ceilings_path, context.config.guard_ref, **guard_inputs(
-            gate.reports, context.taxonomies, context.readers),
+            run_reports(gate.reports), context.taxonomies, context.readers),
             options=context.config.guard_options), None
     except FailgateError as exc:  # the gate's result stands; the guard's is an error
         return None, str(exc)
@@ -433,12 +433,7 @@ def load_run(paths: tuple[Path, ...], choice: TaxonomyChoice,
     ``engine`` are classified by that engine; everything else by the Python readers.
     """
     spec = spec if spec is not None else ReadSpec(readers=builtin_readers())
-    readers = spec.readers
-    suffixes = (*REPORT_SUFFIXES, *TABLE_SUFFIXES,
-                *(s for reader in readers for s in reader.suffixes))
-    tables = tuple(p for p in paths if is_glob(p) or is_dataset(p))
-    files, skipped = discover(tuple(p for p in paths if p not in tables), suffixes)
-    files = [*(ReportFile(p, glob_name(p)) for p in tables), *datasets(files)]
+    files, skipped = run_files(paths, spec)
     gated: list[ReportGate] = []
     for file in files:
         try:
@@ -456,13 +451,29 @@ def load_run(paths: tuple[Path, ...], choice: TaxonomyChoice,
         gated.append(ReportGate(ReportFile(file.path, loaded.name), report=loaded))
     gated = _one_run_per_name(gated, skipped)
     if not gated:
-        where = ", ".join(display_path(p) for p in paths)
-        raise FailgateError(
-            f"no report found under {where}: a gate over nothing would pass vacuously"
-            + (f"; skipped: {_skipped_text(skipped)}" if skipped else "")
-        )
+        raise no_report(paths, skipped)
     skipped.sort(key=lambda s: s.path)
     return gated, skipped
+
+
+def run_files(paths: tuple[Path, ...], spec: ReadSpec
+              ) -> tuple[list[ReportFile], list[SkippedFile]]:
+    """The candidate report files of a run's paths (tables, datasets and globs first), and
+    the files that are not candidates: what ``load_run`` (and the guard's ``probe_run``)
+    reads."""
+    suffixes = (*REPORT_SUFFIXES, *TABLE_SUFFIXES,
+                *(s for reader in spec.readers for s in reader.suffixes))
+    tables = tuple(p for p in paths if is_glob(p) or is_dataset(p))
+    files, skipped = discover(tuple(p for p in paths if p not in tables), suffixes)
+    return [*(ReportFile(p, glob_name(p)) for p in tables), *datasets(files)], skipped
+
+
+def no_report(paths: tuple[Path, ...], skipped: list[SkippedFile]) -> FailgateError:
+    """A run with no report at all: an error (a gate over nothing would pass)."""
+    where = ", ".join(display_path(p) for p in paths)
+    return FailgateError(
+        f"no report found under {where}: a gate over nothing would pass vacuously"
+        + (f"; skipped: {_skipped_text(skipped)}" if skipped else ""))
 
 
 def _one_run_per_name(gated: list[ReportGate], skipped: list[SkippedFile]) -> list[ReportGate]:
@@ -653,15 +664,26 @@ def _contract(report: Report, contract: ContractCheck) -> ContractResult:
     return ContractResult(report, contract, holds, "", shown)
 
 
-def guard_inputs(gated: Iterable[ReportGate], taxonomies: Mapping[str, Any] | None,
+def guard_inputs(reports: Iterable[RunReport], taxonomies: Mapping[str, Any] | None,
                  readers: Iterable[ReportReader]) -> dict[str, Any]:
     """What a run tells the guard beyond the files (``guard``'s keywords): its reports'
-    names, the plugins its taxonomies came from, and the plugin readers that read it."""
+    names, the plugins its taxonomies came from, and the plugin readers that read it
+    (``reports``: each report's name, format and file: ``run_reports`` of a gated run,
+    ``probed.probe_run`` of one the guard is told of)."""
     from ..guard.routes import readers_in_use
 
-    gated = list(gated)
-    used = {g.report.format: g.file.path for g in gated if g.report is not None}
-    return {"reports": [g.report.name if g.report is not None else g.file.name
-                        for g in gated],
+    reports = list(reports)
+    used = {form: path for _, form, path in reports if form is not None}
+    return {"reports": [name for name, _, _ in reports],
             "origins": getattr(taxonomies, "origins", None),
             "readers": readers_in_use(readers, used)}
+
+
+RunReport = tuple[str, "str | None", "Path"]  # a report's name, format (None: no report), file
+
+
+def run_reports(gated: Iterable[ReportGate]) -> list[RunReport]:
+    """Each gated report's name, format and file, for ``guard_inputs`` (a report that did
+    not load: its file's name, no format)."""
+    return [(g.report.name, g.report.format, g.file.path) if g.report is not None
+            else (g.file.name, None, g.file.path) for g in gated]

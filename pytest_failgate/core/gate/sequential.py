@@ -41,13 +41,14 @@ from ..base.formatting import format_number
 from ..base.result import Sequential
 from ..ceilings.limit import refuse_unhandled
 from ..ceilings.model import DEFAULT_SHARE
-from ..stats.sequential import RiseRuledOut, StratifiedCount
+from ..stats.sequential import RiseRuledOut, count_sequence
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..ceilings.load import Ceilings
+    from ..stats.sequential import CountSequence, StratifiedCount
     from ..taxonomy import Taxonomy
 
 ItemState = Literal["open", "over", "cleared"]
@@ -194,31 +195,37 @@ class SequentialGate:
             )
         self.strata = len(sizes)
         self._sequences = [
-            StratifiedCount(sizes, alpha, *_prior(item.limit, planned)) for item in self.items
+            count_sequence(sizes, alpha, *_prior(item.limit, planned)) for item in self.items
         ]
         self._states: list[ItemState] = [_state(0, planned, item.limit) for item in self.items]
+        # what ``add`` reads of each item at every case, together
+        self._gated = [(item.members, item.limit, sequence)
+                       for item, sequence in zip(self.items, self._sequences, strict=True)]
         # paired mode against a baseline run: for each compared item, the cases that entered
         # it (new) and left it (fixed) over the whole run; ``limit`` is the rise allowed
         self.paired = tuple(paired)
-        self._pairs = [(StratifiedCount(sizes, alpha), StratifiedCount(sizes, alpha))
+        self._pairs = [(count_sequence(sizes, alpha), count_sequence(sizes, alpha))
                        for _ in self.paired]
         self.futility = futility
         # the futility sequences (None: off), at beta / m; an item is futile once a count of
         # limit + margin is ruled out (``Futility``); in paired mode (one order over the whole
         # run, not strata), each compared item is futile once a rise of limit + margin over
         # the baseline is ruled out (``RiseRuledOut``), at its share of beta too
-        self._futile: list[StratifiedCount] | None = None
+        self._futile: list[CountSequence | StratifiedCount] | None = None
         self._rises: list[RiseRuledOut] = []
         if futility is not None:
             compared = len(self.paired) if strata is None else 0
             beta = float(futility.beta) / max(undecided + compared, 1)
-            self._futile = [StratifiedCount(sizes, beta, *_prior(item.limit, planned))
+            self._futile = [count_sequence(sizes, beta, *_prior(item.limit, planned))
                             for item in self.items]
             self._rises = [RiseRuledOut(planned, item.limit + futility.margin, beta)
                            for item in self.paired[:compared]]
         self._settled: Settled | None = None
         self.n = 0
         self.failed = 0  # cases gated so far that failed (in any category)
+        # whether the latest case may have changed a look's state (``looks``): a front end
+        # that prints what changed builds the looks only then
+        self.changed = False
         self._by_futility: set[str] = set()  # open items whose regression is ruled out
 
     @property
@@ -235,14 +242,26 @@ class SequentialGate:
         if self.n >= self.planned:
             raise FailgateError(f"more cases than the {self.planned} planned")
         self.n += 1
-        self.failed += category is not None
+        failed = category is not None
+        self.failed += failed
         states = self._states
-        for index, (item, sequence) in enumerate(zip(self.items, self._sequences, strict=True)):
-            decided = states[index] == "cleared"  # a cleared count stays cleared
-            sequence.add(category is not None and category in item.members, narrow=not decided,
-                         stratum=stratum)
-            if not decided:
-                states[index] = _state(sequence.low, sequence.high, item.limit)
+        changed = bool(self.paired)  # a compared item's state is not kept: it may have
+        for index, (members, limit, sequence) in enumerate(self._gated):
+            state = states[index]
+            marked = failed and category in members
+            if state == "cleared":  # a cleared count stays cleared
+                sequence.add(marked, narrow=False, stratum=stratum)
+                continue
+            if stratum:
+                sequence.add(marked, stratum=stratum)
+            else:
+                sequence.add(marked)
+            low, high = sequence.low, sequence.high
+            looked: ItemState = ("over" if low > limit else
+                                 "cleared" if high <= limit else "open")
+            if looked != state:
+                states[index], changed = looked, True
+        self.changed = changed
         for index, (item, (new, fixed)) in enumerate(zip(self.paired, self._pairs, strict=True)):
             now, before = category in item.members, baseline in item.members
             new.add(now and not before, stratum=stratum)
@@ -292,6 +311,9 @@ class SequentialGate:
 
     def _decide(self) -> Settled | None:
         states, items = self._states, self.items
+        if not self.paired and not self._by_futility and "over" not in states \
+                and "open" in states:
+            return None  # the usual case: an item still open, none over, nothing futile
         paired = self._paired_looks()
         regressed = [look.name for look in paired if look.state == "over"]
         if regressed and "over" not in states and all(

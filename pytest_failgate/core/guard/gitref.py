@@ -12,18 +12,55 @@ from __future__ import annotations
 import os
 import posixpath
 import subprocess
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..base.classes import dataclass
 from ..base.errors import FailgateError
 from ..base.inifile import configured_ceilings as configured
 from ..base.inifile import locate
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 _SYMLINK_HOPS = 8
 
 
+# the commands that only read (the tree at a ref, the working tree's listing, a file at a
+# ref, what a name resolves to): within one guard run (``once``) each runs once per folder
+_READS = frozenset({"ls-files", "ls-tree", "show", "rev-parse"})
+_RUN: ContextVar[dict[tuple[str, tuple[str, ...]], subprocess.CompletedProcess[str]] | None] = \
+    ContextVar("failgate_guard_git", default=None)
+
+
 def git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``git ARGS`` in ``cwd``; within ``once``, a command that only reads is run once and
+    its answer kept (the guard asked the same 18 questions 40 times)."""
+    memo = _RUN.get()
+    if memo is None or args[0] not in _READS:
+        return _git(args, cwd)
+    key = (str(cwd), tuple(args))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _git(args, cwd)
+    return found
+
+
+@contextmanager
+def once() -> Iterator[None]:
+    """One guard run: the repository read as it is at its start, each reading command of
+    git run once (``git``); a later run asks git again."""
+    token = _RUN.set({})
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
+
+
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
                               check=False)

@@ -38,7 +38,7 @@ from .enforced import (
     written_reasons,
 )
 from .evidence import noise_changes, noise_of
-from .gitref import Tree, git
+from .gitref import Tree, git, once
 from .hooks import hook_changes
 from .labelled import label_changes, labels_of
 from .plans import plan_changes
@@ -165,6 +165,17 @@ def guard(path: Path, ref: str, cwd: Path | None = None, *,
           origins: Mapping[str, tuple[str, str | None]] | None = None,
           readers: Mapping[str, tuple[str | None, bool]] | None = None,
           options: Sequence[Setting]) -> GuardResult:
+    """``_guard``, each of its reading git commands run once (``gitref.once``)."""
+    with once():
+        return _guard(path, ref, cwd, reports=reports, origins=origins, readers=readers,
+                      options=options)
+
+
+def _guard(path: Path, ref: str, cwd: Path | None = None, *,
+           reports: Collection[str] | None = None,
+           origins: Mapping[str, tuple[str, str | None]] | None = None,
+           readers: Mapping[str, tuple[str | None, bool]] | None = None,
+           options: Sequence[Setting]) -> GuardResult:
     """Compare the ceilings file (and the one the configuration names) with the ref's, and
     every other route to a looser gate (``routes``), every setting the option table
     (``options``: the front ends' ``options.OPTIONS``) says moves a verdict (``settings``)

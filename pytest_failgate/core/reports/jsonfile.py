@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 from ..base.errors import FailgateError
 from ..taxonomy import kind_of
 from .jsondecode import from_json_error
+from .jsonpieces import string_end as _string_end
 from .locate import place
 from .source import open_source, source_bytes
 
@@ -152,19 +153,3 @@ def top_level(text: bytes) -> tuple[dict[bytes, int], bool] | None:
             want_key = True
         at += 1
     return keys, False
-
-
-def _string_end(text: bytes, start: int) -> int:
-    """Where the JSON string starting at ``start`` (after its quote) ends; -1 if the text
-    ends first."""
-    at = start
-    while True:
-        quote = text.find(b'"', at)
-        if quote < 0:
-            return -1
-        slashes = 0
-        while text[quote - 1 - slashes] == _BACKSLASH:
-            slashes += 1
-        if slashes % 2 == 0:
-            return quote
-        at = quote + 1

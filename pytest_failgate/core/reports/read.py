@@ -18,12 +18,12 @@ from ..base.safeopen import read_limit
 from ..taxonomy import Taxonomy, kind_of
 from ..taxonomy.expr.regex import group_matcher
 from .jsondecode import JsonSyntaxError, LineError, ShapeError, case_line, decoder, start_of
-from .jsonfile import describe, loads
+from .jsonfile import describe, loads, top_level
 from .locate import place
 from .model import OWN_FORMAT, Report, ReportFile, SkippedFile
 from .readers import ReaderOutput
 from .sink import CaseProblem, CaseSink
-from .source import ReportSource, reading
+from .source import HEAD_BYTES, ReportSource, reading
 from .spec import ReadSpec
 
 # ReadSpec: where callers import it
@@ -31,6 +31,7 @@ __all__ = ["RECORDED_KEYS", "Detected", "ReadSpec", "classify", "detect", "load_
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from .choice import TaxonomyChoice
 
@@ -72,6 +73,43 @@ def load_report(report: ReportFile, choice: TaxonomyChoice,
         if isinstance(detected, SkippedFile):
             return detected
         return classify(detected, spec, source)
+
+
+def probe_report(report: ReportFile, choice: TaxonomyChoice, spec: ReadSpec
+                 ) -> tuple[str, str] | SkippedFile:
+    """The report's name and format, as ``load_report`` would give them, learnt from its
+    head (the readers' byte probe and ``claims``, ``detect``) without decoding its cases
+    in failgate's own shapes: what the guard is told of a run. A reader's file is given to
+    the reader as ``detect`` gives it (its name may be in the file: Inspect's header); a
+    ``.json`` of failgate's own shapes whose head shows it is no report (a JSON scalar, an
+    object ending without ``case_results`` or ``failure_category_counts``) is skipped as
+    reading it would skip it."""
+    with read_limit(spec.max_bytes), reading(report.path, spec.max_bytes) as source:
+        detected = detect(report, choice, spec, source)
+        if isinstance(detected, SkippedFile) or detected.format != OWN_FORMAT:
+            return detected if isinstance(detected, SkippedFile) else (detected.file.name,
+                                                                        detected.format)
+        if report.path.suffix == ".json" and not detected.taxonomy.records:
+            why = _not_a_report(_without_bom(source.head()), report.path)
+            if why is not None:
+                return SkippedFile(report.path, why)
+    return detected.file.name, detected.format
+
+
+def _not_a_report(head: bytes, path: Path) -> str | None:
+    """Why a ``.json`` file whose first bytes are ``head`` is skipped as no report, where
+    those bytes already say (``_read_json``'s reasons), else None."""
+    first = head[start_of(head):start_of(head) + 1]
+    whole = len(head) < HEAD_BYTES  # the head is the file
+    if first in (b"[", b"") or not (whole or first == b"{"):
+        return None  # a list of cases, an empty file (an error), or more than the head
+    if first != b"{":
+        return f"a JSON {kind_of(loads(head, path))}, not a report"
+    found = top_level(head)
+    if found is None or not found[1] or {b"case_results", b"failure_category_counts"} & set(
+            found[0]):
+        return None
+    return "JSON without case_results or failure_category_counts"
 
 
 def detect(report: ReportFile, choice: TaxonomyChoice, spec: ReadSpec,

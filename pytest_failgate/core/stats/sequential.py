@@ -118,6 +118,7 @@ class CountSequence:
         self._log_threshold = -math.log(self.alpha)
         self._lf = _log_factorials(self.population)
         self._bar = 0.0  # see ``_inside``
+        self._lgamma_a, self._lgamma_b = math.lgamma(self.a), math.lgamma(self.b)  # s = n = 0
         self._prior_and_threshold = (
             math.lgamma(self.a)
             + math.lgamma(self.b)
@@ -129,34 +130,58 @@ class CountSequence:
     def remaining(self) -> int:
         return self.population - self.n
 
-    def add(self, marked: bool, *, narrow: bool = True) -> None:
-        """One more case of the order: in the counted set (``marked``) or not.
+    def add(self, marked: bool, *, narrow: bool = True, stratum: int = 0) -> None:
+        """One more case of the order: in the counted set (``marked``) or not (``stratum``:
+        0, the one there is, as ``StratifiedCount.add`` takes it).
 
         ``narrow=False`` keeps the interval to what is certain and skips the statistics
-        (for a count already decided, whose interval no longer matters)."""
-        if self.n >= self.population:
-            raise ValueError(f"more than the {self.population} planned cases")
-        self.n += 1
-        self.s += int(marked)
-        possible = (self.s, self.s + self.remaining)
+        (for a count already decided, whose interval no longer matters). Called for every
+        item at every case (``failgate watch``), so the usual look (both ends still
+        inside: ``_narrowed``) is computed here, in locals, as ``_inside`` computes it."""
+        population = self.population
+        n = self.n
+        if n >= population:
+            raise ValueError(f"more than the {population} planned cases")
+        n = self.n = n + 1
+        s = self.s
+        lgamma, a, b = math.lgamma, self.a, self.b
+        # lgamma(s + a) changes with s only, lgamma(n - s + b) with n - s: one of them a look
+        if marked:
+            s = self.s = s + 1
+            self._lgamma_a = lgamma(s + a)
+        else:
+            self._lgamma_b = lgamma(n - s + b)
+        top = s + population - n  # the most the prefix allows: every remaining case marked
+        low, high = self.low, self.high
+        if low < s:
+            low = s
+        if high > top:
+            high = top
         if not narrow:
-            self.low, self.high = max(self.low, possible[0]), min(self.high, possible[1])
-            if self.low > self.high:
-                self.low, self.high = possible
+            self.low, self.high = (low, high) if low <= high else (s, top)
             return
-        lf, s, n, population = self._lf, self.s, self.n, self.population
+        lf = self._lf
         # log BetaBin(s) + log s! (n - s)! N! / (n! (N - n)!), the binomials cancelled
-        self._bar = (
-            math.lgamma(s + self.a)
-            + math.lgamma(n - s + self.b)
-            - math.lgamma(n + self.a + self.b)
+        bar = self._bar = (
+            self._lgamma_a
+            + self._lgamma_b
+            - lgamma(n + a + b)
             + lf[population]
             - lf[population - n]
             - self._prior_and_threshold
         )
-        interval = self._narrowed(max(self.low, possible[0]), min(self.high, possible[1]))
+        if low <= high:
+            rest = population - low
+            if lf[low] - lf[low - s] + lf[rest] - lf[rest - n + s] > bar:
+                rest = population - high
+                if lf[high] - lf[high - s] + lf[rest] - lf[rest - n + s] > bar:
+                    # both ends inside: so is every count between them (the set is an
+                    # interval around the mode), and ``_narrowed`` would keep both
+                    self.low, self.high = low, high
+                    return
+        interval = self._narrowed(low, high)
         # empty: the sequence missed (probability <= alpha); keep what is certain
-        self.low, self.high = interval if interval is not None else possible
+        self.low, self.high = interval if interval is not None else (s, top)
 
     def log_martingale(self, count: int) -> float:
         """``log M_n(count)``: ``+inf`` for a count the prefix rules out."""
@@ -216,6 +241,16 @@ class CountSequence:
         return inside
 
 
+def count_sequence(sizes: list[int], alpha: float, a: float = 1.0, b: float = 1.0
+                   ) -> CountSequence | StratifiedCount:
+    """The confidence sequence of a count over strata of these sizes: with one stratum the
+    ``CountSequence`` itself (a ``StratifiedCount`` of one is exactly it), else one per
+    stratum (``StratifiedCount``)."""
+    if len(sizes) == 1:
+        return CountSequence(sizes[0], alpha, a, b)
+    return StratifiedCount(sizes, alpha, a, b)
+
+
 class StratifiedCount:
     """A count over cases drawn in a random order **within each stratum**: one confidence
     sequence per stratum (at ``alpha / S``, so all ``S`` hold at once with probability at
@@ -232,26 +267,19 @@ class StratifiedCount:
             raise ValueError("a stratified count needs at least one stratum")
         share = alpha / len(sizes)
         self.parts = [CountSequence(size, share, a, b) for size in sizes]
-
-    @property
-    def n(self) -> int:
-        return sum(part.n for part in self.parts)
-
-    @property
-    def s(self) -> int:
-        return sum(part.s for part in self.parts)
-
-    @property
-    def low(self) -> int:
-        return sum(part.low for part in self.parts)
-
-    @property
-    def high(self) -> int:
-        return sum(part.high for part in self.parts)
+        # the sums over the strata, kept as each case comes (one stratum changes a case)
+        self.n = self.s = self.low = 0
+        self.high = sum(part.high for part in self.parts)
 
     def add(self, marked: bool, *, narrow: bool = True, stratum: int = 0) -> None:
         """One more case of ``stratum``'s order (see ``CountSequence.add``)."""
-        self.parts[stratum].add(marked, narrow=narrow)
+        part = self.parts[stratum]
+        low, high = part.low, part.high
+        part.add(marked, narrow=narrow)
+        self.n += 1
+        self.s += 1 if marked else 0
+        self.low += part.low - low
+        self.high += part.high - high
 
 
 # The bets of ``RiseRuledOut``: a mixture of fixed fractions of capital staked on each case
