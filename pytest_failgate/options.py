@@ -191,9 +191,9 @@ OPTIONS: tuple[Option, ...] = (
                   ("check", "; a baseline comparison uses its bands")), effect="evidence"),
     Option("labels", "path", "gold labels of a uniform random sample of the run's cases "
            "(JSON Lines of {\"id\": ..., \"category\": ... or null}; draw the sample with "
-           "`failgate sample`): each count is gated on its corrected true count, failing "
-           "when its interval is over the ceiling, passing when within it, else "
-           "inconclusive (default: the ceilings file's labels:)", "FILE",
+           "`failgate sample`): each count is gated on its true count, failing when the "
+           "labels show it over the ceiling (an exact test), else passing (default: the "
+           "ceilings file's labels:)", "FILE",
            commands=("check",), effect="evidence"),
     Option("confirm", "paths", "a second, independent run of the same system (main's previous "
            "run): on a noisy pipeline the ratchet lowers a ceiling only when this run's count "

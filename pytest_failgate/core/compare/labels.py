@@ -58,6 +58,9 @@ class Labels:
     labels: tuple[Label, ...]
     seed: int | None  # the seed its header names (None: no header)
     drawn: bool  # the labelled cases are exactly what ``draw`` draws with that seed
+    # drawn cases with no usable label (stale or changed): (report, id); the gate decides
+    # each count both ways over them (``core.gate.corrected``)
+    unknown: tuple[tuple[str, str], ...] = ()
 
     def note(self) -> str | None:
         """What the interval assumes, when the file does not show it holds."""

@@ -7,6 +7,7 @@ reads the ``GateResult`` this builds.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -263,8 +264,7 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
         message=message,
         baseline=compared,
         warnings=warnings,
-        **_power(check, check.limit),
-        **_corrected(check),
+        **{**_power(check, check.limit), **_corrected(check)},
     )
 
 
@@ -273,8 +273,13 @@ def _corrected(check: Check) -> dict[str, Any]:
     corrected = check.corrected
     if corrected is None:
         return {}
-    return {"estimate": float(corrected.estimate), "lower": corrected.lower,
-            "upper": corrected.upper}
+    fields: dict[str, Any] = {"estimate": float(corrected.estimate),
+                              "lower": corrected.lower, "upper": corrected.upper}
+    if corrected.caught is not None:  # the true count's rise the exact test catches
+        fields["detectable"] = max(1, corrected.caught - math.floor(corrected.estimate))
+        fields["blind"] = (check.n_cases is not None
+                           and fields["detectable"] > check.n_cases * BLIND_SHARE)
+    return fields
 
 def unjudged(report: str, rows: list[Row], why: Inconclusive) -> list[Row]:
     """A report that cannot be judged: one failing ``inconclusive`` row naming the cause and

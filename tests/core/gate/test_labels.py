@@ -79,7 +79,7 @@ def test_labels_that_find_the_judge_missed_cases_fail_a_count_the_judge_passes(
             in out)
 
 
-def test_agreeing_labels_pass_a_count_well_under_its_ceiling_and_leave_a_close_one_open(
+def test_agreeing_labels_pass_a_count_well_under_its_ceiling_and_one_at_it(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gold = write_gold(project, draw(project))
     code, out, document = _check(capsys, "--labels", str(gold))
@@ -89,14 +89,100 @@ def test_agreeing_labels_pass_a_count_well_under_its_ceiling_and_leave_a_close_o
     assert rows["generator_hallucination"]["verdict"] == "pass"
     assert code == 0
     assert "assume" not in out  # the labels are the seed's sample: no note
-    # the same labels against a ceiling at the count: the interval holds it
+    # the ceilings of the run they came from (init's): the labels do not show the true
+    # count over them, so the run is green; the largest count not ruled out is above
     (project / "ceilings.yaml").write_text("version: 1\ntaxonomy: rag\nceilings:\n  "
-                                           "retrieval_miss: 60\n  generator_hallucination: 40\n")
+                                           "retrieval_miss: 60\n  generator_hallucination: 20\n")
+    code, out, document = _check(capsys, "--labels", str(gold))
+    assert code == 0
+    rows = _rows(document)
+    assert {row["verdict"] for row in rows.values()} == {"pass"}
+    assert rows["retrieval_miss"]["lower"] <= 60 < rows["retrieval_miss"]["upper"]
+    assert rows["retrieval_miss"]["detectable"] > 0
+    assert document["verdict"] == "pass"
+
+
+def test_a_ceiling_of_0_passes_with_no_labelled_case_in_it_and_fails_on_one(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "ceilings.yaml").write_text("version: 1\ntaxonomy: rag\nceilings:\n  "
+                                           "retrieval_miss: 80\n  generator_hallucination: 40\n  "
+                                           "context_dilution: 0\n")
+    sample = draw(project)
+    gold = write_gold(project, sample)
+    code, _, document = _check(capsys, "--labels", str(gold))
+    assert code == 0
+    assert _rows(document)["context_dilution"]["verdict"] == "pass"
+    lines = gold.read_text(encoding="utf-8").splitlines()
+    passing = next(number for number, line in enumerate(lines)
+                   if '"category": null' in line)
+    lines[passing] = lines[passing].replace('"category": null', '"category": '
+                                            '"context_dilution"')
+    gold.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, document = _check(capsys, "--labels", str(gold))
+    assert code == 1
+    row = _rows(document)["context_dilution"]
+    assert row["verdict"] == "fail"
+    assert row["count"] == 0
+    assert row["lower"] >= 1
+    assert "the labels show the true count over the ceiling of 0" in out
+
+
+def test_a_category_with_no_labelled_case_of_the_judges_is_gated_on_its_count(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sample = draw(project, 200, seed=7)
+    path = project / "ok.jsonl"  # only cases the judge passed: none of its 20 hallucinations
+    path.write_text("".join(json.dumps({"id": c["id"], "category": None}) + "\n"
+                            for c in sample["cases"] if c["id"].startswith("ok-")),
+                    encoding="utf-8")
+    code, out, document = _check(capsys, "--labels", str(path))
+    assert code == 0
+    rows = _rows(document)
+    assert rows["generator_hallucination"]["estimate"] is None  # the judge's count
+    assert "no labelled case among the judge's cases of" in out
+    assert rows["retrieval_miss"]["estimate"] is None
+
+
+def test_drawn_cases_without_a_usable_label_are_decided_both_ways(
+        project: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from pytest_failgate.core.compare import labels as labels_module
+
+    real = labels_module.read_labels
+    dropped: list[tuple[str, str]] = []
+
+    def with_unknown(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        kept = [label for label in found.labels if (label.report, label.id) not in dropped]
+        return replace(found, labels=tuple(kept), unknown=tuple(dropped))
+
+    monkeypatch.setattr(labels_module, "read_labels", with_unknown)
+    gold = write_gold(project, draw(project))
+    ids = [json.loads(line)["id"] for line in gold.read_text().splitlines()[1:]]
+    # two passing cases unusable: whichever they truly are, 80 holds retrieval misses
+    dropped[:] = [("run", case) for case in ids if case.startswith("ok-")][:2]
+    code, out, document = _check(capsys, "--labels", str(gold))
+    assert code == 0
+    assert _rows(document)["retrieval_miss"]["verdict"] == "pass"
+    assert "2 drawn cases without a usable label" in out
+    # against a ceiling of 0, sixty passing cases unusable: truly in it fails, not passes
+    (project / "ceilings.yaml").write_text("version: 1\ntaxonomy: rag\nceilings:\n  "
+                                           "retrieval_miss: 80\n  generator_hallucination: 40\n  "
+                                           "context_dilution: 0\n")
+    dropped[:] = [("run", case) for case in ids if case.startswith("ok-")][:60]
     code, out, document = _check(capsys, "--labels", str(gold))
     assert code == 3
-    assert _rows(document)["retrieval_miss"]["verdict"] == "inconclusive"
-    assert document["verdict"] == "inconclusive"
-    assert "inconclusive" in out
+    row = _rows(document)["context_dilution"]
+    assert row["verdict"] == "inconclusive"
+    assert "60 drawn cases without a usable label decide it" in out
+    # and too few usable labels left: every corrected count inconclusive
+    dropped[:] = [("run", case) for case in ids][:185]
+    code, out, document = _check(capsys, "--labels", str(gold))
+    assert code == 3
+    assert {row["verdict"] for row in _rows(document).values()
+            if row["estimate"] is not None} == {"inconclusive"}
+    assert "fewer than the 30 a corrected count needs" in out
 
 
 def test_the_ceilings_files_labels_key_gates_as_the_option_does(
