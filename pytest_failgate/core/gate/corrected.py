@@ -138,9 +138,10 @@ def correct_counts(path: Path, gated: Sequence[ReportGate], ceilings: Ceilings |
     gamma = budget / m * GAMMA_SHARE
     too_few = bool(labels.unknown) and len(labels.labels) < MIN_LABELS
     n_worlds = max(len(t.worlds) for t in targets)
-    decided = [[_decide(StratifiedTest(t.worlds[min(w, len(t.worlds) - 1)], gamma), t)
-                for t in targets] for w in range(n_worlds)]
-    found = [_holm(world, budget) for world in decided]
+    ceilings_of = [t.gate.checks[t.index].limit for t in targets]
+    found = [decide_counts([(StratifiedTest(t.worlds[min(w, len(t.worlds) - 1)], gamma),
+                             limit) for t, limit in zip(targets, ceilings_of, strict=True)
+                            if limit is not None], budget) for w in range(n_worlds)]
     for number, target in enumerate(targets):
         results = [world[number] for world in found]
         corrected = _combine(results, target.unknown, too_few)
@@ -179,22 +180,10 @@ def _worlds(report: Report, name: str, count: int, labels: Sequence[Label],
             Sample(total, count, n1, n0, missed, wrong + unknown_judged))  # all truly not
 
 
-@dataclass(frozen=True)
-class _Decided:
-    """One count's test in one world, with its ceiling."""
-
-    test: StratifiedTest
-    ceiling: int
-
-
-def _decide(test: StratifiedTest, target: _Target) -> _Decided:
-    limit = target.gate.checks[target.index].limit
-    assert limit is not None
-    return _Decided(test, limit)
-
-
-def _holm(tests: Sequence[_Decided], alpha: Fraction) -> list[Corrected]:
-    """Holm's step-down over the counts' exact tests: each count's verdict, with its
+def decide_counts(tests: Sequence[tuple[StratifiedTest, int]], alpha: Fraction
+                  ) -> list[Corrected]:
+    """Holm's step-down over the counts' exact tests (each with its ceiling) at the run's
+    ``alpha``, the tests' shared ``gamma`` below ``alpha / m``: each count's verdict, with its
     bounds at the level it was decided at (``core.stats.holm`` states the procedure; its
     tests are binomial tails, these Berger-Boos p-values, decided the same way: by the
     least step whose level rejects, found by bisection)."""
@@ -202,13 +191,14 @@ def _holm(tests: Sequence[_Decided], alpha: Fraction) -> list[Corrected]:
 
     m = len(tests)
 
-    def least_step(item: _Decided) -> int | None:
-        if not item.test.rejects(item.ceiling, alpha):  # the largest level, at t = m
+    def least_step(item: tuple[StratifiedTest, int]) -> int | None:
+        test, ceiling = item
+        if not test.rejects(ceiling, alpha):  # the largest level, at t = m
             return None
         low, high = 1, m
         while low < high:
             middle = (low + high) // 2
-            if item.test.rejects(item.ceiling, alpha / (m - middle + 1)):
+            if test.rejects(ceiling, alpha / (m - middle + 1)):
                 high = middle
             else:
                 low = middle + 1
@@ -228,10 +218,9 @@ def _holm(tests: Sequence[_Decided], alpha: Fraction) -> list[Corrected]:
     failing_level = alpha / (m - rejected + 1)  # every rejected p-value is within it
     passing_level = alpha / (m - rejected) if rejected < m else failing_level
     found = []
-    for item, step in zip(tests, steps, strict=True):
+    for (test, ceiling), step in zip(tests, steps, strict=True):
         fails = step is not None and step <= rejected
-        corrected = summarize(item.test, failing_level if fails else passing_level,
-                              item.ceiling)
+        corrected = summarize(test, failing_level if fails else passing_level, ceiling)
         found.append(replace(corrected, verdict="fail" if fails else "pass"))
     return found
 

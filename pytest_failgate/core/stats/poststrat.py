@@ -41,8 +41,10 @@ blocks below the threshold are dropped whole.
 
 from __future__ import annotations
 
+import heapq
 import math
 from fractions import Fraction
+from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 from ..base.classes import dataclass
@@ -124,31 +126,35 @@ class _Dist:
         self.prefix: list[float] | None = None  # the sums, made on first use
         self.suffix: list[float] | None = None
 
-    def at_least(self, y: int) -> float:
-        if y <= self.start:
-            return 1.0
-        if y > self.end:
-            return 0.0
+    def suffix_sums(self) -> list[float]:
+        """``P[X >= start + i]`` for each ``i`` (made once)."""
         if self.suffix is None:
             suffix, running = [0.0] * len(self.probs), 0.0
             for i in range(len(self.probs) - 1, -1, -1):
                 running += self.probs[i]
                 suffix[i] = running
             self.suffix = suffix
-        return self.suffix[y - self.start]
+        return self.suffix
 
-    def at_most(self, y: int) -> float:
-        if y >= self.end:
-            return 1.0
-        if y < self.start:
-            return 0.0
+    def prefix_sums(self) -> list[float]:
+        """``P[X <= start + i]`` for each ``i`` (made once)."""
         if self.prefix is None:
             prefix, running = [], 0.0
             for p in self.probs:
                 running += p
                 prefix.append(running)
             self.prefix = prefix
-        return self.prefix[y - self.start]
+        return self.prefix
+
+    def at_least(self, y: int) -> float:
+        if y <= self.start:
+            return 1.0
+        return 0.0 if y > self.end else self.suffix_sums()[y - self.start]
+
+    def at_most(self, y: int) -> float:
+        if y >= self.end:
+            return 1.0
+        return 0.0 if y < self.start else self.prefix_sums()[y - self.start]
 
 
 def _exact_pmf(population: int, successes: int, draws: int) -> tuple[int, list[int]]:
@@ -177,6 +183,7 @@ class StratifiedTest:
         self.margin = max(1e-12, 1000 * bound)
         self._judged: dict[int, _Dist] = {}
         self._other: dict[int, _Dist] = {}
+        self._argmax: dict[bool, int] = {}  # the last search's split over the threshold
         self.exact = exact  # every tail in integers (the tests' check of the filter)
         self.wrong_box = self._box(s.count, s.in_judged, s.wrong, self._judged)
         self.missed_box = self._box(self.others, s.in_other, s.missed, self._other)
@@ -240,20 +247,36 @@ class StratifiedTest:
         other = self._other.get(missed)
         if other is None:
             other = self._other[missed] = _Dist(self.others, missed, s.in_other)
-        tail = other.at_least if upper else other.at_most
         weight_judged, weight_other = self.weight_judged, self.weight_other
         need = self.observed + judged.start * weight_judged  # y * B >= need (upper)
-        terms = []
         if weight_other == 0:
+            terms = []
             for p in judged.probs:
                 if (need <= 0) if upper else (need >= 0):
                     terms.append(p)
                 need += weight_judged
             return math.fsum(terms)
+        start, end = other.start, other.end
+        if upper:
+            sums = other.suffix_sums()
+            terms = []
+            for p in judged.probs:
+                y = -((-need) // weight_other)
+                need += weight_judged
+                if y <= start:
+                    terms.append(p)
+                elif y <= end:
+                    terms.append(p * sums[y - start])
+            return math.fsum(terms)
+        sums = other.prefix_sums()
+        terms = []
         for p in judged.probs:
-            threshold = -((-need) // weight_other) if upper else need // weight_other
-            terms.append(p * tail(threshold))
+            y = need // weight_other
             need += weight_judged
+            if y >= end:
+                terms.append(p)
+            elif y >= start:
+                terms.append(p * sums[y - start])
         return math.fsum(terms)
 
     def _exact_tail_at_most(self, wrong: int, missed: int, upper: bool,
@@ -321,30 +344,42 @@ class StratifiedTest:
     def _all_at_most(self, first: int, last: int,
                      corner: Callable[[int, int], tuple[int, int]], upper: bool,
                      threshold: Fraction, cut: float) -> bool:
-        """Branch and bound: every boundary split's tail at most the threshold."""
+        """Branch and bound: every boundary split's tail at most the threshold. The
+        likeliest splits first (the last search's largest, then the estimate's), then
+        the blocks by their bound, highest first: a split over the threshold, when there
+        is one, is found in a few tails."""
         s = self.sample
-        guess = s.count * s.wrong // max(s.in_judged, 1)  # the likeliest split first
-        guess = min(last, max(first, guess))
-        if not self._point_at_most(*corner(guess, guess), upper, threshold, cut):
-            return False
-        blocks = [(first, last)]
-        while blocks:
-            a, b = blocks.pop()
+        guesses = [self._argmax.get(upper), s.count * s.wrong // max(s.in_judged, 1)]
+        for guess in guesses:
+            if guess is not None and first <= guess <= last and not self._point_at_most(
+                    *corner(guess, guess), upper, threshold, cut):
+                return False
+        if self.exact:
+            return all(self._exact_tail_at_most(*corner(x, x), upper, threshold)
+                       for x in range(first, last + 1))
+        heap: list[tuple[float, int, int]] = []
+
+        def push(a: int, b: int) -> bool:
+            """Queue a block (False: a split of it is over the threshold)."""
+            value = self._float_tail(*corner(a, b), upper)
+            if value < cut - self.margin:
+                return True  # every split of the block is under it
             if a == b:
-                wrong, missed = corner(a, a)
-                if not self._point_at_most(wrong, missed, upper, threshold, cut):
+                if value > cut + self.margin or not self._exact_tail_at_most(
+                        *corner(a, a), upper, threshold):
+                    self._argmax[upper] = a
                     return False
-                continue
-            wrong, missed = corner(a, b)
-            if self.exact:
-                bounded = self._exact_tail_at_most(wrong, missed, upper, threshold)
-            else:
-                bounded = self._float_tail(wrong, missed, upper) < cut - self.margin
-            if bounded:
-                continue
+                return True
+            heapq.heappush(heap, (-value, a, b))
+            return True
+
+        if not push(first, last):
+            return False
+        while heap:
+            _, a, b = heapq.heappop(heap)
             middle = (a + b) // 2
-            blocks.append((middle + 1, b))
-            blocks.append((a, middle))
+            if not (push(a, middle) and push(middle + 1, b)):
+                return False
         return True
 
     # -- bounds --------------------------------------------------------------------------
@@ -354,6 +389,21 @@ class StratifiedTest:
         count = self.sample.count
         return max(0, count - w_high + m_low), min(self.sample.n_cases, count - w_low + m_high)
 
+    def _guess(self, level: Fraction) -> tuple[int, int]:
+        """Where the bounds about are (a normal approximation): where the exact searches
+        start. Only the number of exact decisions depends on it, never a bound."""
+        s = self.sample
+        variance = 0.0
+        for population, draws, seen in ((s.count, s.in_judged, s.wrong),
+                                         (self.others, s.in_other, s.missed)):
+            if draws and population:
+                share = min(max(seen / draws, 0.5 / draws), 1 - 0.5 / draws)
+                variance += (population ** 2 * share * (1 - share) / draws
+                             * (1 - draws / population))
+        z = NormalDist().inv_cdf(1 - float(min(level, Fraction(1, 2)))) + 0.3
+        centre, spread = float(estimate(s)), z * math.sqrt(variance)
+        return math.floor(centre - spread), math.ceil(centre + spread)
+
     def lower(self, level: Fraction) -> int:
         """The least ``c`` that ``H0: T <= c`` keeps at ``level``: a ceiling below it fails."""
         # below the span the box has no split in H0 (rejected); past its top, H0 holds the
@@ -361,13 +411,8 @@ class StratifiedTest:
         low, high = self._span()
         if self.rejects(high, level, upper=True):
             return self.sample.n_cases
-        while low < high:
-            middle = (low + high) // 2
-            if self.rejects(middle, level, upper=True):
-                low = middle + 1
-            else:
-                high = middle
-        return low
+        return _first(lambda c: not self.rejects(c, level, upper=True), low, high,
+                      self._guess(level)[0])
 
     def upper(self, level: Fraction) -> int:
         """The largest ``c`` that ``H0: T >= c`` keeps at ``level``: the largest true count
@@ -375,10 +420,32 @@ class StratifiedTest:
         low, high = self._span()
         if self.rejects(low, level, upper=False):
             return 0
-        while low < high:
-            middle = (low + high + 1) // 2
-            if self.rejects(middle, level, upper=False):
-                high = middle - 1
-            else:
-                low = middle
-        return low
+        return _first(lambda c: self.rejects(c, level, upper=False), low + 1, high,
+                      self._guess(level)[1] + 1) - 1
+
+
+def _first(holds: Callable[[int], bool], low: int, high: int, guess: int) -> int:
+    """The least ``x`` in ``low..high`` where ``holds`` (False, then True), else
+    ``high + 1``: galloping from ``guess``, then bisection."""
+    guess = min(high, max(low, guess))
+    if holds(guess):  # the answer is at or below the guess
+        top, step = guess, 1
+        while top - step >= low and holds(top - step):
+            top -= step
+            step *= 2
+        bottom = max(low, top - step)  # holds(bottom - 1) is False or out of range
+        low, high = bottom, top
+    else:
+        bottom, step = guess + 1, 1
+        while bottom + step - 1 <= high and not holds(bottom + step - 1):
+            bottom += step
+            step *= 2
+        top = min(high + 1, bottom + step - 1)
+        low, high = bottom, top
+    while low < high:  # holds(high) or high is past the range; the least such
+        middle = (low + high) // 2
+        if middle <= high and holds(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
