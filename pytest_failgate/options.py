@@ -194,7 +194,13 @@ OPTIONS: tuple[Option, ...] = (
            "`failgate sample`): each count is gated on its true count, failing when the "
            "labels show it over the ceiling (an exact test), else passing (default: the "
            "ceilings file's labels:)", "FILE",
-           commands=("check",), effect="evidence"),
+           commands=("check", "init", "ratchet"),
+           notes=(("pytest", "; init writes true_max beside each max: the true count's "
+                   "upper bound; the ratchet lowers a true_max to the upper bound below it"),
+                  ("init", "; true_max is written beside each max: the true count's upper "
+                   "bound, which a labelled run is tested against"),
+                  ("ratchet", "; a true_max is lowered only when the labels show the true "
+                   "count under it, to its upper bound")), effect="evidence"),
     Option("confirm", "paths", "a second, independent run of the same system (main's previous "
            "run): on a noisy pipeline the ratchet lowers a ceiling only when this run's count "
            "fell past the noise too, and records the mean of the two", "PATH",

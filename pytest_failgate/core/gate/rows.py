@@ -75,7 +75,7 @@ def build_result(gate: Gate) -> GateResult:
         guard=_guard(gate),
         init_text=(
             init_text(gate.taxonomy, [(r, r.taxonomy) for r in judged], gate.reference,
-                      _init_noise(gate), gate.report_paths)
+                      _init_noise(gate), gate.report_paths, gate.true_counts)
             if gate.config.mode == "init" and judged else None
         ),
         significance=(gate.family.describe() if gate.family is not None
@@ -252,7 +252,8 @@ def _row(gate: Gate, check: Check, slack: bool) -> Row:
         name=check.name,
         kind=kind,
         count=check.count,
-        limit=check.limit,
+        limit=(check.corrected.ceiling if check.corrected is not None
+               and check.corrected.ceiling is not None else check.limit),  # the true one
         ceiling=messages.ceiling_text(check) if ceilings is not None else "baseline only",
         source=source,
         line=_line(gate, check),

@@ -50,6 +50,8 @@ class GateRun:
     guard_error: str | None = None  # why the guard could not compare, when it could not
     built: GateResult | None = field(default=None, repr=False)  # the result, once built
     times: Dated | None = None  # when this run and its paired runs were measured
+    # init with gold labels: each count's true_max to write, (report, name) -> count
+    true_counts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def reference(self, taxonomy: Taxonomy) -> str:
         """How a new ceilings file names a taxonomy: by name if known, else by its file."""

@@ -58,6 +58,7 @@ class Corrected:
     caught: int | None = None  # about the smallest true count failed in 80% of runs
     verdict: CorrectedVerdict | None = None  # against the ceiling (None: no ceiling given)
     unknown: int = 0  # drawn cases of the run whose label could not be used
+    ceiling: int | None = None  # the limit of the true count it was tested against
 
 
 def summarize(test: StratifiedTest, level: Fraction, ceiling: int | None) -> Corrected:
@@ -74,7 +75,8 @@ def summarize(test: StratifiedTest, level: Fraction, ceiling: int | None) -> Cor
         verdict = "fail" if ceiling < lower else "pass"
         caught = ceiling + _regression(lower, upper, level)
     return Corrected(s.count, clipped, lower, upper, s.missed, s.wrong,
-                     s.in_judged + s.in_other, level, s.in_judged, caught, verdict)
+                     s.in_judged + s.in_other, level, s.in_judged, caught, verdict,
+                     ceiling=ceiling)
 
 
 def _regression(lower: int, upper: int, level: Fraction) -> int:

@@ -285,3 +285,66 @@ def test_the_markdown_and_html_reports_show_the_corrected_count(
     assert shown in Path("gate.html").read_text(encoding="utf-8")
     # the headroom is the true count's: negative, where the judge's count would leave 20
     assert f"| {80 - row['upper']} |" in Path("gate.md").read_text(encoding="utf-8")
+
+
+def test_init_with_labels_writes_true_max_beside_each_max_and_a_labelled_rerun_passes(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a judge that misses a tenth of the passing cases' retrieval misses: its count 60,
+    # the true count about 100; init writes max 60 (the judge's) and true_max above 100
+    gold = write_gold(project, draw(project), missed_share=0.1)
+    (project / "ceilings.yaml").unlink()
+    code, _, _ = run_cli(capsys, "init", "reports", "--labels", str(gold))
+    assert code == 0
+    import yaml
+
+    written = yaml.safe_load((project / "ceilings.yaml").read_text(encoding="utf-8"))
+    assert written["ceilings"]["retrieval_miss"]["max"] == 60
+    true_max = written["ceilings"]["retrieval_miss"]["true_max"]
+    assert true_max > 100
+    code, _, document = _check(capsys, "--labels", str(gold))
+    assert code == 0  # the run the ceilings came from, with its labels: green
+    row = _rows(document)["retrieval_miss"]
+    assert row["limit"] == true_max
+    assert row["upper"] > 60  # against max, the judge's 60, it would not be green
+    code, _, document = _check(capsys)  # a run without labels: the judge's count and max
+    assert code == 0
+    assert _rows(document)["retrieval_miss"]["limit"] == 60
+
+
+def test_true_max_raised_or_removed_is_a_loosening_and_lowered_is_not() -> None:
+    from pytest_failgate.core.ceilings.limit import Limit
+
+    old = Limit(max=60, true_max=106)
+    assert Limit(max=60, true_max=120).loosenings(old) == []
+    assert old.loosenings(Limit(max=60, true_max=120)) == [(".true_max", 106, 120)]
+    assert old.loosenings(Limit(max=60)) == []  # tested against max 60 then: tighter
+    assert old.loosenings(Limit(max=80)) == [("", 60, 80)]
+    assert Limit(max=60).loosenings(Limit(max=60, true_max=90)) == [(".true_max", 60, 90)]
+
+
+def test_the_labelled_ratchet_lowers_true_max_only_to_the_bound_the_labels_show(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    (project / "ceilings.yaml").unlink()
+    before = write_gold(project, draw(project), missed_share=0.1, name="before.jsonl")
+    assert run_cli(capsys, "init", "reports", "--labels", str(before))[0] == 0
+    written = yaml.safe_load((project / "ceilings.yaml").read_text(encoding="utf-8"))
+    old = written["ceilings"]["retrieval_miss"]["true_max"]
+    # the same labels again: no evidence of a fix, nothing lowered
+    assert run_cli(capsys, "ratchet", "reports", "--labels", str(before))[0] == 0
+    again = yaml.safe_load((project / "ceilings.yaml").read_text(encoding="utf-8"))
+    assert again["ceilings"]["retrieval_miss"]["true_max"] == old
+    # after a fix the labels agree with the judge's 60: lowered to the upper bound shown
+    after = write_gold(project, draw(project), name="after.jsonl")
+    code, _, document = _check(capsys, "--labels", str(after))
+    assert code == 0
+    bound = _rows(document)["retrieval_miss"]["upper"]
+    assert 60 <= bound < old
+    assert run_cli(capsys, "ratchet", "reports", "--labels", str(after))[0] == 0
+    lowered = yaml.safe_load((project / "ceilings.yaml").read_text(encoding="utf-8"))
+    assert lowered["ceilings"]["retrieval_miss"]["true_max"] == bound
+    assert lowered["ceilings"]["retrieval_miss"]["max"] == 60  # the judge's: unchanged
+    # and without labels the ratchet leaves every true_max where it is
+    assert run_cli(capsys, "ratchet", "reports")[0] == 0
+    assert yaml.safe_load((project / "ceilings.yaml").read_text(encoding="utf-8")) == lowered
