@@ -106,6 +106,40 @@ def simulate(rng: random.Random, s: Scenario, rates: tuple[float, ...] | None = 
     return gold, judge
 
 
+def rerun(rng: random.Random, s: Scenario, gold: list[Any], flaky: float, day: float,
+          rates: tuple[float, ...] | None = None) -> tuple[list[Any], list[Any]]:
+    """The same cases run again: each case's true category drawn again with probability
+    ``flaky`` (per-case noise: a nondeterministic system), the rest kept; the judge
+    labels every case afresh, its harshness and the flaky cases' rates drawn for the day
+    (``day``: day-level noise, correlated across the run's cases); ``rates``: a changed
+    system, every case drawn again at them."""
+    fresh, judge = simulate(rng, s, rates=rates, day=day)
+    if rates is not None:
+        return fresh, judge
+    kept = [g if rng.random() >= flaky else f for g, f in zip(gold, fresh, strict=True)]
+    _, relabelled = _judge(rng, s, kept, day)
+    return kept, relabelled
+
+
+def _judge(rng: random.Random, s: Scenario, gold: list[Any], day: float
+           ) -> tuple[list[Any], list[Any]]:
+    false_fail, miss = s.false_fail, s.miss
+    if day:
+        false_fail *= math.exp(rng.gauss(0, 3 * day))
+        miss = min(0.9, miss * math.exp(rng.gauss(0, 3 * day)))
+    judge: list[Any] = []
+    for truth in gold:
+        if truth is None:
+            judge.append(rng.choice(s.categories) if rng.random() < false_fail else None)
+        elif rng.random() < miss:
+            judge.append(None)
+        elif len(s.categories) > 1 and rng.random() < s.confuse:
+            judge.append(rng.choice([c for c in s.categories if c != truth]))
+        else:
+            judge.append(truth)
+    return gold, judge
+
+
 def draw(rng: random.Random, judge: list[Any], size: int, category: str | None = None,
          judged_share: float | None = None) -> list[int]:
     """A uniform sample, or (``judged_share``) one stratified by the judge's label of
@@ -170,7 +204,7 @@ def power(s: Scenario, size: int, runs: int, seed: int, method: str,
 def labels_for_power(s: Scenario, runs: int, seed: int, method: str,
                      judged_share: float | None = None, most: int = 1600) -> int | None:
     """The fewest labels (to 10) with at least 80% power: bisection on seeded runs."""
-    low, high = 10, most
+    low, high = 10, min(most, s.cases)
     if power(s, high, runs, seed, method, judged_share) < 0.8:
         return None
     while high - low > 10:
@@ -182,11 +216,12 @@ def labels_for_power(s: Scenario, runs: int, seed: int, method: str,
     return high
 
 
-def loop(s: Scenario, labels: int, runs: int, seed: int, day: float) -> dict[str, float]:
-    """init with labels, then an unchanged rerun and a +50% rerun, each with fresh labels.
-    The ceilings init could write: the upper bound at the run's level (``upper``), the
-    rounded-up estimate, and the upper bound at one-sided 1/4 (``INIT_LEVEL``, what
-    ``init --labels`` writes)."""
+def loop(s: Scenario, labels: int, runs: int, seed: int, day: float, flaky: float
+         ) -> dict[str, float]:
+    """init with labels, then an unchanged rerun (the same cases, ``flaky`` of them drawn
+    again) and a +50% rerun, each with fresh labels. The ceilings init could write: the
+    upper bound at the run's level (``upper``), the rounded-up estimate, and the upper
+    bound at one-sided 1/4 (``INIT_LEVEL``, what ``init --labels`` writes)."""
     rng = random.Random(seed)
     regressed = (s.rates[0] * 1.5, *s.rates[1:])
     expected = {c: round(s.cases * r) for c, r in zip(s.categories, s.rates, strict=True)}
@@ -202,9 +237,9 @@ def loop(s: Scenario, labels: int, runs: int, seed: int, day: float) -> dict[str
                    "estimate": {c: math.ceil(k.estimate) for c, k in init.items()},
                    "init": {c: StratifiedTest(strata(gold, judge, sample, c), gamma
                                               ).upper(INIT_LEVEL) for c in s.categories}}
-        again = simulate(rng, s, day=day)
+        again = rerun(rng, s, gold, flaky, day)
         again_sample = draw(rng, again[1], labels)
-        worse = simulate(rng, s, rates=regressed, day=day)
+        worse = rerun(rng, s, gold, flaky, day, rates=regressed)
         worse_sample = draw(rng, worse[1], labels)
         for kind, ceilings in written.items():
             green[kind] += all(k.verdict == "pass" for k in
@@ -237,6 +272,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=41)
     parser.add_argument("--only", nargs="*", default=["speed", "power", "loop", "stratified",
                                                        "gamma"])
+    parser.add_argument("--scenarios", nargs="*", type=int, default=[],
+                        help="the power section's scenarios, by index (default: all)")
     args = parser.parse_args()
     if "speed" in args.only:
         found, floor = speed(7)
@@ -244,19 +281,24 @@ def main() -> None:
               f"(floor, one float tail: {floor * 1000:.2f} ms)")
     if "power" in args.only:
         for index, s in enumerate(SCENARIOS):
+            if args.scenarios and index not in args.scenarios:
+                continue
             started = time.process_time()
             test = labels_for_power(s, args.runs, args.seed + index, "test")
             alone = labels_for_power(s, args.runs, args.seed + index, "labels")
-            print(f"power: {s.describe()}: labels for 80% at +50%: exact test {test}, "
-                  f"labels alone {alone if alone is not None else '> 1600'} "
+            most = min(1600, s.cases)
+            print(f"power: {s.describe()}: labels for 80% at +50%: exact test "
+                  f"{test if test is not None else f'> {most}'}, "
+                  f"labels alone {alone if alone is not None else f'> {most}'} "
                   f"({args.runs} runs a point, {time.process_time() - started:.0f} s)")
     if "loop" in args.only:
         for s, labels in ((SCENARIOS[0], 200), (SCENARIOS[1], 280), (SCENARIOS[1], 400)):
-            for day in (0.0, 0.05):
+            for day, flaky in ((0.0, 0.0), (0.05, 0.1)):
                 started = time.process_time()
-                figures = loop(s, labels, args.runs, args.seed, day)
+                figures = loop(s, labels, args.runs, args.seed, day, flaky)
                 shown = ", ".join(f"{k} {v:.1%}" for k, v in figures.items())
-                print(f"loop: {s.name}, {labels} labels, day noise {day}: {shown} "
+                print(f"loop: {s.name}, {labels} labels, day noise {day}, flaky {flaky}: "
+                      f"{shown} "
                       f"({args.runs} runs, {time.process_time() - started:.0f} s)")
     if "stratified" in args.only:
         s = SCENARIOS[2]

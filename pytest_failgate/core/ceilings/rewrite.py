@@ -507,7 +507,8 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
     With ``true_max`` (init with gold labels: (report, name) -> the true count's upper
     bound) a count is written as a mapping with ``max`` (the judge's count, for runs
     without labels) and ``true_max`` (what the labelled gate tests the true count
-    against); a default takes the highest of the reports it governs.
+    against, plus the count's noise allowance on a noisy pipeline); a default takes the
+    highest of the reports it governs.
     """
     trues = true_max or {}
     words = {"pytest": " ".join(f"--failgate={path}" for path in paths),
@@ -529,7 +530,10 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
         return max(counts, default=0), max(given) if given else None
 
     def true_of(name: str, governed: Sequence[Report]) -> int | None:
-        given = [trues[(r.name, name)] for r in governed if (r.name, name) in trues]
+        # on a noisy pipeline the true count moves between runs as the judge's does: the
+        # same allowance on top of the bound
+        given = [trues[(r.name, name)] + allowances.get((r.name, name), 0)
+                 for r in governed if (r.name, name) in trues]
         return max(given) if given else None
 
     def entry(name: str, observed: int, allowance: int | None, indent: str,
