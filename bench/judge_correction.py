@@ -19,6 +19,8 @@ Sections (``--only`` picks some):
   fresh labels (per-case noise: every case drawn again; day-level noise: the day's rates
   and the judge's harshness drawn again, correlated across the run's cases) are green in
   what share, and a +50% regression of the largest category is caught in what share.
+- ``false``: an unchanged system under a harsher judge: the gate's false alarms (a count
+  failing though its true count is within its ceiling) against the raw judge's counts.
 - ``stratified``: a sample stratified by the judge's label (half the labels on the cases
   the judge put in the category) against a uniform one, single-category run: power at the
   same labels (the test is valid for both: it conditions on each stratum's draws).
@@ -249,6 +251,24 @@ def loop(s: Scenario, labels: int, runs: int, seed: int, day: float, flaky: floa
         f"{kind}: +50% caught": caught[kind] / runs for kind in kinds}
 
 
+def false_alarms(s: Scenario, labels: int, runs: int, seed: int) -> tuple[float, float]:
+    """An unchanged system judged by a harsher judge (4x the false fails), ceilings at the
+    expected true counts: runs where a count fails though its true count is within its
+    ceiling (the gate's false alarms), and runs the raw judge's counts fail."""
+    rng = random.Random(seed)
+    harsh = Scenario(s.name, s.cases, s.rates, s.miss, s.false_fail * 4, s.confuse)
+    ceilings = {c: round(s.cases * r) for c, r in zip(s.categories, s.rates, strict=True)}
+    false = raw = 0
+    for _ in range(runs):
+        gold, judge = simulate(rng, harsh)
+        found = gate(gold, judge, draw(rng, judge, labels), s, ceilings)
+        truths = {c: sum(1 for g in gold if g == c) for c in s.categories}
+        false += any(k.verdict == "fail" and truths[c] <= ceilings[c]
+                     for c, k in found.items())
+        raw += any(sum(1 for j in judge if j == c) > ceilings[c] for c in s.categories)
+    return false / runs, raw / runs
+
+
 def speed(repeats: int) -> tuple[float, float]:
     """Median CPU seconds of one category at N = 20,000, 2,000 labels, and of the floor
     (CPU time: the machine may be shared; the floor, timed the same way, scales the same)."""
@@ -270,8 +290,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=41)
-    parser.add_argument("--only", nargs="*", default=["speed", "power", "loop", "stratified",
-                                                       "gamma"])
+    parser.add_argument("--only", nargs="*", default=["speed", "power", "loop", "false",
+                                                       "stratified", "gamma"])
     parser.add_argument("--scenarios", nargs="*", type=int, default=[],
                         help="the power section's scenarios, by index (default: all)")
     args = parser.parse_args()
@@ -300,6 +320,11 @@ def main() -> None:
                 print(f"loop: {s.name}, {labels} labels, day noise {day}, flaky {flaky}: "
                       f"{shown} "
                       f"({args.runs} runs, {time.process_time() - started:.0f} s)")
+    if "false" in args.only:
+        for s, labels in ((SCENARIOS[0], 200), (SCENARIOS[1], 280), (SCENARIOS[2], 340)):
+            false, raw = false_alarms(s, labels, args.runs, args.seed)
+            print(f"false alarms: {s.name}, {labels} labels, judge failing 4x the passes: "
+                  f"the gate {false:.1%}, the raw judge's counts {raw:.1%}")
     if "stratified" in args.only:
         s = SCENARIOS[2]
         for size in (300, 500):

@@ -51,10 +51,11 @@ if TYPE_CHECKING:
 
 CorrectedVerdict = Literal["pass", "fail", "inconclusive"]
 # What ``init --labels`` writes as a count's true_max: the upper bound of its true count
-# at one-sided 1/4. Measured (bench/judge_correction.py, the labelled loop): the bound at
-# the run's level keeps every unchanged rerun green but catches a +50% regression in 28%
-# (2,000 cases, 200 labels); the estimate catches 92% but only 84% of reruns are green;
-# at 1/4 both hold (docs/judge.md, "labels for power").
+# at one-sided 1/4. Measured (bench/judge_correction.py --only loop, unchanged reruns
+# with fresh labels): the bound at the run's level keeps 99-100% of reruns green but
+# catches a +50% regression in 25-57%; the rounded-up estimate catches 78-94% but keeps
+# only 72-92% green; the bound at 1/4 keeps 93-100% green and catches 66-84%
+# (docs/judge.md, "labels for power").
 INIT_LEVEL = Fraction(1, 4)
 
 

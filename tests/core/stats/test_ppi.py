@@ -272,3 +272,29 @@ def test_counts_outside_the_run_are_refused() -> None:
         correct(10, 11, 0, 5, 0, 0, Fraction(1, 20))
     with pytest.raises(ValueError, match="stratum"):
         correct(10, 2, 3, 2, 0, 0, Fraction(1, 20))
+
+
+def test_holm_fails_a_second_count_that_bonferroni_would_pass() -> None:
+    from pytest_failgate.core.gate.corrected import decide_counts
+
+    alpha = Fraction(1, 20)
+    gamma = alpha / 2 / 10
+    rng = random.Random(37)
+    borderline = None
+    while borderline is None:  # a count the test fails at alpha, not at alpha / 2
+        n_cases = rng.randint(200, 400)
+        count = rng.randint(20, 60)
+        sample = Sample(n_cases, count, rng.randint(5, 20), rng.randint(40, 80),
+                        rng.randint(0, 6), 0)
+        test = StratifiedTest(sample, gamma)
+        for ceiling in range(count, count + 80):
+            if test.rejects(ceiling, alpha) and not test.rejects(ceiling, alpha / 2):
+                borderline = (test, ceiling)
+                break
+    clear = (StratifiedTest(Sample(400, 10, 10, 100, 30, 0), gamma), 10)  # 30 misses of 100
+    found = decide_counts([clear, borderline], alpha)
+    assert [k.verdict for k in found] == ["fail", "fail"]
+    assert found[1].lower > borderline[1]  # its bound at the level it was decided at
+    alone = decide_counts([borderline, (StratifiedTest(Sample(400, 10, 10, 100, 0, 0),
+                                                       gamma), 400)], alpha)
+    assert [k.verdict for k in alone] == ["pass", "pass"]  # nothing else fails: alpha / 2
