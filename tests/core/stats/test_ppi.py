@@ -298,3 +298,25 @@ def test_holm_fails_a_second_count_that_bonferroni_would_pass() -> None:
     alone = decide_counts([borderline, (StratifiedTest(Sample(400, 10, 10, 100, 0, 0),
                                                        gamma), 400)], alpha)
     assert [k.verdict for k in alone] == ["pass", "pass"]  # nothing else fails: alpha / 2
+
+
+@pytest.mark.parametrize(("n_cases", "count", "n1", "n0", "wrong", "missed"), [
+    pytest.param(12, 4, 0, 6, 0, 2, id="no-label-in-the-judges-stratum"),
+    pytest.param(12, 4, 3, 0, 1, 0, id="no-label-outside-it"),
+    pytest.param(12, 5, 4, 5, 4, 5, id="every-label-contradicts-the-judge"),
+    pytest.param(12, 0, 0, 8, 0, 0, id="judge-finds-none-labels-agree"),
+    pytest.param(12, 0, 0, 8, 0, 1, id="judge-finds-none-one-label-in-it"),
+    pytest.param(10, 10, 6, 0, 0, 0, id="every-case-in-the-judges-stratum"),
+])
+def test_edge_samples_equal_the_reference_with_a_ceiling_of_0(
+        n_cases: int, count: int, n1: int, n0: int, wrong: int, missed: int) -> None:
+    level = Fraction(1, 10)
+    gamma = level / 10
+    test = StratifiedTest(Sample(n_cases, count, n1, n0, missed, wrong), gamma)
+    assert (test.lower(level), test.upper(level)) == reference.test_bounds(
+        n_cases, count, n1, n0, wrong, missed, level, gamma)
+    for ceiling in (0, count):
+        assert test.rejects(ceiling, level) is (reference.p_value(
+            n_cases, count, n1, n0, wrong, missed, ceiling, gamma) <= level)
+    found = correct(n_cases, count, n1, n0, missed, wrong, level, ceiling=0)
+    assert 0 <= found.lower <= found.estimate <= found.upper
