@@ -228,10 +228,16 @@ OPTIONS: tuple[Option, ...] = (
                   ("check", "; a baseline comparison uses its bands")), effect="evidence"),
     Option("labels", "path", "gold labels of a uniform random sample of the run's cases "
            "(JSON Lines of {\"id\": ..., \"category\": ... or null}; draw the sample with "
-           "`failgate sample`): each count is gated on its corrected true count, failing "
-           "when its interval is over the ceiling, passing when within it, else "
-           "inconclusive (default: the ceilings file's labels:)", "FILE",
-           commands=("check",), effect="evidence"),
+           "`failgate sample`): each count is gated on its true count, failing when the "
+           "labels show it over the ceiling (an exact test), else passing (default: the "
+           "ceilings file's labels:)", "FILE",
+           commands=("check", "init", "ratchet"),
+           notes=(("pytest", "; init writes true_max beside each max: the true count's "
+                   "upper bound; the ratchet lowers a true_max to the upper bound below it"),
+                  ("init", "; true_max is written beside each max: the true count's upper "
+                   "bound, which a labelled run is tested against"),
+                  ("ratchet", "; a true_max is lowered only when the labels show the true "
+                   "count under it, to its upper bound")), effect="evidence"),
     Option("confirm", "paths", "a second, independent run of the same system (main's previous "
            "run): on a noisy pipeline the ratchet lowers a ceiling only when this run's count "
            "fell past the noise too, and records the mean of the two", "PATH",

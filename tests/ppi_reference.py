@@ -79,3 +79,57 @@ def normal_interval(n_cases: int, judge: list[Any], gold: dict[int, Any], catego
     center = float(estimate(n_cases, judge, gold, category))
     half = z * n_cases * math.sqrt(var / n * (1 - n / n_cases))
     return center - half, center + half
+
+
+# -- the post-stratified exact test (``core.stats.poststrat``), by brute force ------------
+# Every split of the true count in the confidence box and every outcome of the sample,
+# in Fractions: no monotonicity, boundary, threshold or float shortcut is assumed.
+
+
+def post_stratified(n_cases: int, count: int, n1: int, n0: int, wrong: Any,
+                    missed: Any) -> Fraction:
+    """J (n1 - d-)/n1 + (N - J) d+/n0 (an undrawn stratum: the judge's word)."""
+    judged = Fraction(count) * (n1 - wrong) / n1 if n1 else Fraction(count)
+    other = Fraction(n_cases - count) * missed / n0 if n0 else Fraction(0)
+    return judged + other
+
+
+def _box(population: int, draws: int, observed: int, side: Fraction) -> tuple[int, int]:
+    return bounds(population, draws, observed, side) if draws else (0, population)
+
+
+def p_value(n_cases: int, count: int, n1: int, n0: int, wrong: int, missed: int,
+            c: int, gamma: Fraction, upper: bool = True) -> Fraction:
+    """The Berger-Boos p-value of ``T <= c`` (``upper``) or ``T >= c``."""
+    others = n_cases - count
+    seen = post_stratified(n_cases, count, n1, n0, wrong, missed)
+    w_box = _box(count, n1, wrong, gamma / 4)
+    m_box = _box(others, n0, missed, gamma / 4)
+    worst = Fraction(0)
+    for d_wrong in range(w_box[0], w_box[1] + 1):
+        for d_missed in range(m_box[0], m_box[1] + 1):
+            truth = count - d_wrong + d_missed
+            if (truth > c) if upper else (truth < c):
+                continue
+            tail = Fraction(0)
+            for x in range(n1 + 1):
+                px = pmf(count, d_wrong, n1, x) if n1 else Fraction(x == 0)
+                if not px:
+                    continue
+                for y in range(n0 + 1):
+                    py = pmf(others, d_missed, n0, y) if n0 else Fraction(y == 0)
+                    value = post_stratified(n_cases, count, n1, n0, x, y)
+                    if py and ((value >= seen) if upper else (value <= seen)):
+                        tail += px * py
+            worst = max(worst, tail)
+    return gamma + worst
+
+
+def test_bounds(n_cases: int, count: int, n1: int, n0: int, wrong: int, missed: int,
+                level: Fraction, gamma: Fraction) -> tuple[int, int]:
+    """Every c the one-sided tests keep: the least ``T <= c`` and the largest ``T >= c``."""
+    kept_low = [c for c in range(n_cases + 1)
+                if p_value(n_cases, count, n1, n0, wrong, missed, c, gamma) > level]
+    kept_high = [c for c in range(n_cases + 1)
+                 if p_value(n_cases, count, n1, n0, wrong, missed, c, gamma, False) > level]
+    return min(kept_low, default=n_cases), max(kept_high, default=0)

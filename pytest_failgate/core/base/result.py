@@ -500,8 +500,8 @@ class Headline(Record):
     failed: int = described(text=(
         "items over their ceiling or not checkable (not counting the inconclusive ones)"))
     inconclusive: int = described(text=(
-        "reports that cannot be judged, and corrected counts (gold labels) whose interval "
-        "holds their ceiling"))
+        "reports that cannot be judged, and corrected counts (gold labels) the labels cannot "
+        "judge (drawn cases without a usable label decide them)"))
     not_loaded: int = described(text="reports that did not load")
     recorded: int = described(text="counts recorded as new ceilings (init)")
     text: str = described(text="the headline in words, as every output says it")
@@ -511,7 +511,7 @@ def decide(result: GateResult) -> Headline:
     """The run's verdict and headline (``RUN_CASES`` decides; this counts and words)."""
     rows = result.rows
     guard = result.guard.verdict if result.guard is not None else None
-    # counts whose corrected interval (gold labels) holds their ceiling: undecided
+    # corrected counts (gold labels) the labels cannot judge: undecided
     undecided = sum(1 for row in rows if row.undecided)
     facts = {"not_loaded": len(result.load_errors),
              "failed": sum(1 for row in rows if row.failing and row.verdict != "inconclusive"),
@@ -535,7 +535,8 @@ def decide(result: GateResult) -> Headline:
             " (not a pass, not a regression)" if verdict == "inconclusive" else ""))
     if undecided:
         parts.append(f"{plural(undecided, 'corrected count')} inconclusive: the labels "
-                     "cannot tell whether the true count is over its ceiling")
+                     "cannot judge them (drawn cases without a usable label, or too few "
+                     "usable labels)")
     if parts:
         text = "; ".join(parts)
     elif not rows:

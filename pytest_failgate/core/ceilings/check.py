@@ -28,7 +28,9 @@ from ..stats.binomial import binomial_upper_tail
 # The limit keys the check decides about: max and max_rate through ``Limit.allows``,
 # significance by the exact test below, per by the population the caller counted in,
 # observed and allowance as the parts of max.
-CHECKED = frozenset({"max", "max_rate", "significance", "per", "observed", "allowance"})
+# true_max: the labelled gate's (``core.gate.corrected``), which reads it from the entry
+CHECKED = frozenset({"max", "max_rate", "significance", "per", "observed", "allowance",
+                     "true_max"})
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,10 @@ class Limit:
     per: str | None = None  # max_rate among the cases where this expression holds
     # fail a max_rate only when the count is significantly above it (else WARN)
     significance: Fraction | None = None
+    # with gold labels: the most *true* cases (the judge's count corrected by the labels,
+    # ``core.gate.corrected``); ``max`` stays the judge's count's limit, for the runs
+    # between labellings. Written by ``init --labels``, lowered by a labelled ratchet.
+    true_max: int | None = None
 
     def under(self, significance: Fraction | None) -> Limit:
         """This limit with the file's ``significance`` where it sets none and has a rate:
@@ -97,6 +101,12 @@ class Limit:
         found: list[tuple[str, Shown, Shown]] = []
         if _looser(self.max, new.max):
             found.append(("", self.max, new.max))
+        if self.true_max is not None or new.true_max is not None:
+            # the labelled gate tests the true count against true_max, else against max
+            old_true = self.true_max if self.true_max is not None else self.max
+            new_true = new.true_max if new.true_max is not None else new.max
+            if _looser(old_true, new_true):
+                found.append((".true_max", old_true, new_true))
         if _looser(self.max_rate, new.max_rate):
             found.append((".max_rate", self.max_rate, new.max_rate))
         if (new.allowance or 0) > (self.allowance or 0):
@@ -123,6 +133,8 @@ class Limit:
             per = f" per {self.per}" if self.per else ""
             parts.append(f"rate {format_number(self.max_rate)}{per}"
                          + (f" ({allowed})" if allowed is not None and self.max is None else ""))
+        if self.true_max is not None:
+            parts.append(f"true {self.true_max}")
         return ", ".join(parts)
 
     def detail(self, n_cases: int | None) -> str:
@@ -136,6 +148,8 @@ class Limit:
             allows = rate_limit(self.max_rate, n_cases)
             of = f"the {n_cases} cases where `{self.per}`" if self.per else f"{n_cases} cases"
             parts.append(f"max_rate {format_number(self.max_rate)} (allows {allows} of {of})")
+        if self.true_max is not None:
+            parts.append(f"true_max {self.true_max} (the true count, with gold labels)")
         return ", ".join(parts)
 
 
@@ -143,7 +157,8 @@ class Limit:
 LIMIT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Limit))
 # What ``Limit``'s own methods decide about: every key it has today. A new field is
 # handled here once its methods are taught it (see ``refuse_unhandled``).
-_KEYS = frozenset({"max", "observed", "allowance", "max_rate", "per", "significance"})
+_KEYS = frozenset({"max", "observed", "allowance", "max_rate", "per", "significance",
+                   "true_max"})
 UNLIMITED = Limit()
 
 

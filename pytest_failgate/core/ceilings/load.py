@@ -56,6 +56,7 @@ class Entry:
     mapping: bool  # written as {max: ..., ...} rather than a bare count
     observed_span: Span | None = None  # a noisy ceiling's parts (max = observed + allowance)
     allowance_span: Span | None = None
+    true_max_span: Span | None = None  # the true count's limit (gold labels)
 
     @property
     def label(self) -> str:
@@ -269,7 +270,7 @@ def _entry(doc: YamlDoc, loc: tuple[str, ...], name: str, ceiling: Ceiling) -> E
         return Entry(loc, name, ceiling, key.line, doc.values[loc], None, False)
     return Entry(loc, name, ceiling, key.line, doc.values.get((*loc, "max")),
                  doc.values.get((*loc, "max_rate")), True, doc.values.get((*loc, "observed")),
-                 doc.values.get((*loc, "allowance")))
+                 doc.values.get((*loc, "allowance")), doc.values.get((*loc, "true_max")))
 
 
 def validation_error(doc: YamlDoc, found: list[Problem]) -> FailgateError:

@@ -291,6 +291,7 @@ _READERS: dict[str, ValueReader] = {
     "max_rate": _plain(_max_rate),
     "per": _plain(_text, optional=True),
     "significance": _plain(_alpha),
+    "true_max": _plain(lambda v: _whole(v, "true_max")),
     "reason": _plain(_text, optional=True),
     "owner": _plain(_text, optional=True),
     "goal": _plain(_goal, optional=True),

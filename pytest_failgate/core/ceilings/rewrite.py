@@ -53,7 +53,7 @@ class Lowering:
     of a noisy ceiling (``observed``, ``allowance``) that change with it."""
 
     entry: Entry
-    key: Literal["max", "max_rate", "observed", "allowance"]
+    key: Literal["max", "max_rate", "observed", "allowance", "true_max"]
     old: int | Fraction
     new: int | Fraction
     span: Span
@@ -89,7 +89,10 @@ def ratchet_rate(least: Fraction, largest_n: int) -> Fraction:
 # its parts on a noisy pipeline) and max_rate; per and significance say how a count is
 # taken and judged, and are never lowered. A key it does not know is refused, not left
 # as written while the others come down.
-RATCHETED = frozenset({"max", "observed", "allowance", "max_rate", "per", "significance"})
+# true_max: lowered by the labelled ratchet only (``core.gate.corrected``), to the true
+# count's upper bound; a judge's count says nothing of it
+RATCHETED = frozenset({"max", "observed", "allowance", "max_rate", "per", "significance",
+                       "true_max"})
 
 
 def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
@@ -155,6 +158,7 @@ def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
             continue
         entry = group[0].entry
         assert entry is not None
+        plan += _lower_true_max(entry, group)
         needs = [c.noise_allowance for c in group if c.noise_allowance is not None]
         if noisy and not needs and entry.ceiling.allowance is None:
             continue  # no noise measured for it: its count may be a lucky one
@@ -169,6 +173,24 @@ def plan_ratchet(checks: Iterable[Check], noisy: bool = False,
         plan += _lower_rate(entry, group, max(needs, default=0))
     plan.sort(key=lambda lowering: lowering.span.start)
     return plan
+
+
+def _lower_true_max(entry: Entry, group: Sequence[Check]) -> list[Lowering]:
+    """With gold labels: an entry's ``true_max`` falls only when the labels show every
+    true count it governs below it (their upper bounds, at the level the labelled gate
+    decided them, all under it), and then to the highest of those bounds; a run without
+    labels, or a count the labels did not correct, leaves it."""
+    true_max = entry.ceiling.true_max
+    if true_max is None or entry.true_max_span is None:
+        return []
+    bounds = [check.corrected.upper if check.corrected is not None
+              and check.corrected.verdict == "pass" else None for check in group]
+    if any(bound is None for bound in bounds):
+        return []
+    highest = max(bound for bound in bounds if bound is not None)
+    if highest >= true_max:
+        return []
+    return [Lowering(entry, "true_max", true_max, highest, entry.true_max_span)]
 
 
 def _lower_max(entry: Entry, group: Sequence[Check], allowance: int | None) -> list[Lowering]:
@@ -487,7 +509,8 @@ class InitNoise:
 def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
               reference: Callable[[Taxonomy], str | Mapping[str, Any]],
               noise: InitNoise | None = None,
-              paths: Sequence[str] = ("REPORTS",)) -> str:
+              paths: Sequence[str] = ("REPORTS",),
+              true_max: Mapping[tuple[str, str], int] | None = None) -> str:
     """A new ceilings file holding today's counts exactly, or with their noise allowances.
 
     ``taxonomy:`` is ``default``; a report classified by another taxonomy gets a line
@@ -505,7 +528,14 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
 
     ``paths`` are the reports' paths as the header's commands name them (relative to the
     ceilings file's folder, where the commands run).
+
+    With ``true_max`` (init with gold labels: (report, name) -> the true count's upper
+    bound) a count is written as a mapping with ``max`` (the judge's count, for runs
+    without labels) and ``true_max`` (what the labelled gate tests the true count
+    against, plus the count's noise allowance on a noisy pipeline); a default takes the
+    highest of the reports it governs.
     """
+    trues = true_max or {}
     words = {"pytest": " ".join(f"--failgate={path}" for path in paths),
              "cli": " ".join(paths)}
     names = list(dict.fromkeys(
@@ -524,11 +554,23 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
         given = [allowances[(r.name, name)] for r in governed if (r.name, name) in allowances]
         return max(counts, default=0), max(given) if given else None
 
-    def entry(name: str, observed: int, allowance: int | None, indent: str) -> list[str]:
-        if allowance is None:
+    def true_of(name: str, governed: Sequence[Report]) -> int | None:
+        # on a noisy pipeline the true count moves between runs as the judge's does: the
+        # same allowance on top of the bound
+        given = [trues[(r.name, name)] + allowances.get((r.name, name), 0)
+                 for r in governed if (r.name, name) in trues]
+        return max(given) if given else None
+
+    def entry(name: str, observed: int, allowance: int | None, indent: str,
+              true: int | None = None) -> list[str]:
+        truth = [] if true is None else [f"{indent}  true_max: {true}"]
+        if allowance is None and true is None:
             return [f"{indent}{name}: {observed}"]
+        if allowance is None:
+            return [f"{indent}{name}:", f"{indent}  max: {observed}", *truth]
         return [f"{indent}{name}:", f"{indent}  max: {observed + allowance}",
-                f"{indent}  observed: {observed}", f"{indent}  allowance: {allowance}"]
+                f"{indent}  observed: {observed}", f"{indent}  allowance: {allowance}",
+                *truth]
 
     loaded = [report for report, _ in reports]
     defaults = {name: parts(name, loaded) for name in names}
@@ -544,7 +586,7 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
     lines += instrument_lines(loaded)
     lines.append("ceilings:")
     for name in names:
-        lines += entry(name, *defaults[name], "  ")
+        lines += entry(name, *defaults[name], "  ", true_of(name, loaded))
     overrides = []
     for report in sorted(loaded, key=lambda report: report.name):
         lower = [(name, own) for name in names if count(report, name) is not None
@@ -552,7 +594,8 @@ def init_text(default: Taxonomy, reports: Sequence[tuple[Report, Taxonomy]],
         if lower:
             overrides.append(f"  {_yaml_key(report.name)}:")
             for name, (observed, allowance) in lower:
-                overrides += entry(name, observed, allowance, "    ")
+                overrides += entry(name, observed, allowance, "    ",
+                                   true_of(name, [report]))
     if overrides:
         lines += ["reports:", *overrides]
     return "\n".join(lines) + "\n"

@@ -70,7 +70,8 @@ class Labels:
     seed: int | None  # the seed its header names (None: no header)
     drawn: bool  # the usable labels are of the seed's draw on this run (checked)
     # the (report, id) of drawn cases with no usable label: no line, a line left blank,
-    # a changed case, or every drawn case of a file made for another run
+    # a changed case, or every drawn case of a file made for another run; the gate
+    # decides each count both ways over them (``core.gate.corrected``)
     unknown: tuple[tuple[str, str], ...] = ()
     outside: tuple[Case, ...] = ()  # labels of cases the seed did not draw: not used
     changed: tuple[Case, ...] = ()  # labels of cases whose content changed: not used

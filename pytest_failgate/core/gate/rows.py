@@ -7,6 +7,7 @@ reads the ``GateResult`` this builds.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -77,7 +78,7 @@ def build_result(gate: Gate) -> GateResult:
         guard=_guard(gate),
         init_text=(
             init_text(gate.taxonomy, [(r, r.taxonomy) for r in judged], gate.reference,
-                      _init_noise(gate), gate.report_paths)
+                      _init_noise(gate), gate.report_paths, gate.true_counts)
             if gate.config.mode == "init" and judged else None
         ),
         significance=(gate.family.describe() if gate.family is not None
@@ -259,7 +260,8 @@ def _row(gate: Gate, check: Check, slack: bool, siblings: Sequence[Check] = ()) 
         name=check.name,
         kind=kind,
         count=check.count,
-        limit=check.limit,
+        limit=(check.corrected.ceiling if check.corrected is not None
+               and check.corrected.ceiling is not None else check.limit),  # the true one
         cases=_failing_cases(gate, check, first, taxonomy),
         ceiling=messages.ceiling_text(check) if ceilings is not None else "baseline only",
         source=source,
@@ -272,8 +274,7 @@ def _row(gate: Gate, check: Check, slack: bool, siblings: Sequence[Check] = ()) 
         message=message,
         baseline=compared,
         warnings=warnings,
-        **_power(check, check.limit),
-        **_corrected(check),
+        **{**_power(check, check.limit), **_corrected(check)},
     )
 
 
@@ -282,8 +283,13 @@ def _corrected(check: Check) -> dict[str, Any]:
     corrected = check.corrected
     if corrected is None:
         return {}
-    return {"estimate": float(corrected.estimate), "lower": corrected.lower,
-            "upper": corrected.upper}
+    fields: dict[str, Any] = {"estimate": float(corrected.estimate),
+                              "lower": corrected.lower, "upper": corrected.upper}
+    if corrected.caught is not None:  # the true count's rise the exact test catches
+        fields["detectable"] = max(1, corrected.caught - math.floor(corrected.estimate))
+        fields["blind"] = (check.n_cases is not None
+                           and fields["detectable"] > check.n_cases * BLIND_SHARE)
+    return fields
 
 def unjudged(report: str, rows: list[Row], why: Inconclusive) -> list[Row]:
     """A report that cannot be judged: one failing ``inconclusive`` row naming the cause and

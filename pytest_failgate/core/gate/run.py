@@ -53,6 +53,8 @@ class GateRun:
     # a taxonomy a new ceilings file writes inline (the one ``init --force`` keeps, or
     # init's own metrics' categories): the one compiled, and its mapping
     inline: tuple[Taxonomy, Mapping[str, Any]] | None = None
+    # init with gold labels: each count's true_max to write, (report, name) -> count
+    true_counts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def reference(self, taxonomy: Taxonomy) -> str | Mapping[str, Any]:
         """How a new ceilings file names a taxonomy: by name if known, else by its file;

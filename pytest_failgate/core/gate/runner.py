@@ -42,7 +42,7 @@ from ..taxonomy.files import taxonomy_by_name_or_path, taxonomy_from_yaml
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 from .checked import ContractResult, GateConfig, Mode, ReportGate
 from .confirming import paired_drops
-from .corrected import correct_counts, labels_path
+from .corrected import correct_counts, init_true_counts, labels_path
 from .dated import dated, judge_baseline, refuse_confirm_baseline
 from .family import decide
 from .inconclusive import judge as judge_inconclusive
@@ -191,10 +191,16 @@ def check(context: GateContext, gate: Gate) -> None:
     for report_gate in gate.reports:
         if report_gate.report is not None:
             _check(report_gate, report_gate.report, ceilings, mode)
-    labels = labels_path(context.config, ceilings) if mode in ("gate", "strict") else None
+    labels = (labels_path(context.config, ceilings) if mode in ("gate", "strict", "ratchet")
+              else None)
     if labels is not None:  # the true counts, from the judge's and gold labels
         gate.warnings += correct_counts(labels, gate.reports, ceilings,
                                         byte_limit(context.config.max_report_bytes))
+    if mode == "init" and context.config.labels is not None:  # true_max beside each max
+        gate.true_counts, notes = init_true_counts(
+            context.config.labels, gate.reports, ceilings,
+            byte_limit(context.config.max_report_bytes))
+        gate.warnings += notes
     _refuse_nothing_gated(gate.reports)
     share = ceilings.model.inconclusive if ceilings is not None else None
     for report_gate in gate.reports:

@@ -375,7 +375,9 @@ def _prior(limit: int, planned: int) -> tuple[float, float]:
 # The limit keys the sequential gate decides about: max and max_rate (what the planned
 # cases allow), observed and allowance (parts of max); per and significance are refused
 # by name (an early verdict would not be the full run's).
-SEQUENTIAL = frozenset({"max", "max_rate", "observed", "allowance", "per", "significance"})
+# true_max: a limit of the true count, which only gold labels show (never per case)
+SEQUENTIAL = frozenset({"max", "max_rate", "observed", "allowance", "per", "significance",
+                        "true_max"})
 
 
 def gate_items(

@@ -239,3 +239,34 @@ def test_write_atomic_exclusive_refuses_to_overwrite(tmp_path: Path) -> None:
                                              (Fraction(1), "1"), (Fraction(123, 1000), "0.123")])
 def test_format_number(value: int | Fraction, text: str) -> None:
     assert format_number(value) == text
+
+
+def test_init_text_writes_true_max_beside_max_with_the_noise_allowance(
+        tmp_path: Path) -> None:
+    from pytest_failgate.core.ceilings.rewrite import InitNoise
+
+    reports = [report("a", 300, unknown=3, retrieval_miss=40),
+               report("b", 300, unknown=2, retrieval_miss=30)]
+    trues = {("a", "retrieval_miss"): 55, ("b", "retrieval_miss"): 41, ("a", "unknown"): 5}
+    path = tmp_path / "c.yaml"
+    path.write_text(init_text(RAG, [(r, RAG) for r in reports], lambda t: t.name,
+                              true_max=trues))
+    ceilings = load(path)
+    for name, judge, true in (("a", 40, 55), ("b", 30, 41)):
+        entry = ceilings.entry(name, "retrieval_miss")
+        assert entry is not None
+        assert (entry.ceiling.max, entry.ceiling.true_max) == (judge, true)
+    default = ceilings.entry("a", "unknown")
+    assert default is not None
+    assert (default.ceiling.max, default.ceiling.true_max) == (3, 5)
+    own = ceilings.entry("b", "unknown")  # b's override: its own count, no labels of its own
+    assert own is not None
+    assert (own.ceiling.max, own.ceiling.true_max) == (2, None)
+    # on a noisy pipeline the true count moves as the judge's does: the same allowance
+    noise = InitNoise("repeats", {("a", "retrieval_miss"): 6, ("b", "retrieval_miss"): 4},
+                      Fraction(1, 20), 2)
+    path.write_text(init_text(RAG, [(r, RAG) for r in reports], lambda t: t.name, noise,
+                              true_max=trues))
+    entry = load(path).entry("a", "retrieval_miss")
+    assert entry is not None
+    assert (entry.ceiling.max, entry.ceiling.true_max) == (46, 61)

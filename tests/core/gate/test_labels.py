@@ -82,7 +82,7 @@ def test_labels_that_find_the_judge_missed_cases_fail_a_count_the_judge_passes(
             in out)
 
 
-def test_agreeing_labels_pass_a_count_well_under_its_ceiling_and_leave_a_close_one_open(
+def test_agreeing_labels_pass_a_count_well_under_its_ceiling_and_one_at_it(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gold = write_gold(project, draw(project))
     code, out, document = _check(capsys, "--labels", str(gold))
@@ -92,14 +92,100 @@ def test_agreeing_labels_pass_a_count_well_under_its_ceiling_and_leave_a_close_o
     assert rows["generator_hallucination"]["verdict"] == "pass"
     assert code == 0
     assert "assume" not in out  # the labels are the seed's sample: no note
-    # the same labels against a ceiling at the count: the interval holds it
+    # the ceilings of the run they came from (init's): the labels do not show the true
+    # count over them, so the run is green; the largest count not ruled out is above
     (project / "ceilings.yaml").write_text("version: 1\ntaxonomy: rag\nceilings:\n  "
-                                           "retrieval_miss: 60\n  generator_hallucination: 40\n")
+                                           "retrieval_miss: 60\n  generator_hallucination: 20\n")
+    code, out, document = _check(capsys, "--labels", str(gold))
+    assert code == 0
+    rows = _rows(document)
+    assert {row["verdict"] for row in rows.values()} == {"pass"}
+    assert rows["retrieval_miss"]["lower"] <= 60 < rows["retrieval_miss"]["upper"]
+    assert rows["retrieval_miss"]["detectable"] > 0
+    assert document["verdict"] == "pass"
+
+
+def test_a_ceiling_of_0_passes_with_no_labelled_case_in_it_and_fails_on_one(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "ceilings.yaml").write_text("version: 1\ntaxonomy: rag\nceilings:\n  "
+                                           "retrieval_miss: 80\n  generator_hallucination: 40\n  "
+                                           "context_dilution: 0\n")
+    sample = draw(project)
+    gold = write_gold(project, sample)
+    code, _, document = _check(capsys, "--labels", str(gold))
+    assert code == 0
+    assert _rows(document)["context_dilution"]["verdict"] == "pass"
+    lines = gold.read_text(encoding="utf-8").splitlines()
+    passing = next(number for number, line in enumerate(lines)
+                   if '"category": null' in line)
+    lines[passing] = lines[passing].replace('"category": null', '"category": '
+                                            '"context_dilution"')
+    gold.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, document = _check(capsys, "--labels", str(gold))
+    assert code == 1
+    row = _rows(document)["context_dilution"]
+    assert row["verdict"] == "fail"
+    assert row["count"] == 0
+    assert row["lower"] >= 1
+    assert "the labels show the true count over the ceiling of 0" in out
+
+
+def test_a_category_with_no_labelled_case_of_the_judges_is_gated_on_its_count(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sample = draw(project, 200, seed=7)
+    path = project / "ok.jsonl"  # only cases the judge passed: none of its 20 hallucinations
+    path.write_text("".join(json.dumps({"id": c["id"], "category": None}) + "\n"
+                            for c in sample["cases"] if c["id"].startswith("ok-")),
+                    encoding="utf-8")
+    code, out, document = _check(capsys, "--labels", str(path))
+    assert code == 0
+    rows = _rows(document)
+    assert rows["generator_hallucination"]["estimate"] is None  # the judge's count
+    assert "no labelled case among the judge's cases of" in out
+    assert rows["retrieval_miss"]["estimate"] is None
+
+
+def test_drawn_cases_without_a_usable_label_are_decided_both_ways(
+        project: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from pytest_failgate.core.compare import labels as labels_module
+
+    real = labels_module.read_labels
+    dropped: list[tuple[str, str]] = []
+
+    def with_unknown(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        kept = [label for label in found.labels if (label.report, label.id) not in dropped]
+        return replace(found, labels=tuple(kept), unknown=tuple(dropped))
+
+    monkeypatch.setattr(labels_module, "read_labels", with_unknown)
+    gold = write_gold(project, draw(project))
+    ids = [json.loads(line)["id"] for line in gold.read_text().splitlines()[1:]]
+    # two passing cases unusable: whichever they truly are, 80 holds retrieval misses
+    dropped[:] = [("run", case) for case in ids if case.startswith("ok-")][:2]
+    code, out, document = _check(capsys, "--labels", str(gold))
+    assert code == 0
+    assert _rows(document)["retrieval_miss"]["verdict"] == "pass"
+    assert "2 drawn cases without a usable label" in out
+    # against a ceiling of 0, sixty passing cases unusable: truly in it fails, not passes
+    (project / "ceilings.yaml").write_text("version: 1\ntaxonomy: rag\nceilings:\n  "
+                                           "retrieval_miss: 80\n  generator_hallucination: 40\n  "
+                                           "context_dilution: 0\n")
+    dropped[:] = [("run", case) for case in ids if case.startswith("ok-")][:60]
     code, out, document = _check(capsys, "--labels", str(gold))
     assert code == 3
-    assert _rows(document)["retrieval_miss"]["verdict"] == "inconclusive"
-    assert document["verdict"] == "inconclusive"
-    assert "inconclusive" in out
+    row = _rows(document)["context_dilution"]
+    assert row["verdict"] == "inconclusive"
+    assert "60 drawn cases without a usable label decide it" in out
+    # and too few usable labels left: every corrected count inconclusive
+    dropped[:] = [("run", case) for case in ids][:185]
+    code, out, document = _check(capsys, "--labels", str(gold))
+    assert code == 3
+    assert {row["verdict"] for row in _rows(document).values()
+            if row["estimate"] is not None} == {"inconclusive"}
+    assert "fewer than the 30 a corrected count needs" in out
 
 
 def test_the_ceilings_files_labels_key_gates_as_the_option_does(
@@ -292,3 +378,66 @@ def test_a_case_listed_twice_is_refused_in_json_lines_and_csv_alike(
     assert code == 2
     assert "twice.csv:202: case" in out
     assert "labelled twice (first on line 6)" in out
+
+
+def test_init_with_labels_writes_true_max_beside_each_max_and_a_labelled_rerun_passes(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a judge that misses a tenth of the passing cases' retrieval misses: its count 60,
+    # the true count about 100; init writes max 60 (the judge's) and true_max above 100
+    gold = write_gold(project, draw(project), missed_share=0.1)
+    (project / "ceilings.yaml").unlink()
+    code, _, _ = run_cli(capsys, "init", "reports", "--labels", str(gold))
+    assert code == 0
+    import yaml
+
+    written = yaml.safe_load((project / "ceilings.yaml").read_text(encoding="utf-8"))
+    assert written["ceilings"]["retrieval_miss"]["max"] == 60
+    true_max = written["ceilings"]["retrieval_miss"]["true_max"]
+    assert true_max > 100
+    code, _, document = _check(capsys, "--labels", str(gold))
+    assert code == 0  # the run the ceilings came from, with its labels: green
+    row = _rows(document)["retrieval_miss"]
+    assert row["limit"] == true_max
+    assert row["upper"] > 60  # against max, the judge's 60, it would not be green
+    code, _, document = _check(capsys)  # a run without labels: the judge's count and max
+    assert code == 0
+    assert _rows(document)["retrieval_miss"]["limit"] == 60
+
+
+def test_true_max_raised_or_removed_is_a_loosening_and_lowered_is_not() -> None:
+    from pytest_failgate.core.ceilings.limit import Limit
+
+    old = Limit(max=60, true_max=106)
+    assert Limit(max=60, true_max=120).loosenings(old) == []
+    assert old.loosenings(Limit(max=60, true_max=120)) == [(".true_max", 106, 120)]
+    assert old.loosenings(Limit(max=60)) == []  # tested against max 60 then: tighter
+    assert old.loosenings(Limit(max=80)) == [("", 60, 80)]
+    assert Limit(max=60).loosenings(Limit(max=60, true_max=90)) == [(".true_max", 60, 90)]
+
+
+def test_the_labelled_ratchet_lowers_true_max_only_to_the_bound_the_labels_show(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    (project / "ceilings.yaml").unlink()
+    before = write_gold(project, draw(project), missed_share=0.1, name="before.jsonl")
+    assert run_cli(capsys, "init", "reports", "--labels", str(before))[0] == 0
+    written = yaml.safe_load((project / "ceilings.yaml").read_text(encoding="utf-8"))
+    old = written["ceilings"]["retrieval_miss"]["true_max"]
+    # the same labels again: no evidence of a fix, nothing lowered
+    assert run_cli(capsys, "ratchet", "reports", "--labels", str(before))[0] == 0
+    again = yaml.safe_load((project / "ceilings.yaml").read_text(encoding="utf-8"))
+    assert again["ceilings"]["retrieval_miss"]["true_max"] == old
+    # after a fix the labels agree with the judge's 60: lowered to the upper bound shown
+    after = write_gold(project, draw(project), name="after.jsonl")
+    code, _, document = _check(capsys, "--labels", str(after))
+    assert code == 0
+    bound = _rows(document)["retrieval_miss"]["upper"]
+    assert 60 <= bound < old
+    assert run_cli(capsys, "ratchet", "reports", "--labels", str(after))[0] == 0
+    lowered = yaml.safe_load((project / "ceilings.yaml").read_text(encoding="utf-8"))
+    assert lowered["ceilings"]["retrieval_miss"]["true_max"] == bound
+    assert lowered["ceilings"]["retrieval_miss"]["max"] == 60  # the judge's: unchanged
+    # and without labels the ratchet leaves every true_max where it is
+    assert run_cli(capsys, "ratchet", "reports")[0] == 0
+    assert yaml.safe_load((project / "ceilings.yaml").read_text(encoding="utf-8")) == lowered

@@ -216,3 +216,16 @@ def test_a_malformed_version_at_the_ref_is_a_clear_error(repo: Path) -> None:
     write_ceilings(path, {"unknown": 5})
     with pytest.raises(FailgateError, match=r"the version at HEAD: ceilings\.unknown: "):
         guard(path, "HEAD")
+
+
+def test_a_raised_true_max_is_a_loosening_and_a_lowered_one_is_not(repo: Path) -> None:
+    path = write_ceilings(repo / "ceilings.yaml",
+                          {"retrieval_miss": {"max": 60, "true_max": 106}, "unknown": 5})
+    commit(repo, "base")
+    write_ceilings(path, {"retrieval_miss": {"max": 60, "true_max": 120}, "unknown": 5})
+    result = guard(path, "HEAD")
+    assert not result.passed
+    assert [(c.label, c.old, c.new) for c in result.changes] == [
+        ("ceilings.retrieval_miss.true_max", 106, 120)]
+    write_ceilings(path, {"retrieval_miss": {"max": 60, "true_max": 90}, "unknown": 5})
+    assert guard(path, "HEAD").passed
