@@ -308,20 +308,19 @@ def unjudged(report: str, rows: list[Row], why: Inconclusive) -> list[Row]:
 def undecided_row(report: str, rows: list[Row]) -> Row:
     """The one failing ``inconclusive`` row of a report whose labels cannot decide some of
     its corrected counts: those counts' rows stay inconclusive, not failing, so pytest
-    fails this one item where the command, the CI step and MCP fail it (DESIGN 3.1)."""
+    fails this one item where the command, the CI step and MCP fail it (DESIGN 3.1). It
+    says, for each, why (its own message's first line: the labels left unusable)."""
     undecided = [row for row in rows if row.undecided]
-    counts = "; ".join(f"{row.label} {row.count_text}, ceiling {row.limit}"
-                       for row in undecided)
     return Row(report=report, name="inconclusive", kind="inconclusive", count=None,
                limit=None, ceiling="a run that can be judged", source=None, line=None,
                verdict="inconclusive", rule="corrected counts the labels cannot decide",
                message="\n".join([
-                   f"{report}: inconclusive: the labels cannot tell whether the true count "
-                   f"is over the ceiling of {plural(len(undecided), 'corrected count')} "
-                   "(not a pass, not a regression)",
-                   f"  counts   {counts}",
-                   "  next     label more cases (a larger `failgate sample`) to narrow the "
-                   "intervals"]))
+                   f"{report}: inconclusive: the labels cannot decide "
+                   f"{plural(len(undecided), 'corrected count')} (not a pass, not a "
+                   "regression)",
+                   *(f"  {row.message.splitlines()[0]}" for row in undecided),
+                   "  next     label every drawn case of this run's sample again (`failgate "
+                   "sample` records what each label is for), or draw a larger one"]))
 
 
 def _metric_row(gate: Gate, check: MetricCheck) -> Row:
