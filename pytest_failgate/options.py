@@ -227,17 +227,21 @@ OPTIONS: tuple[Option, ...] = (
                   ("ratchet", "; a ceiling is lowered only past its allowance"),
                   ("check", "; a baseline comparison uses its bands")), effect="evidence"),
     Option("labels", "path", "gold labels of a uniform random sample of the run's cases "
-           "(JSON Lines of {\"id\": ..., \"category\": ... or null}; draw the sample with "
+           "(JSON Lines of {\"id\": ..., \"category\": ... or null}, or CSV with id and "
+           "category columns; draw the sample with "
            "`failgate sample`): each count is gated on its true count, failing when the "
            "labels show it over the ceiling (an exact test), else passing (default: the "
            "ceilings file's labels:)", "FILE",
-           commands=("check", "init", "ratchet"),
+           commands=("check", "init", "ratchet", "sample"),
            notes=(("pytest", "; init writes true_max beside each max: the true count's "
                    "upper bound; the ratchet lowers a true_max to the upper bound below it"),
                   ("init", "; true_max is written beside each max: the true count's upper "
                    "bound, which a labelled run is tested against"),
                   ("ratchet", "; a true_max is lowered only when the labels show the true "
-                   "count under it, to its upper bound")), effect="evidence"),
+                   "count under it, to its upper bound"),
+                  ("sample", "; sample: an earlier labels file whose labels are carried over "
+                   "where a drawn case's content is unchanged, so only what changed is "
+                   "labelled again")), effect="evidence"),
     Option("confirm", "paths", "a second, independent run of the same system (main's previous "
            "run): on a noisy pipeline the ratchet lowers a ceiling only when this run's count "
            "fell past the noise too, and records the mean of the two", "PATH",

@@ -41,13 +41,43 @@ class Sample:
 
 
 def sample(config: Config, size: int, seed: int | None, out: Path) -> str:
-    """``failgate sample``: draw, write the file to ``out``, and say what was drawn."""
+    """``failgate sample``: draw, write the file to ``out``, and say what was drawn. With
+    ``--labels OLD`` every label of OLD whose case is drawn again with the content it was
+    labelled on is carried over, so labelling again is labelling what changed."""
     drawn = draw_sample(config, size, seed)
+    carried = 0 if config.labels is None else carry_over(drawn, config.labels)
     write_sample(drawn, out)
+    left = drawn.size - carried
     fill = (f"add \"category\" to each case's line of {display_path(out)}" if _lines(out)
             else "label them (how: in the file)")
+    if config.labels is not None:
+        fill = (f"{carried} labels carried over from {display_path(config.labels)} (cases "
+                f"drawn again with unchanged content); "
+                + (f"{fill} that has none ({left} left)" if left else "nothing left to label"))
     return (f"sample: {drawn.size} of the run's {drawn.of} cases, drawn uniformly (seed "
             f"{drawn.seed}) -> {display_path(out)}; {fill} and gate with --labels")
+
+
+def carry_over(drawn: Sample, old: Path) -> int:
+    """Fill in each drawn case's category from ``old`` where ``old`` labelled that case on
+    the content it has now (its digest): a label is a fact about a case's content, so it
+    holds for any draw that meets the same content again; a case that changed, or that
+    ``old`` labelled with no digest, is left to label. Returns how many were carried."""
+    from ..core.base.safeopen import read_regular
+    from ..core.compare.labelfile import parse_labels
+    from ..core.compare.labels import MAX_LABEL_BYTES
+
+    rows = parse_labels(read_regular(old, MAX_LABEL_BYTES), old).labelled
+    several = len(drawn.document["reports"]) > 1
+    only = next(iter(drawn.document["reports"]))
+    known = {(row.report or ("" if several else only), row.id): row for row in rows}
+    carried = 0
+    for case in drawn.document["cases"]:
+        row = known.get((case.get("report", only), case["id"]))
+        if row is not None and row.content and row.content == case["content"]:
+            case["category"] = row.category
+            carried += 1
+    return carried
 
 
 def draw_sample(config: Config, size: int, seed: int | None) -> Sample:

@@ -8,6 +8,7 @@ That is how the two give identical numbers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import field, fields
 from typing import Any, Literal
 
@@ -207,10 +208,14 @@ class Row(Record):
     @property
     def headroom(self) -> int | None:
         """The cases left under the limit: from the count, or with gold labels from the true
-        count's upper bound (room the interval guarantees; the judge's count would not)."""
+        count's estimate rounded up (a failing corrected row's estimate is over its limit,
+        so it never shows room left; the upper bound would show a passing row of judge 0
+        and ceiling 0 as 12 over)."""
         if self.count is None or self.limit is None:
             return None
-        return self.limit - (self.upper if self.upper is not None else self.count)
+        if self.estimate is None:
+            return self.limit - self.count
+        return self.limit - math.ceil(self.estimate)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

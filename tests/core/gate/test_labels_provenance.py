@@ -246,3 +246,60 @@ def test_labels_without_their_content_digest_are_used_with_a_note(
     code, out, _ = _check(capsys, "--labels", str(gold))
     assert code == 0
     assert "200 of its labels carry no content digest" in out
+
+
+def _change(project: Path, ids: set[str]) -> None:
+    """The answers of ``ids`` changed (another evidence list): their labels no longer hold."""
+    run = project / "reports" / "run.jsonl"
+    records = [json.loads(line) for line in run.read_text().splitlines()]
+    run.write_text("".join(json.dumps({**r, "evidence_doc_ids": ["doc-c", "doc-a"]}
+                                      if r["id"] in ids else r) + "\n" for r in records))
+
+
+def test_labelling_again_is_labelling_what_changed(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gold = write_gold(project, draw(project), missed_share=0.3)
+    labelled = _lines(gold)[1:]
+    changed = {x["id"] for x in labelled if x["id"].startswith("ok-")}
+    changed = set(sorted(changed)[:10])
+    _change(project, changed)
+    code, out, _ = run_cli(capsys, "sample", "reports", "--n", "200", "--seed", "7",
+                           "--labels", str(gold), "--out", "again.jsonl")
+    assert code == 0
+    assert "190 labels carried over from" in out
+    assert "(10 left)" in out
+    again = _lines(project / "again.jsonl")
+    assert again[0]["seed"] == 7
+    left = {x["id"] for x in again[1:] if "category" not in x}
+    assert left == changed  # exactly the changed cases are left to label
+    by_id = {x["id"]: x["category"] for x in labelled}
+    assert all(x["category"] == by_id[x["id"]] for x in again[1:] if "category" in x)
+    # labelled as they truly are now, the file is this run's sample: every label used
+    (project / "again.jsonl").write_text("".join(
+        json.dumps({**x, "category": judge_of(x["id"])} if "category" not in x and "id" in x
+                   else x) + "\n" for x in again), encoding="utf-8")
+    code, out, document = _check(capsys, "--labels", "again.jsonl")
+    assert code == 1  # the judge's misses the labels show: retrieval_miss over its 80
+    assert document["verdict"] == "fail"
+    assert "without a usable label" not in out
+
+
+def test_a_label_without_its_content_is_not_carried_over(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gold = write_gold(project, draw(project))
+    lines = _lines(gold)
+    stripped = [lines[0], *({k: v for k, v in x.items() if k != "content"} for x in lines[1:6]),
+                *lines[6:]]
+    gold.write_text("".join(json.dumps(x) + "\n" for x in stripped), encoding="utf-8")
+    code, out, _ = run_cli(capsys, "sample", "reports", "--n", "200", "--seed", "7",
+                           "--labels", str(gold), "--out", "again.jsonl")
+    assert code == 0
+    assert "195 labels carried over" in out
+    # another seed's draw meets only some of the same cases: only those are carried
+    code, out, _ = run_cli(capsys, "sample", "reports", "--n", "200", "--seed", "8",
+                           "--labels", str(gold), "--out", "other.jsonl")
+    assert code == 0
+    other = _lines(project / "other.jsonl")[1:]
+    carried = {x["id"] for x in other if "category" in x}
+    assert 0 < len(carried) < 200
+    assert carried <= {x["id"] for x in lines[6:]}
