@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Sample:
+class DrawnSample:
     """A drawn sample and the document written for its labellers."""
 
     seed: int
@@ -58,7 +58,7 @@ def sample(config: Config, size: int, seed: int | None, out: Path) -> str:
             f"{drawn.seed}) -> {display_path(out)}; {fill} and gate with --labels")
 
 
-def carry_over(drawn: Sample, old: Path) -> int:
+def carry_over(drawn: DrawnSample, old: Path) -> int:
     """Fill in each drawn case's category from ``old`` where ``old`` labelled that case on
     the content it has now (its digest): a label is a fact about a case's content, so it
     holds for any draw that meets the same content again; a case that changed, or that
@@ -80,7 +80,7 @@ def carry_over(drawn: Sample, old: Path) -> int:
     return carried
 
 
-def draw_sample(config: Config, size: int, seed: int | None) -> Sample:
+def draw_sample(config: Config, size: int, seed: int | None) -> DrawnSample:
     """Draw ``size`` of the run's cases with ``seed`` (a fresh one, recorded, when None)."""
     from .app import Failgate
 
@@ -122,7 +122,7 @@ def draw_sample(config: Config, size: int, seed: int | None) -> Sample:
         "cases": [{**({"report": report} if several else {}), "id": case,
                    "content": digests[report].get(case, "")} for report, case in drawn],
     }
-    return Sample(seed, size, total, document)
+    return DrawnSample(seed, size, total, document)
 
 
 def _lines(out: Path) -> bool:
@@ -130,7 +130,7 @@ def _lines(out: Path) -> bool:
     return out.suffix.lower() == ".jsonl"
 
 
-def write_sample(drawn: Sample, out: Path) -> None:
+def write_sample(drawn: DrawnSample, out: Path) -> None:
     """Write the sample to ``out``: the labels file to fill in (``.jsonl``), else the
     sample's document (UTF-8 JSON)."""
     if _lines(out):

@@ -100,3 +100,15 @@ def test_duckdb_stops_on_a_non_finite_score_with_the_same_words(
                              str(tmp_path / "scored.yaml"))
     assert code == 2
     assert "'<' cannot order a number that is not finite (NaN or infinite)" in out + err
+
+
+@pytest.mark.parametrize("rule", ["score < 1e999", "score > -1e400", "1e999 > score"])
+def test_a_rule_whose_threshold_is_not_finite_is_refused_where_it_is_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], rule: str) -> None:
+    (tmp_path / "t.yaml").write_text(f"name: scored\nfailed: '{rule}'\n"
+                                     "categories:\n  - name: low\n", encoding="utf-8")
+    path = _report(tmp_path, ["0.2", "0.9"])
+    code, out, err = run_cli(capsys, "show", str(path), "--taxonomy", str(tmp_path / "t.yaml"))
+    assert code == 2
+    assert "t.yaml:2:" in out + err
+    assert "too large to be finite" in out + err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import math
 import re
 import types
 import warnings
@@ -332,6 +333,10 @@ class _Builder:
             self.fail("'...' is not allowed", node)
         if not (value is None or isinstance(value, bool | int | float | str)):
             self.fail(f"{type(value).__name__} literals are not allowed", node)
+        if isinstance(value, float) and not math.isfinite(value):  # 1e999 reads as inf
+            self.fail("a number too large to be finite (it reads as infinity): write a "
+                      "finite threshold (a case's NaN or infinite number is an error where "
+                      "a rule orders it)", node)
         return _const(value), _kind_of_constant(value)
 
     # field paths
