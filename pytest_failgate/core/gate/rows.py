@@ -20,7 +20,6 @@ from ..base.result import (
     LoweringResult,
     MetricBaselineResult,
     NoiseResult,
-    ReportAnalysis,
     ReportResult,
     Row,
     RowKind,
@@ -42,6 +41,7 @@ BLIND_SHARE = Fraction(1, 5)
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from ..base.analysis import ReportAnalysis
     from ..base.verdict import RowVerdict
     from ..ceilings.check import Check
     from ..ceilings.metrics import MetricCheck
