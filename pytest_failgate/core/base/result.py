@@ -524,7 +524,7 @@ def decide(result: GateResult) -> Headline:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GateItem(Record):
+class TreeItem(Record):
     """One item of the gate's tree as ``--json`` writes it: the node id pytest, JUnit and the
     FAILED lines give it (``core.base.items`` builds those from the same ``GateResult.tree``),
     so a CI tool can join the JSON to them."""
@@ -627,9 +627,9 @@ class GateResult(Record):
         return "passed", ""
 
     @property
-    def items(self) -> list[GateItem]:
-        """The item tree as ``--json`` names it (``GateItem``)."""
-        return [GateItem(node_id="::".join((self.ceilings_path, *place[1])), kind=place[0],
+    def items(self) -> list[TreeItem]:
+        """The item tree as ``--json`` names it (``TreeItem``)."""
+        return [TreeItem(node_id="::".join((self.ceilings_path, *place[1])), kind=place[0],
                          outcome=self.outcome(place)[0]) for place in self.tree]
 
     @property
@@ -678,7 +678,7 @@ def _document_type() -> type:
         class GateResultDocument(GateResult):
             __doc__ = GateResult.__doc__
             __pydantic_config__ = {"extra": "forbid", "title": "GateResult"}  # noqa: RUF012
-            items: list[GateItem] = field(metadata={"description": DERIVED["items"],
+            items: list[TreeItem] = field(metadata={"description": DERIVED["items"],
                                                     "json_schema_extra": read_only})
             headline: Headline = field(metadata={"description": DERIVED["headline"],
                                                  "json_schema_extra": read_only})
