@@ -109,3 +109,21 @@ def test_the_json_names_each_item_as_pytest_and_junit_do(
                       {"passed": "passed", "failed": "failure", "skipped": "skipped"}[
                           item["outcome"]]) for item in items]
     assert {item["kind"] for item in items} == {"row"}
+
+
+def test_a_report_rendered_from_the_result_is_a_row_of_rendered(
+        regression: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--junit`` is a row of ``output.files.RENDERED`` (its option's name, its renderer),
+    as a new report such as ``--sarif FILE`` would be: the row decides what is written."""
+    from pytest_failgate import options
+    from pytest_failgate.output import files
+
+    for name in files.RENDERED:
+        [option] = [option for option in options.OPTIONS if option.attribute == name]
+        assert option.kind == "path", name
+        assert "check" in option.commands, name
+    monkeypatch.chdir(regression)
+    monkeypatch.setitem(files.RENDERED, "junit", ("markdown", "render_markdown"))
+    assert main(["check", "reports", "--junit", "out.txt"]) == 1
+    assert (regression / "out.txt").read_text(encoding="utf-8").startswith("### failgate:")

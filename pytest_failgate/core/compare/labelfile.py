@@ -42,7 +42,7 @@ CSV_SUFFIX = ".csv"
 
 
 @dataclass(frozen=True)
-class LabelLine:
+class LabelRow:
     """One case's line: its report (None: not named), id, true category (None: passes),
     whether it is labelled at all, the content digest it was made on, and its line."""
 
@@ -71,10 +71,10 @@ class LabelFile:
 
     path: Path
     header: Header | None
-    rows: tuple[LabelLine, ...]
+    rows: tuple[LabelRow, ...]
 
     @property
-    def labelled(self) -> tuple[LabelLine, ...]:
+    def labelled(self) -> tuple[LabelRow, ...]:
         """The rows that carry a label (a drawn case's line left blank does not)."""
         return tuple(row for row in self.rows if row.labelled)
 
@@ -109,9 +109,9 @@ def _text(data: bytes, path: Path) -> str:
                             col) from None
 
 
-def _jsonl_rows(text: str, path: Path) -> tuple[Header | None, list[LabelLine]]:
+def _jsonl_rows(text: str, path: Path) -> tuple[Header | None, list[LabelRow]]:
     header: Header | None = None
-    rows: list[LabelLine] = []
+    rows: list[LabelRow] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -164,7 +164,7 @@ def _integer(value: Any, what: str, path: Path, number: int) -> int:
     return value
 
 
-def _row(item: dict[str, Any], path: Path, number: int) -> LabelLine:
+def _row(item: dict[str, Any], path: Path, number: int) -> LabelRow:
     """One JSON line as a case's row (errors name the line)."""
     extra = [key for key in item if key not in LABEL_KEYS]
     if extra:
@@ -192,13 +192,13 @@ def _row(item: dict[str, Any], path: Path, number: int) -> LabelLine:
     if report is not None and not isinstance(report, str):
         raise FailgateError(f"report {json.dumps(report)[:60]} is not a report's name", path,
                             number)
-    return LabelLine(report, case, category, "category" in item, content, number)
+    return LabelRow(report, case, category, "category" in item, content, number)
 
 
-def _csv_rows(text: str, path: Path) -> list[LabelLine]:
+def _csv_rows(text: str, path: Path) -> list[LabelRow]:
     """A CSV file's rows; its first row names the columns."""
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    rows: list[LabelLine] = []
+    rows: list[LabelRow] = []
     columns: list[str] | None = None
     try:
         for cells in reader:
@@ -215,7 +215,7 @@ def _csv_rows(text: str, path: Path) -> list[LabelLine]:
             if not row["id"]:
                 raise FailgateError("the id cell is empty: the case's id in the report", path,
                                     number)
-            rows.append(LabelLine(row.get("report") or None, row["id"], row["category"] or None,
+            rows.append(LabelRow(row.get("report") or None, row["id"], row["category"] or None,
                             True, row.get("content") or None, number))
     except csv.Error as exc:
         raise FailgateError(f"not CSV: {exc}", path, reader.line_num) from None

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from ..base.classes import dataclass
 from ..base.errors import FailgateError, did_you_mean, display_path
 from ..base.safeopen import read_regular
-from .labelfile import LabelFile, LabelLine, parse_labels
+from .labelfile import LabelFile, LabelRow, parse_labels
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -164,7 +164,7 @@ def check_labels(file: LabelFile, reports: Sequence[Report]) -> Labels:
     ids = {name: set(report.all_case_ids()) for name, report in known.items()}
     only = next(iter(known)) if len(known) == 1 else None
     seen: dict[Case, int] = {}
-    rows: list[tuple[Case, LabelLine]] = []
+    rows: list[tuple[Case, LabelRow]] = []
     for row in file.rows:
         key = _case(row, path, only, known, ids)
         if key in seen:
@@ -235,11 +235,11 @@ def _content(report: Report, case: str) -> str | None:
     return report.digests.get(case) if report.digests is not None else None
 
 
-def _labels(rows: Sequence[tuple[Case, LabelLine]]) -> tuple[Label, ...]:
+def _labels(rows: Sequence[tuple[Case, LabelRow]]) -> tuple[Label, ...]:
     return tuple(Label(key[0], key[1], row.category, row.line) for key, row in rows)
 
 
-def _case(row: LabelLine, path: Path, only: str | None, known: dict[str, Report],
+def _case(row: LabelRow, path: Path, only: str | None, known: dict[str, Report],
           ids: dict[str, set[str]]) -> Case:
     """The row's case of the run, its category one of its report's (errors name the line)."""
     report = row.report if row.report is not None else only
