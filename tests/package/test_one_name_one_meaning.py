@@ -17,3 +17,17 @@ def test_no_two_public_classes_share_a_name() -> None:
         for name in CLASS.findall(path.read_text(encoding="utf-8")):
             defined[name].append(str(path.relative_to(PACKAGE)))
     assert {name: where for name, where in defined.items() if len(where) > 1} == {}
+
+
+def test_in_the_gate_a_plan_is_a_sequential_runs_case_plan() -> None:
+    """``core/gate/plan.py`` is a run's order of cases: the ratchet's ceilings to lower are
+    the run's ``lowerings`` (as ``GateResult.lowerings`` names them), not a second plan."""
+    from dataclasses import fields
+
+    from pytest_failgate.core.base.result import GateResult
+    from pytest_failgate.core.gate.run import Gate
+
+    names = {field.name for field in fields(Gate)}
+    assert "plan" not in names
+    assert "lowerings" in names
+    assert "lowerings" in {field.name for field in fields(GateResult)}

@@ -40,7 +40,7 @@ class GateRun:
     ceilings: Ceilings | None
     reports: list[ReportGate]
     skipped: list[SkippedFile]
-    plan: list[Lowering]
+    lowerings: list[Lowering]  # the ratchet's: the ceilings to lower
     warnings: list[str] = field(default_factory=list)
     guard: GuardResult | None = None
     baseline: BaselineRun | None = None
