@@ -25,9 +25,9 @@ def test_in_the_gate_a_plan_is_a_sequential_runs_case_plan() -> None:
     from dataclasses import fields
 
     from pytest_failgate.core.base.result import GateResult
-    from pytest_failgate.core.gate.run import Gate
+    from pytest_failgate.core.gate.run import GateRun
 
-    names = {field.name for field in fields(Gate)}
+    names = {field.name for field in fields(GateRun)}
     assert "plan" not in names
     assert "lowerings" in names
     assert "lowerings" in {field.name for field in fields(GateResult)}

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 @dataclass
 class GateRun:
     """One gate run: the configuration, the default taxonomy, every report's checks, the
-    ratchet plan, and what the guard, a baseline and the noise added."""
+    ratchet's lowerings, and what the guard, a baseline and the noise added."""
 
     config: GateConfig
     taxonomy: Taxonomy
