@@ -31,3 +31,11 @@ def test_in_the_gate_a_plan_is_a_sequential_runs_case_plan() -> None:
     assert "plan" not in names
     assert "lowerings" in names
     assert "lowerings" in {field.name for field in fields(GateResult)}
+
+
+def test_in_the_plugin_config_is_pytests_config() -> None:
+    """The plugin's modules hold pytest's ``Config`` as ``config`` or ``pytest_config``,
+    failgate's resolved settings as ``settings`` and the core's as ``gate_config``: no
+    object of theirs keeps another ``config``."""
+    for path in sorted((PACKAGE / "plugin").glob("*.py")):
+        assert "self.config =" not in path.read_text(encoding="utf-8"), path.name
