@@ -93,6 +93,10 @@ class Option:
     # the front ends serving one of its commands that do not take it, each with why
     # (``FRONT_ENDS``): ``(("mcp", "the server writes only the ceilings file"),)``
     unserved: tuple[tuple[str, str], ...] = ()
+    # the input of the GitHub Action (``action.yml``) that sets it, if it has one of its own:
+    # the other options of ``check`` reach the Action through its ``args`` input (the tests
+    # check the file's inputs against these; the guard reads a step's ``with:`` by them)
+    action_input: str | None = None
 
     def served_by(self, front_end: str) -> bool:
         """Whether ``front_end`` (``FRONT_ENDS``) takes the option on the commands it serves;
@@ -146,18 +150,18 @@ _WRITES = (("mcp", "the server writes only the ceilings file; the tool returns t
 OPTIONS: tuple[Option, ...] = (
     Option("failgate", "paths", "the evaluation reports to gate: a report file or a directory "
            "of reports", "PATH", commands=(*GATE_COMMANDS, "analyze", "guard", "sample"),
-           positional="paths",
+           positional="paths", action_input="reports",
            notes=(("pytest", " (repeatable; giving it turns failgate on)"),
                   ("cli", " (default: the ini key failgate)")), effect="changed"),
     Option("ceilings", "path", "the ceilings file (default: the ini key failgate_ceilings, "
            "relative to the ini file, else ceilings.yaml in the rootdir)", "FILE",
            default="ceilings.yaml",
            commands=(*GATE_COMMANDS, "analyze", "diff", "noise", "history", "guard", "sql",
-                     "watch", "sample", "plan"), effect="evidence"),
+                     "watch", "sample", "plan"), effect="evidence", action_input="ceilings"),
     Option("ratchet", "flag", "after the run, lower every ceiling whose count fell; never "
            "raises one (the ratchet command)", action=True, effect="neutral"),
     Option("strict", "flag", "fail items whose ceiling is above the count, so gains must be "
-           "committed", commands=("check",), effect="off"),
+           "committed", commands=("check",), effect="off", action_input="strict"),
     Option("init", "flag", "write a new ceilings file from the current counts (never "
            "overwrites; the init command)", action=True, effect="neutral"),
     Option("sequential", "text", "run the tests in a random order drawn from SEED (an integer, "
@@ -206,7 +210,8 @@ OPTIONS: tuple[Option, ...] = (
                                        "summary, not a tool's result"),)),
     Option("guard", "text", "fail when anything the gate enforces (ceilings, slices, floors, "
            "contracts, the taxonomy, the file) was loosened since the git ref REF "
-           "without a reason written in this change (e.g. origin/main)", "REF", effect="changed"),
+           "without a reason written in this change (e.g. origin/main)", "REF", effect="changed",
+           action_input="guard-base"),
     Option("baseline", "paths", "compare with a baseline run's reports (same layout), case by "
            "case: a category fails only when its increase is significant and beyond the noise "
            "band", "PATH", commands=("check", "watch"),
@@ -225,7 +230,8 @@ OPTIONS: tuple[Option, ...] = (
                    "lowers only past the allowance, a baseline comparison uses its bands"),
                   ("init", "; each ceiling is written as observed + allowance"),
                   ("ratchet", "; a ceiling is lowered only past its allowance"),
-                  ("check", "; a baseline comparison uses its bands")), effect="evidence"),
+                  ("check", "; a baseline comparison uses its bands")), effect="evidence",
+           action_input="noise"),
     Option("labels", "path", "gold labels of a uniform random sample of the run's cases "
            "(JSON Lines of {\"id\": ..., \"category\": ... or null}, or CSV with id and "
            "category columns; draw the sample with "
@@ -241,7 +247,7 @@ OPTIONS: tuple[Option, ...] = (
                    "count under it, to its upper bound"),
                   ("sample", "; sample: an earlier labels file whose labels are carried over "
                    "where a drawn case's content is unchanged, so only what changed is "
-                   "labelled again")), effect="evidence"),
+                   "labelled again")), effect="evidence", action_input="labels"),
     Option("confirm", "paths", "a second, independent run of the same system (main's previous "
            "run): on a noisy pipeline the ratchet lowers a ceiling only when this run's count "
            "fell past the noise too, and records the mean of the two", "PATH",

@@ -118,10 +118,12 @@ class Config:
     @property
     def outputs(self) -> Outputs:
         """The reports to write at the end of a run."""
-        from ..output.files import Outputs
+        from ..output.files import RENDERED, Outputs
 
+        rendered = tuple((name, self.setting(name)) for name in RENDERED
+                         if self.setting(name) is not None)
         return Outputs(markdown=self.md, json=self.json, html=self.html, history=self.history,
-                       github=self.github, junit=self.setting("junit"))
+                       github=self.github, rendered=rendered)
 
     def given_words(self, command: str, quote: bool = True) -> list[tuple[Option, list[str]]]:
         """The settings given explicitly that ``command`` takes, each with its values as a

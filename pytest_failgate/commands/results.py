@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..core.base.analysis import ReportAnalysis  # noqa: TC001 (pydantic reads the annotations)
 from ..core.base.classes import dataclass
 from ..core.base.records import Record, described
-from ..core.base.result import GateResult, GuardResultModel, ReportAnalysis
+from ..core.base.result import GateResult, GuardResultModel
 
 __all__ = [
     "AnalyzeResult",

@@ -7,6 +7,7 @@ controller, or the CLI), from the same result, so every adapter writes the same 
 from __future__ import annotations
 
 from dataclasses import field
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from ..core.base.classes import dataclass
@@ -32,6 +33,14 @@ class Written:
     commands: list[str] = field(default_factory=list)
 
 
+# The reports rendered from the result alone, each the file of the option of its name
+# (``options.py``): the module under ``output`` and its function from a ``GateResult`` to
+# the file's text. A new such report is its option's row, its renderer and a row here.
+RENDERED: dict[str, tuple[str, str]] = {
+    "junit": ("junit", "render_junit"),  # JUnit XML of the gate's items (``check --junit``)
+}
+
+
 @dataclass(frozen=True)
 class Outputs:
     """Which reports to write at the end of a run."""
@@ -41,7 +50,7 @@ class Outputs:
     html: Path | None = None
     history: Path | None = None  # a folder of past runs to chart
     github: bool = False
-    junit: Path | None = None  # JUnit XML of the gate's items (``failgate check --junit``)
+    rendered: tuple[tuple[str, Path], ...] = ()  # (a ``RENDERED`` name, its file), each asked
 
 
 def write_outputs(outputs: Outputs, result: GateResult, taxonomy: Taxonomy | None,
@@ -79,10 +88,10 @@ def write_outputs(outputs: Outputs, result: GateResult, taxonomy: Taxonomy | Non
         from .html import render_html
 
         _write(notes, outputs.html, render_html(result, svg))
-    if outputs.junit is not None:
-        from .junit import render_junit
-
-        _write(notes, outputs.junit, render_junit(result))
+    for name, path in outputs.rendered:
+        module, function = RENDERED[name]
+        render = getattr(import_module(f"{__package__}.{module}"), function)
+        _write(notes, path, render(result))
     if outputs.github and markdown is not None:
         notes.commands += github.error_annotations(result)
         if github.append_step_summary(markdown) is None:

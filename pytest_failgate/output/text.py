@@ -17,10 +17,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ..commands.results import ShowResult
+    from ..core.base.analysis import ReportAnalysis
     from ..core.base.result import (
         GateResult,
         JudgeAgreement,
-        ReportAnalysis,
         ReportResult,
         Row,
         ShareResult,

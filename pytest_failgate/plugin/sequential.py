@@ -76,7 +76,7 @@ class SequentialSession:
                 "--failgate-sequential gates the tests in one planned order; run it without "
                 "-n (xdist)")
         self.pytest_config = pytest_config
-        self.config = replace(config, advice=pytest_advice(config))
+        self.settings = replace(config, advice=pytest_advice(config))
         self.seed = _seed(seed)
         self.feed: CaseGate | None = None
         self.plan: Plan | None = None
@@ -100,9 +100,9 @@ class SequentialSession:
         self._session = session
         try:
             plan = self._plan(items)
-            app = Failgate(self.config)
+            app = Failgate(self.settings)
             self.feed = CaseGate(app, len(plan.ids), name=REPORT, plan=plan,
-                                 futility=futility_of(self.config, "--failgate-futility",
+                                 futility=futility_of(self.settings, "--failgate-futility",
                                                       "--failgate-margin"),
                                  baseline=one_baseline(app))
         except FailgateError as exc:
@@ -123,7 +123,7 @@ class SequentialSession:
         within each stratum, interleaved."""
         from ..core.gate.plan import draw
 
-        strata = self.config.strata
+        strata = self.settings.strata
         of = None if strata is None else {item.nodeid: _stratum(item, strata) for item in items}
         plan = draw([item.nodeid for item in items], self.seed, "pytest", of, strata)
         by_id = {item.nodeid: item for item in items}
@@ -158,8 +158,8 @@ class SequentialSession:
                 "drawn; run without it, e.g. -p no:randomly)")
 
     def pytest_report_header(self, config: pytest.Config) -> str:
-        within = ("" if self.config.strata is None
-                  else f" within each stratum of {self.config.strata}")
+        within = ("" if self.settings.strata is None
+                  else f" within each stratum of {self.settings.strata}")
         return (f"failgate: sequential, the tests in a random order{within} drawn from seed "
                 f"{self.seed} (--failgate-sequential={self.seed} repeats it)")
 
@@ -208,7 +208,7 @@ class SequentialSession:
         from ..commands.gating import write_reports
 
         self.result = self.feed.result(self.paid)
-        written = write_reports(Failgate(self.config), self.result)
+        written = write_reports(Failgate(self.settings), self.result)
         self._notes = [line for line in written.lines if not line.startswith("wrote ")]
         verdict = self.result.verdict
         session.exitstatus = (pytest.ExitCode.OK if verdict == "pass" and not written.failed

@@ -50,7 +50,7 @@ class GateSession:
         from ..commands.plugins import pytest_hook_plugins
 
         self.settings = settings
-        self.config = settings.gate(mode)
+        self.gate_config = settings.gate(mode)
         self.pytest_config = config
         # failgate's plugins: those of every front end, then the conftest.py files and
         # pytest plugins that define a failgate hook (read when the gate runs)
@@ -89,7 +89,7 @@ class GateSession:
                 self.result = from_controller(workerinput[_RESULT_KEY])
                 return self.result
             try:  # here: an xdist worker never runs the gate
-                self.result = self.app.gate(self.config.mode).result()
+                self.result = self.app.gate(self.gate_config.mode).result()
             except FailgateError as exc:
                 self._error = exc
                 raise
@@ -116,7 +116,7 @@ class GateSession:
         ``testpaths``), so being asked here proves nothing: the file records that it
         was kept when pytest collects it (``GateFile.collect``).
         """
-        if file_path != self.config.ceilings_path:
+        if file_path != self.gate_config.ceilings_path:
             return None
         return GateFile.from_parent(parent, path=file_path)
 
@@ -154,7 +154,7 @@ class GateSession:
         """
         if not self.file_collected:
             self.file_collected = True
-            gate_file = GateFile.from_parent(session, path=self.config.ceilings_path)
+            gate_file = GateFile.from_parent(session, path=self.gate_config.ceilings_path)
             items.extend(session.genitems(gate_file))
         gate = [item for item in items if is_gate_item(item)]
         items[:] = [*gate, *(item for item in items if not is_gate_item(item))]
@@ -184,7 +184,7 @@ class GateSession:
 
         report = report_of(item)
         problem = (earlier_run(report, deepeval_tests(item.session), self._started,
-                               display_path(self.config.ceilings_path))
+                               display_path(self.gate_config.ceilings_path))
                    if report is not None else None)
         if report is None or problem is None:
             return
@@ -278,17 +278,17 @@ class GateSession:
         from ..commands.gating import lower, next_steps, record
 
         try:
-            if self._rewritten and self.config.mode in ("ratchet", "init"):
-                self._notes.append(f"{self.config.mode}: {self.result.ceilings_path} not "
+            if self._rewritten and self.gate_config.mode in ("ratchet", "init"):
+                self._notes.append(f"{self.gate_config.mode}: {self.result.ceilings_path} not "
                                    "written: the gate's outcomes were rewritten (above)")
-            elif self._earlier and self.config.mode in ("ratchet", "init"):
+            elif self._earlier and self.gate_config.mode in ("ratchet", "init"):
                 self._notes.append(
-                    f"{self.config.mode}: {self.result.ceilings_path} not written: "
+                    f"{self.gate_config.mode}: {self.result.ceilings_path} not written: "
                     f"{', '.join(self._earlier)} is an earlier run's (see the failing items)")
                 _fail(session)
-            elif self.config.mode == "ratchet":
+            elif self.gate_config.mode == "ratchet":
                 self._notes.extend(lower(self.app, self.result, self._outcomes).lines)
-            elif self.config.mode == "init":
+            elif self.gate_config.mode == "init":
                 recorded = record(self.app, self.result)
                 self._notes.extend(recorded.lines)
                 self._notes.extend(next_steps(self.app, self.result) if recorded.written
@@ -299,11 +299,11 @@ class GateSession:
                         "cannot switch the gate off unseen, add `required_plugins = "
                         "pytest-failgate` to the pytest configuration")
         except OSError as exc:
-            self._notes.append(f"{self.config.mode}: could not write "
+            self._notes.append(f"{self.gate_config.mode}: could not write "
                                f"{self.result.ceilings_path}: {exc.strerror}")
             _fail(session)
         except FailgateError as exc:
-            self._notes.append(f"{self.config.mode}: {exc}")
+            self._notes.append(f"{self.gate_config.mode}: {exc}")
             _fail(session)
         if self._write_outputs(self.result):
             _fail(session)

@@ -3,6 +3,7 @@ items, from the one item tree (``core.base.items``)."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -79,3 +80,50 @@ def test_a_sliced_runs_junit_file_is_pytests_too(
     assert cli == _cases(project / "pytest.xml")
     assert any(classname.count(".") > 2 and "query_type=" in classname
                for classname, _, _, _ in cli)
+
+
+def test_the_json_names_each_item_as_pytest_and_junit_do(
+        regression: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``check --json``'s ``items``: every item's pytest node id, kind and outcome, in
+    pytest's collection order, from the tree JUnit and pytest's items are built from."""
+    monkeypatch.chdir(regression)
+    assert main(["check", "reports", "--json", "gate.json", "--junit", "cli.xml"]) == 1
+    out = capsys.readouterr().out
+    failed_lines = [line.removeprefix("FAILED ") for line in out.splitlines()
+                    if line.startswith("FAILED ")]
+    items = json.loads((regression / "gate.json").read_text(encoding="utf-8"))["items"]
+    recorded = pytester.inline_run("--failgate=reports", "-p", "no:cacheprovider")
+    passed, skipped, failed = recorded.listoutcomes()
+    pytest_outcomes = {report.nodeid: outcome for outcome, reports in
+                       (("passed", passed), ("skipped", skipped), ("failed", failed))
+                       for report in reports}
+    assert {item["node_id"]: item["outcome"] for item in items} == pytest_outcomes
+    assert len(items) == len(pytest_outcomes) > 1
+    assert [item["node_id"] for item in items if item["outcome"] == "failed"] == failed_lines
+    assert "ceilings.yaml::eval_summary::retrieval_miss" in failed_lines
+    junit = [(classname, name, outcome) for classname, name, outcome, _ in
+             _cases(regression / "cli.xml")]
+    assert junit == [(".".join(item["node_id"].split("::")[:-1]),
+                      item["node_id"].split("::")[-1],
+                      {"passed": "passed", "failed": "failure", "skipped": "skipped"}[
+                          item["outcome"]]) for item in items]
+    assert {item["kind"] for item in items} == {"row"}
+
+
+def test_a_report_rendered_from_the_result_is_a_row_of_rendered(
+        regression: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--junit`` is a row of ``output.files.RENDERED`` (its option's name, its renderer),
+    as a new report such as ``--sarif FILE`` would be: the row decides what is written."""
+    from pytest_failgate import options
+    from pytest_failgate.output import files
+
+    for name in files.RENDERED:
+        [option] = [option for option in options.OPTIONS if option.attribute == name]
+        assert option.kind == "path", name
+        assert "check" in option.commands, name
+    monkeypatch.chdir(regression)
+    monkeypatch.setitem(files.RENDERED, "junit", ("markdown", "render_markdown"))
+    assert main(["check", "reports", "--junit", "out.txt"]) == 1
+    assert (regression / "out.txt").read_text(encoding="utf-8").startswith("### failgate:")

@@ -13,7 +13,6 @@ import html
 import json
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
 import jsonschema
@@ -134,7 +133,7 @@ def test_a_run_over_its_outside_share_is_inconclusive_in_the_result_not_failed(
     ceilings = load_ceilings(path, builtin_taxonomies())
     gate = SequentialGate([SequentialItem("retrieval_miss", frozenset({"retrieval_miss"}), 5),
                            SequentialItem("provider_error", frozenset({"provider_error"}), 2,
-                                          outside=True)], 100, Fraction(1, 20))
+                                          outside=True)], 100, DEFAULT_DELTA)
     settled = None
     for _ in range(3):
         settled = gate.add("provider_error")

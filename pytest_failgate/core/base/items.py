@@ -13,24 +13,23 @@ No pytest here: the core's result in, plain records out.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from .classes import dataclass
-from .formatting import one_line
+from .result import GUARD, LOAD, ItemKind, Outcome
 
 if TYPE_CHECKING:
     from .result import GateResult, GuardResultModel, ReportResult, Row
+
+__all__ = ["GUARD", "GUARD_KEY", "LOAD", "LOAD_KEY", "ROW_KEYS", "Kind", "Node", "gate_nodes",
+           "row_id", "row_properties"]
 
 # the ``user_properties`` keys that say which item a test report is (``plugin/outcomes.py``
 # reads them back)
 ROW_KEYS = ("failgate_report", "failgate_slice", "failgate_item")
 LOAD_KEY = "failgate_load"
 GUARD_KEY = "failgate_guard"
-GUARD = "guard"  # the guard item's name
-LOAD = "load"  # the name of a report's item when it did not load
-
-Outcome = Literal["passed", "failed", "skipped"]
-Kind = Literal["guard", "load", "row"]
+Kind = ItemKind
 
 
 @dataclass(frozen=True)
@@ -57,52 +56,21 @@ class Node:
 
 
 def gate_nodes(result: GateResult) -> list[Node]:
-    """Every item of the run in pytest's collection order: the guard, then each report's
-    items (its unsliced rows, then each slice's in the order they first appear)."""
+    """Every item of the run in pytest's collection order (``GateResult.tree``, which
+    ``--json``'s ``items`` also names), with what each measured."""
     nodes: list[Node] = []
-    if result.guard is not None:
-        nodes.append(guard_node(result.guard))
-    for report in result.reports:
-        nodes += report_nodes(report)
+    for place in result.tree:
+        kind, parts, report, row = place
+        outcome, message = result.outcome(place)
+        if row is not None and report is not None:
+            props = tuple(row_properties(row, report))
+        elif report is not None:
+            props = ((LOAD_KEY, report.name),)
+        else:
+            props = ((GUARD_KEY, result.guard.ref if result.guard is not None else ""),)
+        nodes.append(Node(parts, kind, outcome, message, props, row=row, report=report,
+                          guard=result.guard if kind == "guard" else None))
     return nodes
-
-
-def guard_node(guard: GuardResultModel) -> Node:
-    failed = not guard.passed
-    return Node((GUARD,), "guard", "failed" if failed else "passed",
-                "\n".join(guard.lines) if failed else "", ((GUARD_KEY, guard.ref),),
-                guard=guard)
-
-
-def report_nodes(report: ReportResult) -> list[Node]:
-    """One report's items: one ``load`` item when it did not load, else a node per row."""
-    name = one_line(report.name)
-    if report.error is not None:
-        return [Node((name, LOAD), "load", "failed", report.error, ((LOAD_KEY, report.name),),
-                     report=report)]
-    plain = [row for row in report.rows if row.slice is None]
-    slices: dict[str, list[Row]] = {}
-    for row in report.rows:
-        if row.slice is not None:
-            slices.setdefault(row.slice, []).append(row)
-    rows = [*plain, *(row for rows in slices.values() for row in rows)]
-    return [row_node(report, row) for row in rows]
-
-
-def row_node(report: ReportResult, row: Row) -> Node:
-    parts = row.parts
-    outcome: Outcome = "passed"
-    message = ""
-    if row.verdict == "record":
-        outcome, message = "skipped", f"init records {row.count} as the ceiling"
-    elif row.verdict == "skip":  # its report is inconclusive: its own item says why
-        outcome, message = "skipped", row.message
-    elif row.undecided:  # the labels cannot decide it: its report's inconclusive item fails
-        outcome, message = "skipped", row.message.splitlines()[0]
-    elif row.failing:
-        outcome, message = "failed", row.message
-    return Node(parts, "row", outcome, message, tuple(row_properties(row, report)), row=row,
-                report=report)
 
 
 def row_properties(row: Row, report: ReportResult) -> list[tuple[str, object]]:

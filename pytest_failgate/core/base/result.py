@@ -12,6 +12,7 @@ import math
 from dataclasses import field, fields
 from typing import Any, Literal
 
+from .analysis import ReportAnalysis  # noqa: TC001 (pydantic reads GateResult's annotations)
 from .classes import dataclass
 from .formatting import one_line, plural
 from .records import Record, described
@@ -19,6 +20,12 @@ from .verdict import FAILING, BaselineVerdict, GuardVerdict, RowVerdict, RunVerd
 
 RowKind = Literal["category", "total", "group", "contract", "metric", "consistency",
                   "inconclusive"]
+# the gate's item tree (``ceilings.yaml::report::slice::name``): what an item is, how it ends,
+# and the names of the guard's item and of a report's item when it did not load
+ItemKind = Literal["guard", "load", "row"]
+Outcome = Literal["passed", "failed", "skipped"]
+GUARD = "guard"
+LOAD = "load"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -206,6 +213,20 @@ class Row(Record):
         return self.verdict in FAILING and not self.undecided
 
     @property
+    def outcome(self) -> tuple[Outcome, str]:
+        """How the row's item ends in every front end, and why (the skip reason or the
+        failure; "" when it passed)."""
+        if self.verdict == "record":
+            return "skipped", f"init records {self.count} as the ceiling"
+        if self.verdict == "skip":  # its report is inconclusive: its own item says why
+            return "skipped", self.message
+        if self.undecided:  # the labels cannot decide it: its report's inconclusive item fails
+            return "skipped", self.message.splitlines()[0]
+        if self.failing:
+            return "failed", self.message
+        return "passed", ""
+
+    @property
     def headroom(self) -> int | None:
         """The cases left under the limit: from the count, or with gold labels from the true
         count's estimate rounded up (a failing corrected row's estimate is over its limit,
@@ -297,68 +318,19 @@ class ReportResult(Record):
         "with gold labels: how far to trust the judge (confusion matrix, precision, recall, "
         "kappa) over this report's labelled cases (None: none labelled)"))
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StageCount(Record):
-    """Failed cases whose category belongs to one pipeline stage."""
-
-    stage: str
-    count: int
-    categories: list[str]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SliceWeakness(Record):
-    """A slice's failure rate with its exact (Clopper-Pearson) 95% interval."""
-
-    field: str
-    value: str
-    n_cases: int
-    failed: int
-    rate: float
-    interval: list[float]
-    top_category: str | None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetricSummary(Record):
-    """A taxonomy metric's mean over the cases where it applies (None: it applies to none)."""
-
-    name: str
-    value: float | None
-    n: int
-    better: Literal["higher", "lower"]
-    interval: list[float] | None = described(default=None, text=(
-        "exact 95% interval, for a true/false metric"))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Priority(Record):
-    """One entry of what to look at first: a category, by count, with the taxonomy's hint."""
-
-    rank: int
-    category: str
-    count: int
-    share: float = described(text="of the report's failed cases")
-    stage: str | None
-    hint: str | None
-    settings: list[str] = described(default_factory=list, text="settings that usually move it")
-    where: str | None = described(default=None, text="the slice where it is most frequent")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReportAnalysis(Record):
-    """``failgate analyze``: one report's failures by stage, weakest slices, priorities."""
-
-    report: str
-    taxonomy: str
-    n_cases: int | None
-    failed: int
-    stages: list[StageCount]
-    bottleneck: str | None = described(text="the stage with the most failed cases")
-    slices: list[SliceWeakness] = described(text="the weakest slices, worst first")
-    metrics: list[MetricSummary]
-    priorities: list[Priority]
+    @property
+    def item_rows(self) -> list[Row]:
+        """The rows in the item tree's order: the unsliced ones, then each slice's in the
+        order the slices first appear (none when the report did not load: its ``load``
+        item stands for it)."""
+        if self.error is not None:
+            return []
+        slices: dict[str, list[Row]] = {}
+        for row in self.rows:
+            if row.slice is not None:
+                slices.setdefault(row.slice, []).append(row)
+        return [*(row for row in self.rows if row.slice is None),
+                *(row for rows in slices.values() for row in rows)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -558,6 +530,24 @@ def decide(result: GateResult) -> Headline:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TreeItem(Record):
+    """One item of the gate's tree as ``--json`` writes it: the node id pytest, JUnit and the
+    FAILED lines give it (``core.base.items`` builds those from the same ``GateResult.tree``),
+    so a CI tool can join the JSON to them."""
+
+    node_id: str = described(text=(
+        "the item's pytest node id: ceilings.yaml::guard, ceilings.yaml::report::load, or "
+        "ceilings.yaml::report[::slice]::name"))
+    kind: ItemKind
+    outcome: Outcome
+
+
+# one place of the tree: (what the item is, its parts after the ceilings file, its report
+# and row when it has them)
+Place = tuple[ItemKind, tuple[str, ...], "ReportResult | None", "Row | None"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GateResult(Record):
     """A whole gate run; the json setting writes exactly this (see ``failgate schema``)."""
 
@@ -602,7 +592,8 @@ class GateResult(Record):
     def json_value(self) -> Any:
         """The run as ``--json`` writes it: its fields, then its headline and verdict."""
         values = {f.name: getattr(self, f.name) for f in fields(GateResult)}
-        return _document_type()(**values, headline=self.headline, verdict=self.verdict)
+        return _document_type()(**values, items=self.items, headline=self.headline,
+                                verdict=self.verdict)
 
     @property
     def headline(self) -> Headline:
@@ -618,6 +609,34 @@ class GateResult(Record):
     @property
     def rows(self) -> list[Row]:
         return [row for report in self.reports for row in report.rows]
+
+    @property
+    def tree(self) -> list[Place]:
+        """Every item of the run in pytest's collection order: the guard, then each report's
+        items (its ``load`` item when it did not load, else its rows in ``item_rows``)."""
+        places: list[Place] = [("guard", (GUARD,), None, None)] if self.guard is not None else []
+        for report in self.reports:
+            if report.error is not None:
+                places.append(("load", (one_line(report.name), LOAD), report, None))
+            places += [("row", row.parts, report, row) for row in report.item_rows]
+        return places
+
+    def outcome(self, place: Place) -> tuple[Outcome, str]:
+        """How one item of the tree ends, and why ("" when it passed)."""
+        kind, _, report, row = place
+        if row is not None:
+            return row.outcome
+        if kind == "load" and report is not None:
+            return "failed", report.error or ""
+        if self.guard is not None and not self.guard.passed:
+            return "failed", "\n".join(self.guard.lines)
+        return "passed", ""
+
+    @property
+    def items(self) -> list[TreeItem]:
+        """The item tree as ``--json`` names it (``TreeItem``)."""
+        return [TreeItem(node_id="::".join((self.ceilings_path, *place[1])), kind=place[0],
+                         outcome=self.outcome(place)[0]) for place in self.tree]
 
     @property
     def regressions(self) -> list[str]:
@@ -641,6 +660,9 @@ class GateResult(Record):
 
 # The fields a GateResult document derives from the rest, with their schema descriptions.
 DERIVED = {
+    "items": (
+        "every gate item in pytest's collection order, with its pytest node id (as pytest, "
+        "failgate check --junit and the FAILED lines name it), its kind and its outcome"),
     "headline": (
         "the run's outcome, decided once (core.base.verdict.RUN_CASES): its verdict, the "
         "counts behind it and its headline in words; every output renders it"),
@@ -662,6 +684,8 @@ def _document_type() -> type:
         class GateResultDocument(GateResult):
             __doc__ = GateResult.__doc__
             __pydantic_config__ = {"extra": "forbid", "title": "GateResult"}  # noqa: RUF012
+            items: list[TreeItem] = field(metadata={"description": DERIVED["items"],
+                                                    "json_schema_extra": read_only})
             headline: Headline = field(metadata={"description": DERIVED["headline"],
                                                  "json_schema_extra": read_only})
             verdict: RunVerdict = field(metadata={"description": DERIVED["verdict"],

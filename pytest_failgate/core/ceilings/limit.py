@@ -155,6 +155,9 @@ class Limit:
 
 # The limit keys, stated once: the fields of ``Limit``.
 LIMIT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Limit))
+# The keys that bound a count, each with what it is: a ceiling entry written as a mapping
+# needs one (the others qualify a bound); the file's reader names them from here.
+BOUNDS: dict[str, str] = {"max": "a count", "max_rate": "a rate"}
 # What ``Limit``'s own methods decide about: every key it has today. A new field is
 # handled here once its methods are taught it (see ``refuse_unhandled``).
 _KEYS = frozenset({"max", "observed", "allowance", "max_rate", "per", "significance",

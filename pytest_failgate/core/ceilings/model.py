@@ -21,7 +21,7 @@ from ..base.classes import dataclass
 from ..base.errors import did_you_mean
 from ..base.reasons import reason_words
 from ..taxonomy import DEFAULT_TAXONOMY
-from .limit import Limit
+from .limit import BOUNDS, Limit
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -301,14 +301,16 @@ _CEILING: tuple[Spec, ...] = tuple((key, key, _READERS[key], False) for key in C
 
 
 def _ceiling(value: Any, loc: Loc, problems: list[Problem]) -> Ceiling:
-    """A ceiling: a bare count, or a mapping with ``max`` or ``max_rate``."""
+    """A ceiling: a bare count, or a mapping with one of the keys that bound a count
+    (``limit.BOUNDS``: ``max``, ``max_rate``)."""
     if not isinstance(value, dict):
         return Ceiling(max=_whole(value, "a ceiling"))
-    if "max" not in value and "max_rate" not in value:
+    if not any(key in value for key in BOUNDS):
         unknown = [key for key in value if key not in CEILING_KEYS]
         if unknown:
             raise ValueError(f"unknown key '{unknown[0]}'" + did_you_mean(unknown[0], CEILING_KEYS))
-        raise ValueError("a ceiling mapping needs 'max' (a count) or 'max_rate'")
+        raise ValueError("a ceiling mapping needs " + " or ".join(
+            f"'{key}' ({what})" for key, what in BOUNDS.items()))
     ceiling: Ceiling = _record(Ceiling, value, loc, _CEILING, CEILING_KEYS, problems)
     return ceiling
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from ..base.analysis import MetricSummary, Priority, ReportAnalysis, SliceWeakness, StageCount
 from ..base.errors import FailgateError
-from ..base.result import MetricSummary, Priority, ReportAnalysis, SliceWeakness, StageCount
 from ..stats.intervals import exact_interval
 from ..taxonomy.expr import ExprError, compile_expr
 

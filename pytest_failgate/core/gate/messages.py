@@ -97,7 +97,7 @@ def check_message(
     taxonomy: Taxonomy,
     slack: bool,
     config: GateConfig,
-    plan: Sequence[Lowering],
+    lowerings: Sequence[Lowering],
 ) -> str:
     """The text of a failing item (empty when the check passes)."""
     label = one_line(f"{check.slice}::{check.name}" if check.slice else check.name)
@@ -120,7 +120,7 @@ def check_message(
         ])
     if slack:
         assert check.entry is not None
-        lowered = [low for low in plan if low.entry.loc == check.entry.loc]
+        lowered = [low for low in lowerings if low.entry.loc == check.entry.loc]
         targets = "; ".join(f"{low.key} {low.new_text}" for low in lowered)
         return "\n".join([
             f"{label}: the ceiling has slack (count {check.count}), and strict mode "

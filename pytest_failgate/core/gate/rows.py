@@ -21,7 +21,6 @@ from ..base.result import (
     LoweringResult,
     MetricBaselineResult,
     NoiseResult,
-    ReportAnalysis,
     ReportResult,
     Row,
     RowKind,
@@ -43,6 +42,7 @@ BLIND_SHARE = Fraction(1, 5)
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from ..base.analysis import ReportAnalysis
     from ..base.verdict import RowVerdict
     from ..ceilings.check import Check
     from ..ceilings.metrics import MetricCheck
@@ -59,7 +59,7 @@ def build_result(gate: Gate) -> GateResult:
 
     The run's verdict and headline are not stored: ``GateResult.headline`` derives them
     from these rows, reports and guard, by one table, wherever the result is read."""
-    slack = {lowering.entry.loc for lowering in gate.plan}
+    slack = {lowering.entry.loc for lowering in gate.lowerings}
     reports = [_report_result(gate, gated, slack) for gated in gate.reports]
     loaded = [g.report for g in gate.reports if g.report is not None]
     judged = [g.report for g in gate.reports if g.report is not None and g.inconclusive is None]
@@ -148,7 +148,7 @@ def _lowerings(gate: Gate) -> list[LoweringResult]:
         new_text=lowering.new_text, description=lowering.describe(),
         governs=[(c.report.name, c.slice or "", c.name) for c in gate.checks
                  if c.entry is not None and c.entry.loc == lowering.entry.loc])
-        for lowering in gate.plan]
+        for lowering in gate.lowerings]
 
 
 def _guard(gate: Gate) -> GuardResultModel | None:
@@ -234,7 +234,7 @@ def _row(gate: Gate, check: Check, slack: bool, siblings: Sequence[Check] = ()) 
                    examples=examples, **noisy)
     verdict: RowVerdict = "fail" if slack and check.verdict == "pass" else check.verdict
     message = messages.check_message(check, source, taxonomy, slack, gate.config,
-                                     gate.plan) if ceilings is not None else ""
+                                     gate.lowerings) if ceilings is not None else ""
     if message and check.verdict == "fail" and kind != "category":  # one raise, two edits?
         message += messages.members_within(check, siblings, taxonomy)
     if check.corrected is not None and check.limit is not None:  # gold labels decided it

@@ -33,14 +33,14 @@ if TYPE_CHECKING:
 @dataclass
 class GateRun:
     """One gate run: the configuration, the default taxonomy, every report's checks, the
-    ratchet plan, and what the guard, a baseline and the noise added."""
+    ratchet's lowerings, and what the guard, a baseline and the noise added."""
 
     config: GateConfig
     taxonomy: Taxonomy
     ceilings: Ceilings | None
     reports: list[ReportGate]
     skipped: list[SkippedFile]
-    plan: list[Lowering]
+    lowerings: list[Lowering]  # the ratchet's: the ceilings to lower
     warnings: list[str] = field(default_factory=list)
     guard: GuardResult | None = None
     baseline: BaselineRun | None = None

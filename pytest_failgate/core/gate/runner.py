@@ -180,7 +180,7 @@ def classify(context: GateContext) -> Gate:
         g.report.name if g.report is not None else g.file.name for g in gated) if ceilings else []
     warnings += ceilings.deprecations() if ceilings is not None else []
     return Gate(config=config, taxonomy=taxonomy, ceilings=ceilings, reports=gated,
-                skipped=skipped, plan=[], warnings=warnings, known=context.taxonomies,
+                skipped=skipped, lowerings=[], warnings=warnings, known=context.taxonomies,
                 inline=context.inline)
 
 
@@ -216,7 +216,7 @@ def judge(context: GateContext, gate: Gate) -> None:
     source = noise_source(context.config, context.ceilings)
     _compare(context, gate, source)
     gate.baseline, gate.family = decide(gate.reports, gate.baseline, context.budget)
-    gate.plan = _plan(context, gate, source)
+    gate.lowerings = _lowerings(context, gate, source)
     if context.config.guard_ref:
         gate.guard, gate.guard_error = _guard(context, gate)
 
@@ -244,7 +244,7 @@ def _compare(context: GateContext, gate: Gate, source: NoiseSource | None) -> No
         gate.warnings += judge_baseline(gate.times, gated, gate.baseline)
 
 
-def _plan(context: GateContext, gate: Gate, source: NoiseSource | None) -> list[Lowering]:
+def _lowerings(context: GateContext, gate: Gate, source: NoiseSource | None) -> list[Lowering]:
     """The ratchet's plan: the ceilings to lower (none without a ceilings file), with what
     confirms a noisy drop in ratchet mode."""
     config, ceilings = context.config, context.ceilings
@@ -269,9 +269,9 @@ def _plan(context: GateContext, gate: Gate, source: NoiseSource | None) -> list[
             gate.warnings += [refused] if refused else []
         gate.warnings += _unconfirmed_notes(checks, confirmed, config, paired)
     refusals: list[str] = []
-    plan = plan_ratchet(checks, gate.noise is not None, confirmed, paired, refusals)
+    lowerings = plan_ratchet(checks, gate.noise is not None, confirmed, paired, refusals)
     gate.warnings += refusals
-    return plan
+    return lowerings
 
 
 def _guard(context: GateContext, gate: Gate) -> tuple[GuardResult | None, str | None]:

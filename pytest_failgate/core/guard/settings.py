@@ -32,9 +32,8 @@ if TYPE_CHECKING:
 
 # the ceilings file is compared by what it enforces (``enforced``), wherever it is named
 COMPARED_BY_CONTENT = ("ceilings",)
-# The Action's inputs that are not named as the option they set (the others are: ceilings,
-# noise, strict); ``args`` holds more options for ``failgate check``.
-ACTION_INPUTS = {"reports": "failgate", "guard-base": "guard"}
+# the Action's input that holds more options for ``failgate check`` (the others that set an
+# option are named by its row, ``Option.action_input``)
 ACTION_ARGS = "args"
 
 
@@ -57,6 +56,8 @@ class Setting(Protocol):
     def flag(self) -> str: ...
     @property
     def dest(self) -> str: ...
+    @property
+    def action_input(self) -> str | None: ...
 
 
 class Table:
@@ -66,6 +67,8 @@ class Table:
         self.options = tuple(options)
         self.guarded = [option for option in self.options if option.effect != "neutral"]
         self.by_name = {option.name: option for option in self.options}
+        self.by_input = {option.action_input: option for option in self.options
+                         if option.action_input}
 
     def setting_flags(self) -> dict[str, str]:
         """pytest's spelling of each guarded option (``--failgate-margin``; a CLI-only
@@ -106,7 +109,7 @@ class Table:
         for key, value in inputs.items():
             if not isinstance(key, str) or value is None or isinstance(value, dict | list):
                 continue
-            option = self.by_name.get(ACTION_INPUTS.get(key, key))
+            option = self.by_input.get(key)
             text = str(value).strip() if not isinstance(value, bool) else str(value).lower()
             if key == ACTION_ARGS or option is None or not text:
                 continue

@@ -96,3 +96,24 @@ def test_a_new_limit_key_is_refused_by_name_by_every_consumer_not_taught_it(
     assert refused["the ratchet"].startswith("the ratchet")
     assert refused["the check"].startswith("the check")
     assert refused["the sequential gate"].startswith("the sequential gate")
+
+
+def test_a_mapping_without_a_bound_is_refused_naming_the_limits_bounds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The keys a ceiling mapping needs one of are ``limit.BOUNDS``, beside ``Limit``: the
+    file's reader names them from there (a new bound, such as ``max_share``, is one edit)."""
+    from helpers import BUILTIN
+
+    from pytest_failgate.core.base.errors import FailgateError
+    from pytest_failgate.core.ceilings.load import load_ceilings
+
+    assert set(limit.BOUNDS) <= set(limit.LIMIT_KEYS)
+    path = tmp_path / "ceilings.yaml"
+    path.write_text("version: 1\nceilings:\n  unknown: {reason: x}\n", encoding="utf-8")
+    with pytest.raises(FailgateError) as info:
+        load_ceilings(path, BUILTIN)
+    assert "needs 'max' (a count) or 'max_rate' (a rate)" in str(info.value)
+    monkeypatch.setitem(limit.BOUNDS, "max_share", "a share of the failed cases")
+    with pytest.raises(FailgateError) as info:
+        load_ceilings(path, BUILTIN)
+    assert "or 'max_share' (a share of the failed cases)" in str(info.value)
