@@ -88,9 +88,11 @@ PYTEST_OPTIONS: tuple[tuple[str, str, str | None, tuple[str, ...] | None, bool, 
       'ratchet lowers only past the allowance, a baseline comparison uses its bands')),
     ('failgate_labels', 'path', 'FILE', None, True,
      ('gold labels of a uniform random sample of the run\'s cases (JSON Lines of {"id": '
-      '..., "category": ... or null}; draw the sample with `failgate sample`): each count '
-      'is gated on its corrected true count, failing when its interval is over the ceiling, '
-      "passing when within it, else inconclusive (default: the ceilings file's labels:)")),
+      '..., "category": ... or null}, or a .csv file with the columns id and category, an '
+      'empty category a case that passes; draw the sample with `failgate sample`): each '
+      'count is gated on its corrected true count, failing when its interval is over the '
+      "ceiling, passing when within it, else inconclusive (default: the ceilings file's "
+      'labels:)')),
     ('failgate_confirm', 'paths', 'PATH', None, True,
      ("a second, independent run of the same system (main's previous run): on a noisy "
       "pipeline the ratchet lowers a ceiling only when this run's count fell past the noise "
