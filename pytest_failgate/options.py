@@ -229,8 +229,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("labels", "path", "gold labels of a uniform random sample of the run's cases "
            "(JSON Lines of {\"id\": ..., \"category\": ... or null}, or a .csv file with the "
            "columns id and category, an empty category a case that passes; draw the "
-           "sample with `failgate sample`): each count is gated on its corrected true count, failing "
-           "when its interval is over the ceiling, passing when within it, else "
+           "sample with `failgate sample`): each count is gated on its corrected true "
+           "count, failing when its interval is over the ceiling, passing when within it, else "
            "inconclusive (default: the ceilings file's labels:)", "FILE",
            commands=("check",), effect="evidence"),
     Option("confirm", "paths", "a second, independent run of the same system (main's previous "

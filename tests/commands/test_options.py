@@ -101,5 +101,6 @@ def test_the_labels_help_names_both_formats_the_labels_reader_reads() -> None:
     labels = next(option for option in OPTIONS if option.name == "labels")
     pytest_help = next(row[-1] for row in PYTEST_OPTIONS if row[0] == labels.dest)
     for help in (labels.help_for("check"), labels.help_for("pytest"), pytest_help):
-        assert "JSON Lines" in help and CSV_SUFFIX in help, help
+        assert "JSON Lines" in help, help
+        assert CSV_SUFFIX in help, help
         assert all(column in help for column in CSV_COLUMNS[:2]), help
