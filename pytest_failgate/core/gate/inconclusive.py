@@ -34,7 +34,15 @@ if TYPE_CHECKING:
 
     from ..ceilings.check import Check
     from ..reports.model import Report
+    from ..reports.readers import ReportReader
     from ..taxonomy import Taxonomy
+    from .checked import ReportGate
+
+
+UNFINISHED = "the run did not finish"  # the cause of a run its reader saw stop part way
+FIX = "fix what failed (the provider, the quota, the judge) and run the evaluation again"
+RECORDS_NOTHING = "init and the ratchet record nothing from this run"
+NEXT = f"{FIX}; {RECORDS_NOTHING}"  # the next step, in no tool's words
 
 
 @dataclass(frozen=True)
@@ -44,8 +52,32 @@ class Inconclusive:
     cause: str  # "outside the system under test", "the run did not finish", ...
     text: str
     count: int | None = None  # the cases that failed outside the system under test
-    next: str = ("fix what failed (the provider, the quota, the judge) and run the evaluation "
-                 "again; init and the ratchet record nothing from this run")
+    next: str = NEXT
+
+
+def in_tools_words(gated: Sequence[ReportGate], readers: Sequence[ReportReader]) -> None:
+    """Each inconclusive report's next step (in place) in the words of what its reader
+    knows of its tool (``Reader.run``): the command that runs the evaluation again, and for
+    a run that stopped part way, to its end. ``failgate check`` names ``npx promptfoo
+    eval ...`` as init's next steps do, not an evaluation the user must work out."""
+    from dataclasses import replace
+
+    from ..reports.builtin import tool_run
+
+    by_name: dict[str, ReportReader] = {}
+    for reader in readers:  # the first of a name reads it (a plugin's before a built-in)
+        by_name.setdefault(reader.name, reader)
+    for report_gate in gated:
+        why, report = report_gate.inconclusive, report_gate.report
+        if why is None or report is None or why.next != NEXT or report.format not in by_name:
+            continue
+        run = tool_run(by_name[report.format])
+        if run is None:
+            continue
+        again = ("run the evaluation again, to its end" if why.cause == UNFINISHED
+                 else FIX)
+        report_gate.inconclusive = replace(
+            why, next=f"{again} (`{run.command}`); {RECORDS_NOTHING}")
 
 
 def outside_counts(report: Report, taxonomy: Taxonomy) -> dict[str, int]:
@@ -75,7 +107,7 @@ def judge(report: Report, taxonomy: Taxonomy, checks: Sequence[Check],
                       if count else "")
     if report.interrupted is not None:
         text = f"the run did not finish: {report.interrupted}"
-        return Inconclusive("the run did not finish",
+        return Inconclusive(UNFINISHED,
                             text + (f"; {failed_outside}" if failed_outside else ""), count)
     over = [c for c in checks if c.slice is None and c.verdict == "fail" and c.limit is not None
             and c.count and _is_outside(c.name, taxonomy)]

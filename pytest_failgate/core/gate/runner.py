@@ -45,6 +45,7 @@ from .confirming import paired_drops
 from .corrected import correct_counts, labels_path
 from .dated import dated, judge_baseline, refuse_confirm_baseline
 from .family import decide
+from .inconclusive import in_tools_words
 from .inconclusive import judge as judge_inconclusive
 from .measured import compare_instruments, compare_recorded_instruments
 from .noisy import measure_noise, noise_source
@@ -122,6 +123,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     gate = classify(context)
     check(context, gate)
     judge(context, gate)
+    in_tools_words(gate.reports, context.readers)  # each next step names the tool's run
     return gate
 
 
