@@ -58,7 +58,7 @@ def test_a_report_of_no_tool_keeps_the_plain_next_step(
     from pytest_failgate.core.gate.inconclusive import NEXT
 
     (tmp_path / "reports").mkdir()
-    lines = "".join('{"id": "q%d", "status": "timeout"}\n' % n for n in range(4))
+    lines = "".join(f'{{"id": "q{n}", "status": "timeout"}}\n' for n in range(4))
     (tmp_path / "reports" / "run.jsonl").write_text(lines, encoding="utf-8")
     (tmp_path / "ceilings.yaml").write_text(
         "version: 1\ntaxonomy:\n  name: own\n  failed: status != 'ok'\n  categories:\n"
@@ -68,3 +68,20 @@ def test_a_report_of_no_tool_keeps_the_plain_next_step(
     code, out, _ = run_cli(capsys, "check", "reports")
     assert code == 3, out
     assert f"  next     {NEXT}" in out
+
+
+def test_a_folder_of_lm_eval_aggregates_only_says_how_to_write_the_samples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """lm_eval without ``--log_samples`` writes only ``results_*.json``: check's error says
+    what the tool needs (``Reader.run``'s note and command), not only what was skipped."""
+    (tmp_path / "results").mkdir()
+    for path in (DATA / "lm_eval").glob("results_*.json"):
+        shutil.copy(path, tmp_path / "results" / path.name)
+    _ceilings(tmp_path / "ceilings.yaml", "lm-eval", {"wrong": 10})
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "check", "results")
+    assert code == 2, err
+    assert "no report found under results" in err
+    assert ("; lm_eval writes per-case samples only with --log_samples (`lm_eval --model hf "
+            "--tasks TASK --output_path results --log_samples`)") in err

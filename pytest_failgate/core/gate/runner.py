@@ -30,7 +30,7 @@ from ..engines.load import (
     load_table,
     runs_in_engine,
 )
-from ..reports.builtin import builtin_readers
+from ..reports.builtin import builtin_readers, tool_notes
 from ..reports.choice import TaxonomyChoice
 from ..reports.discover import REPORT_SUFFIXES, discover
 from ..reports.model import Report, ReportFile, SkippedFile
@@ -462,7 +462,7 @@ def load_run(paths: tuple[Path, ...], choice: TaxonomyChoice,
         raise FailgateError(
             f"no report found under {where}: a gate over nothing would pass vacuously"
             + (f"; skipped: {_skipped_text(skipped)}" if skipped else "")
-        )
+            + "".join(f"; {note}" for note in tool_notes(skipped, readers)))
     skipped.sort(key=lambda s: s.path)
     return gated, skipped
 
