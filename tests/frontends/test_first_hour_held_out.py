@@ -85,3 +85,87 @@ def test_a_folder_of_lm_eval_aggregates_only_says_how_to_write_the_samples(
     assert "no report found under results" in err
     assert ("; lm_eval writes per-case samples only with --log_samples (`lm_eval --model hf "
             "--tasks TASK --output_path results --log_samples`)") in err
+
+
+# -- a promptfoo project nested in its repository, gated from the root or a subfolder -----
+
+
+def _nested_promptfoo(root: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A repository whose promptfoo project is ``apps/bot`` (a JSON Lines output), its
+    ceilings written by ``failgate init evals`` there, as the docs say."""
+    import os
+
+    (root / ".git").mkdir()
+    bot = root / "apps" / "bot"
+    (bot / "evals").mkdir(parents=True)
+    shutil.copy(DATA / "promptfoo" / "workflows" / "jsonl" / "results.jsonl",
+                bot / "evals" / "results.jsonl")
+    here = Path.cwd()
+    os.chdir(bot)
+    try:
+        assert run_cli(capsys, "init", "evals")[0] == 0
+    finally:
+        os.chdir(here)
+    return bot
+
+
+def test_gated_from_the_repository_root_names_the_projects_own_ceilings_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """From the root (where a CI job starts), ``failgate check apps/bot/evals`` said only
+    "create it with `failgate init apps/bot/evals`": a second ceilings file at the root.
+    It names the project's file, where to run and the setting that names it."""
+    bot = _nested_promptfoo(tmp_path, capsys)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "check", "apps/bot/evals")
+    assert code == 2
+    assert ("ceilings.yaml: not found here, but apps/bot/ceilings.yaml is: run the gate from "
+            "apps/bot (the Action's `working-directory: apps/bot`), or name that file with "
+            "`--ceilings FILE`; to start another file here, create it from the current "
+            "counts with `failgate init apps/bot/evals`") in err
+    assert not (tmp_path / "ceilings.yaml").exists()
+    # each way out it names works
+    assert run_cli(capsys, "check", "apps/bot/evals", "--ceilings",
+                   "apps/bot/ceilings.yaml")[0] == 0
+    monkeypatch.chdir(bot)
+    assert run_cli(capsys, "check", "evals")[0] == 0
+
+
+def test_gated_from_a_subfolder_names_the_file_above_it_in_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bot = _nested_promptfoo(tmp_path, capsys)
+    monkeypatch.chdir(bot / "evals")
+    code, _, err = run_cli(capsys, "check", ".")
+    assert code == 2
+    assert "not found here, but ../ceilings.yaml is: run the gate from .., or name" in err
+    assert "working-directory" not in err  # the Action's is relative to the root, not here
+    assert run_cli(capsys, "check", ".", "--ceilings", "../ceilings.yaml")[0] == 0
+
+
+def test_pytest_from_the_root_names_the_file_in_pytests_words(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _nested_promptfoo(pytester.path, capsys)
+    done = pytester.runpytest("-p", "no:cacheprovider", "--failgate=apps/bot/evals")
+    assert done.ret == pytest.ExitCode.INTERRUPTED  # the gate could not run: exit 2
+    done.stdout.fnmatch_lines(["*not found here, but apps/bot/ceilings.yaml is: run the gate "
+                               "from apps/bot*`--failgate-ceilings=FILE` (or the ini key "
+                               "`failgate_ceilings`)*"])
+
+
+def test_no_file_near_or_one_outside_the_repository_keeps_the_init_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ceilings file above the repository is none of its own: not named."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "evals").mkdir()
+    shutil.copy(DATA / "promptfoo" / "workflows" / "jsonl" / "results.jsonl",
+                repo / "evals" / "results.jsonl")
+    (tmp_path / "ceilings.yaml").write_text("version: 1\nceilings: {}\n", encoding="utf-8")
+    monkeypatch.chdir(repo)
+    code, _, err = run_cli(capsys, "check", "evals")
+    assert code == 2
+    assert ("ceilings.yaml: not found; create it from the current counts with "
+            "`failgate init evals`") in err

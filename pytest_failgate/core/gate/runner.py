@@ -15,7 +15,7 @@ from ..base.classes import dataclass
 from ..base.errors import FailgateError, display_path
 from ..base.safeopen import byte_limit
 from ..ceilings.check import Check, consistency_differences, evaluate, unmeasurable
-from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
+from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings, nearby_ceilings
 from ..ceilings.metrics import evaluate_metric
 from ..ceilings.model import SLICE_SEPARATOR
 from ..ceilings.rewrite import plan_ratchet, unconfirmed
@@ -156,9 +156,7 @@ def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
                 inline = (given, kept.model.taxonomy)
     else:
         if not config.ceilings_path.exists():
-            raise FailgateError(
-                f"not found; create it from the current counts with {config.advice.init}",
-                config.ceilings_path)
+            raise FailgateError(_not_found(config), config.ceilings_path)
         ceilings = load_ceilings(config.ceilings_path, taxonomies)
         if config.init_taxonomy is not None:
             _same_taxonomy(taxonomy_by_name_or_path(config.init_taxonomy, taxonomies),
@@ -167,6 +165,23 @@ def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
     choice = taxonomy_choice(taxonomies, given, ceilings)  # the run's: made here, once
     spec = _read_spec(ceilings, choice.run_taxonomy, config, every_reader)
     return GateContext(config, taxonomies, every_reader, ceilings, choice, spec, inline)
+
+
+def _not_found(config: GateConfig) -> str:
+    """The missing ceilings file's error: a file of its name near it (``nearby_ceilings``:
+    run from its folder, or name it), else an init."""
+    init = f"create it from the current counts with {config.advice.init}"
+    found = nearby_ceilings(config.ceilings_path, config.paths)
+    if found is None:
+        return f"not found; {init}"
+    import os
+
+    where = os.path.relpath(found.parent)
+    below = not where.startswith(os.pardir)  # gated from the repository's root, say
+    action = f" (the Action's `working-directory: {where}`)" if below else ""
+    return (f"not found here, but {os.path.relpath(found)} is: run the gate from {where}"
+            f"{action}, or name that file with {config.advice.ceilings}; to start another "
+            f"file here, {init}")
 
 
 def classify(context: GateContext) -> Gate:
