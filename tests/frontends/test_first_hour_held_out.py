@@ -169,3 +169,31 @@ def test_no_file_near_or_one_outside_the_repository_keeps_the_init_advice(
     assert code == 2
     assert ("ceilings.yaml: not found; create it from the current counts with "
             "`failgate init evals`") in err
+
+
+# -- an lm-eval team: every run of one --output_path lands in one folder ------------------
+
+
+def test_a_second_lm_eval_run_beside_the_first_is_gated_as_the_latest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``lm_eval ... --output_path results --log_samples`` run twice writes two timestamped
+    samples files of one task in ``results/<model>/``: "two reports are both named" stopped
+    the gate; the latest is gated (by the name's timestamp), the older skipped, naming it."""
+    model = tmp_path / "results" / "pythia"
+    model.mkdir(parents=True)
+    samples = next((DATA / "lm_eval").glob("samples_*.jsonl"))
+    older = model / "samples_math_perturbed_full_2026-01-21T03-44-18.458309.jsonl"
+    newer = model / "samples_math_perturbed_full_2026-01-21T15-02-09.000001.jsonl"
+    shutil.copy(samples, older)
+    lines = samples.read_text(encoding="utf-8").splitlines(keepends=True)
+    newer.write_text("".join(lines[:4]), encoding="utf-8")  # the later run: 4 cases
+    for path in (DATA / "lm_eval").glob("results_*.json"):
+        shutil.copy(path, model / path.name)
+    _ceilings(tmp_path / "ceilings.yaml", "lm-eval", {"wrong": 4, "total": 4})
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "check", "results")
+    assert code == 0, out + err
+    assert "pythia/samples_math_perturbed_full  4 cases, 4 failed" in out
+    assert (f"results/pythia/{older.name} (results/pythia/{newer.name} is gated instead: the "
+            "latest lm-eval file of report 'pythia/samples_math_perturbed_full'") in out
