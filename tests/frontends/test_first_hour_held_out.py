@@ -197,3 +197,17 @@ def test_a_second_lm_eval_run_beside_the_first_is_gated_as_the_latest(
     assert "pythia/samples_math_perturbed_full  4 cases, 4 failed" in out
     assert (f"results/pythia/{older.name} (results/pythia/{newer.name} is gated instead: the "
             "latest lm-eval file of report 'pythia/samples_math_perturbed_full'") in out
+
+
+def test_mcp_names_the_nested_projects_file_as_its_ceilings_argument(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_failgate import mcpserver
+    from pytest_failgate.core.base.errors import FailgateError
+
+    _nested_promptfoo(tmp_path, capsys)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FailgateError, match="name that file with the `ceilings` argument"):
+        mcpserver.check(paths=["apps/bot/evals"])
+    assert mcpserver.check(paths=["apps/bot/evals"],
+                           ceilings="apps/bot/ceilings.yaml")["verdict"] == "pass"
