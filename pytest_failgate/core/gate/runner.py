@@ -170,12 +170,12 @@ def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
 def _not_found(config: GateConfig) -> str:
     """The missing ceilings file's error: a file of its name near it (``nearby_ceilings``:
     run from its folder, or name it), else an init."""
+    import os
+
     init = f"create it from the current counts with {config.advice.init}"
     found = nearby_ceilings(config.ceilings_path, config.paths)
     if found is None:
         return f"not found; {init}"
-    import os
-
     where = os.path.relpath(found.parent)
     below = not where.startswith(os.pardir)  # gated from the repository's root, say
     action = f" (the Action's `working-directory: {where}`)" if below else ""
