@@ -34,9 +34,7 @@ if TYPE_CHECKING:
 
     from ..ceilings.check import Check
     from ..reports.model import Report
-    from ..reports.readers import ReportReader
     from ..taxonomy import Taxonomy
-    from .checked import ReportGate
 
 
 UNFINISHED = "the run did not finish"  # the cause of a run its reader saw stop part way
@@ -53,31 +51,6 @@ class Inconclusive:
     text: str
     count: int | None = None  # the cases that failed outside the system under test
     next: str = NEXT
-
-
-def in_tools_words(gated: Sequence[ReportGate], readers: Sequence[ReportReader]) -> None:
-    """Each inconclusive report's next step (in place) in the words of what its reader
-    knows of its tool (``Reader.run``): the command that runs the evaluation again, and for
-    a run that stopped part way, to its end. ``failgate check`` names ``npx promptfoo
-    eval ...`` as init's next steps do, not an evaluation the user must work out."""
-    from dataclasses import replace
-
-    from ..reports.builtin import tool_run
-
-    by_name: dict[str, ReportReader] = {}
-    for reader in readers:  # the first of a name reads it (a plugin's before a built-in)
-        by_name.setdefault(reader.name, reader)
-    for report_gate in gated:
-        why, report = report_gate.inconclusive, report_gate.report
-        if why is None or report is None or why.next != NEXT or report.format not in by_name:
-            continue
-        run = tool_run(by_name[report.format])
-        if run is None:
-            continue
-        again = ("run the evaluation again, to its end" if why.cause == UNFINISHED
-                 else FIX)
-        report_gate.inconclusive = replace(
-            why, next=f"{again} (`{run.command}`); {RECORDS_NOTHING}")
 
 
 def outside_counts(report: Report, taxonomy: Taxonomy) -> dict[str, int]:

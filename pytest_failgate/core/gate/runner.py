@@ -45,12 +45,12 @@ from .confirming import paired_drops
 from .corrected import correct_counts, labels_path
 from .dated import dated, judge_baseline, refuse_confirm_baseline
 from .family import decide
-from .inconclusive import in_tools_words
 from .inconclusive import judge as judge_inconclusive
 from .measured import compare_instruments, compare_recorded_instruments
 from .noisy import measure_noise, noise_source
 from .rows import build_result
 from .run import GateRun
+from .tooled import in_tools_words
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
