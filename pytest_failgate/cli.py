@@ -90,8 +90,11 @@ def command_advice(config: Config) -> Advice:
             parts += ["--taxonomy", taxonomy]
         return "`" + " ".join(parts) + "`"
 
+    from .options import BY_NAME
+
     return Advice(init=command("init"), ratchet=command("ratchet"),
-                  init_taxonomy=command("init", TAXONOMY_FILE))
+                  init_taxonomy=command("init", TAXONOMY_FILE),
+                  ceilings=f"`{BY_NAME['ceilings'].cli_flag} FILE`")
 
 
 def _print_summary(result: GateResult) -> None:

@@ -65,7 +65,8 @@ def tool_advice(config: Config) -> Advice:
         return f"the `{tool}` tool{shown}"
 
     return Advice(init=call("init"), ratchet=call("ratchet"),
-                  init_taxonomy="the `init` tool with `taxonomy` naming your taxonomy file")
+                  init_taxonomy="the `init` tool with `taxonomy` naming your taxonomy file",
+                  ceilings="the `ceilings` argument")
 
 
 @dataclass(frozen=True)

@@ -233,8 +233,9 @@ OPTIONS: tuple[Option, ...] = (
                   ("check", "; a baseline comparison uses its bands")), effect="evidence",
            action_input="noise"),
     Option("labels", "path", "gold labels of a uniform random sample of the run's cases "
-           "(JSON Lines of {\"id\": ..., \"category\": ... or null}, or CSV with id and "
-           "category columns; draw the sample with "
+           "(JSON Lines of {\"id\": ..., \"category\": ... or null}, or a .csv file with the "
+           "columns id and category, an empty category a case that passes; draw the "
+           "sample with "
            "`failgate sample`): each count is gated on its true count, failing when the "
            "labels show it over the ceiling (an exact test), else passing (default: the "
            "ceilings file's labels:)", "FILE",

@@ -36,8 +36,15 @@ def init(config: Config | Failgate, force: bool = False,
     ``force`` (an exact file moving onto a noise band), classified by that file's
     taxonomy (a name, a file or inline: the gate keeps it) unless a taxonomy is given."""
     app = Failgate.of(config)
+    return record_split(app, app.gate("init", replace_existing=force), force, reason)
+
+
+def record_split(app: Failgate, gate: Gate, force: bool = False,
+                 reason: str | None = None) -> InitResult:
+    """Write the ceilings file from an init run, each of the project's own metrics a
+    category (:func:`own_metrics`) unless a taxonomy was chosen (the setting, or the file's
+    own under ``force``): ``failgate init``'s and pytest's ``--failgate-init``'s, alike."""
     keeps = force and app.config.ceilings.exists()  # the file's own taxonomy, as it is
-    gate = app.gate("init", replace_existing=force)
     own = own_metrics(gate) if app.config.taxonomy is None and not keeps else None
     if own is None:
         return record(app, gate.result(), force, reason)

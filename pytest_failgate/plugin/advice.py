@@ -31,4 +31,6 @@ def command(config: Config, action: str, taxonomy: str | None = None) -> str:
 
 def pytest_advice(config: Config) -> Advice:
     return Advice(init=f"`{command(config, 'init')}`", ratchet=f"`{command(config, 'ratchet')}`",
-                  init_taxonomy=f"`{command(config, 'init', TAXONOMY_FILE)}`")
+                  init_taxonomy=f"`{command(config, 'init', TAXONOMY_FILE)}`",
+                  ceilings=f"`{BY_NAME['ceilings'].flag}=FILE` (or the ini key "
+                  f"`{BY_NAME['ceilings'].dest}`)")

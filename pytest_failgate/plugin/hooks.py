@@ -88,11 +88,12 @@ PYTEST_OPTIONS: tuple[tuple[str, str, str | None, tuple[str, ...] | None, bool, 
       'ratchet lowers only past the allowance, a baseline comparison uses its bands')),
     ('failgate_labels', 'path', 'FILE', None, True,
      ('gold labels of a uniform random sample of the run\'s cases (JSON Lines of {"id": '
-      '..., "category": ... or null}, or CSV with id and category columns; draw the sample '
-      'with `failgate sample`): each count is gated on its true count, failing when the '
-      'labels show it over the ceiling (an exact test), else passing (default: the ceilings '
-      "file's labels:); init writes true_max beside each max: the true count's upper bound; "
-      'the ratchet lowers a true_max to the upper bound below it')),
+      '..., "category": ... or null}, or a .csv file with the columns id and category, an '
+      'empty category a case that passes; draw the sample with `failgate sample`): each '
+      'count is gated on its true count, failing when the labels show it over the ceiling '
+      "(an exact test), else passing (default: the ceilings file's labels:); init writes "
+      "true_max beside each max: the true count's upper bound; the ratchet lowers a "
+      'true_max to the upper bound below it')),
     ('failgate_confirm', 'paths', 'PATH', None, True,
      ("a second, independent run of the same system (main's previous run): on a noisy "
       "pipeline the ratchet lowers a ceiling only when this run's count fell past the noise "

@@ -275,7 +275,7 @@ class GateSession:
         if self._rewritten:
             _fail(session)
             self._reported.recount(self.result, self.pytest_config)
-        from ..commands.gating import lower, next_steps, record
+        from ..commands.gating import lower, next_steps, record_split
 
         try:
             if self._rewritten and self.gate_config.mode in ("ratchet", "init"):
@@ -289,7 +289,9 @@ class GateSession:
             elif self.gate_config.mode == "ratchet":
                 self._notes.extend(lower(self.app, self.result, self._outcomes).lines)
             elif self.gate_config.mode == "init":
-                recorded = record(self.app, self.result)
+                # each of the project's own metrics a category, as ``failgate init``
+                # writes them (the gate this session ran, classified again)
+                recorded = record_split(self.app, self.app.gate("init"))
                 self._notes.extend(recorded.lines)
                 self._notes.extend(next_steps(self.app, self.result) if recorded.written
                                    else [])

@@ -90,3 +90,17 @@ def test_the_docs_list_every_pytest_option_and_its_ini_key() -> None:
         if option.pytest:
             assert f"`{option.flag}" in section, option.flag
             assert (f"`{option.dest}`" in section) is option.ini, option.dest
+
+
+def test_the_labels_help_names_both_formats_the_labels_reader_reads() -> None:
+    """``--labels`` takes JSON Lines or CSV (``core/compare/labelfile``): its help, in every
+    front end and the generated copies, says both, with the CSV file's required columns."""
+    from pytest_failgate.core.compare.labelfile import CSV_COLUMNS, CSV_SUFFIX
+    from pytest_failgate.plugin.hooks import PYTEST_OPTIONS
+
+    labels = next(option for option in OPTIONS if option.name == "labels")
+    pytest_help = next(row[-1] for row in PYTEST_OPTIONS if row[0] == labels.dest)
+    for help in (labels.help_for("check"), labels.help_for("pytest"), pytest_help):
+        assert "JSON Lines" in help, help
+        assert CSV_SUFFIX in help, help
+        assert all(column in help for column in CSV_COLUMNS[:2]), help

@@ -289,3 +289,27 @@ def test_a_real_deepeval_runs_own_metrics_are_its_categories(
     assert 'when: failed_metric == "Keyword Recall"' in written
     assert "\n  other_metric: 0\n" in written
     assert run_cli(capsys, "check", ".deepeval")[0] == 0
+
+
+def test_pytest_init_splits_a_real_deepeval_runs_own_metrics_as_failgate_init_does(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``pytest --failgate-init`` writes the file ``failgate init`` writes: each of the
+    run's own metrics a category by its name, not ``other_metric: 3``; and says so."""
+    import shutil
+
+    root = pytester.path
+    shutil.copytree(DATA / "deepeval" / "test_run" / ".deepeval", root / ".deepeval")
+    done = pytester.runpytest("-p", "no:cacheprovider", "--failgate=.deepeval",
+                              "--failgate-init")
+    assert done.ret == 0, done.stdout.str()
+    out = done.stdout.str()
+    assert "(Keyword_Recall, Brevity, Resolved_In_Turns)" in out
+    written = (root / "ceilings.yaml").read_text(encoding="utf-8")
+    assert "\n  Keyword_Recall: 1\n  Brevity: 1\n  Resolved_In_Turns: 1\n" in written
+    assert "\n  other_metric: 0\n" in written
+    (root / "ceilings.yaml").unlink()
+    assert run_cli(capsys, "init", ".deepeval")[0] == 0
+    assert (root / "ceilings.yaml").read_text(encoding="utf-8") == written  # one writer
+    gate = pytester.runpytest("-p", "no:cacheprovider", "--failgate=.deepeval", "ceilings.yaml")
+    assert gate.ret == 0, gate.stdout.str()

@@ -21,6 +21,8 @@ class Advice:
     ratchet: str = "a ratchet"
     # a new ceilings file classified by the user's own taxonomy file (``TAXONOMY_FILE``)
     init_taxonomy: str = "an init with the taxonomy setting naming your taxonomy file"
+    # the setting that names the ceilings file, as this front end takes it
+    ceilings: str = "the ceilings setting"
 
 
 TAXONOMY_FILE = "path/to/taxonomy.yaml"  # the placeholder the advice names

@@ -162,6 +162,31 @@ class ContractCheck:
         return [name for name in self.compiled.reads if name not in counts]
 
 
+def nearby_ceilings(ceilings: Path, reports: Iterable[Path]) -> Path | None:
+    """A file of the missing ceilings file's name near it: in a folder between it and the
+    reports (theirs and those above, below the ceilings file's), else in a folder above it
+    within its git repository. A project nested in its repository (``apps/bot/``) gated
+    from the repository's root or from a subfolder finds its file named, not an init that
+    would write a second one beside the first."""
+    import os
+    from pathlib import Path
+
+    home = Path(os.path.abspath(ceilings.parent))
+    for report in reports:
+        folder = Path(os.path.abspath(report))
+        folder = folder if folder.is_dir() else folder.parent
+        while folder != home and home in folder.parents:
+            if (folder / ceilings.name).is_file():
+                return folder / ceilings.name
+            folder = folder.parent
+    above = [home, *home.parents]
+    top = next((n for n, folder in enumerate(above) if (folder / ".git").exists()), None)
+    for folder in above[1:top + 1] if top is not None else []:
+        if (folder / ceilings.name).is_file():
+            return folder / ceilings.name
+    return None
+
+
 def load_ceilings(path: Path, taxonomies: Mapping[str, Taxonomy]) -> Ceilings:
     """Parse and validate a ceilings file; every problem names its line."""
     doc = parse_ceilings(path)

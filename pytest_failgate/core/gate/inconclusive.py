@@ -37,6 +37,12 @@ if TYPE_CHECKING:
     from ..taxonomy import Taxonomy
 
 
+UNFINISHED = "the run did not finish"  # the cause of a run its reader saw stop part way
+FIX = "fix what failed (the provider, the quota, the judge) and run the evaluation again"
+RECORDS_NOTHING = "init and the ratchet record nothing from this run"
+NEXT = f"{FIX}; {RECORDS_NOTHING}"  # the next step, in no tool's words
+
+
 @dataclass(frozen=True)
 class Inconclusive:
     """Why a report cannot be judged: the cause in a few words, the sentence, the count."""
@@ -44,8 +50,7 @@ class Inconclusive:
     cause: str  # "outside the system under test", "the run did not finish", ...
     text: str
     count: int | None = None  # the cases that failed outside the system under test
-    next: str = ("fix what failed (the provider, the quota, the judge) and run the evaluation "
-                 "again; init and the ratchet record nothing from this run")
+    next: str = NEXT
 
 
 def outside_counts(report: Report, taxonomy: Taxonomy) -> dict[str, int]:
@@ -75,7 +80,7 @@ def judge(report: Report, taxonomy: Taxonomy, checks: Sequence[Check],
                       if count else "")
     if report.interrupted is not None:
         text = f"the run did not finish: {report.interrupted}"
-        return Inconclusive("the run did not finish",
+        return Inconclusive(UNFINISHED,
                             text + (f"; {failed_outside}" if failed_outside else ""), count)
     over = [c for c in checks if c.slice is None and c.verdict == "fail" and c.limit is not None
             and c.count and _is_outside(c.name, taxonomy)]

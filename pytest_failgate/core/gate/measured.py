@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..ceilings.rewrite import CASES
 from ..compare.instrument import NEXT as INSTRUMENT_NEXT
 from ..compare.instrument import SINCE_INIT, instrument_changes, unaccepted_text
-from .inconclusive import Inconclusive
+from .inconclusive import UNFINISHED, Inconclusive
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -52,7 +52,7 @@ def compare_recorded_instruments(gated: Sequence[ReportGate], ceilings: Ceilings
         measured = dict(recorded[report.name])
         missing = missing_cases(measured.pop(CASES, None), report)
         if missing is not None and report_gate.inconclusive is None:
-            report_gate.inconclusive = Inconclusive("the run did not finish", missing)
+            report_gate.inconclusive = Inconclusive(UNFINISHED, missing)
         report_gate.instrument = instrument_changes(measured, report.instrument, accepted)
         unaccepted = [change for change in report_gate.instrument if change.reason is None]
         if unaccepted and report_gate.inconclusive is None:

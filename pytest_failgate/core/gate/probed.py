@@ -54,5 +54,5 @@ def probe_run(paths: tuple[Path, ...], choice: TaxonomyChoice, spec: ReadSpec | 
             continue
         found.append((*probed, file.path))
     if not found:
-        raise no_report(paths, skipped)
+        raise no_report(paths, skipped, spec.readers)
     return found

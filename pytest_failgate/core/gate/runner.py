@@ -15,7 +15,7 @@ from ..base.classes import dataclass
 from ..base.errors import FailgateError, display_path
 from ..base.safeopen import byte_limit
 from ..ceilings.check import Check, consistency_differences, evaluate, unmeasurable
-from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings
+from ..ceilings.load import Ceilings, ContractCheck, Entry, load_ceilings, nearby_ceilings
 from ..ceilings.metrics import evaluate_metric
 from ..ceilings.model import SLICE_SEPARATOR
 from ..ceilings.rewrite import plan_ratchet, unconfirmed
@@ -30,7 +30,7 @@ from ..engines.load import (
     load_table,
     runs_in_engine,
 )
-from ..reports.builtin import builtin_readers
+from ..reports.builtin import builtin_readers, tool_notes
 from ..reports.choice import TaxonomyChoice
 from ..reports.discover import REPORT_SUFFIXES, discover
 from ..reports.model import Report, ReportFile, SkippedFile
@@ -50,6 +50,7 @@ from .measured import compare_instruments, compare_recorded_instruments
 from .noisy import measure_noise, noise_source
 from .rows import build_result
 from .run import GateRun
+from .tooled import in_tools_words
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -122,6 +123,7 @@ def run_gate(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = Non
     gate = classify(context)
     check(context, gate)
     judge(context, gate)
+    in_tools_words(gate.reports, context.readers)  # each next step names the tool's run
     return gate
 
 
@@ -154,9 +156,7 @@ def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
                 inline = (given, kept.model.taxonomy)
     else:
         if not config.ceilings_path.exists():
-            raise FailgateError(
-                f"not found; create it from the current counts with {config.advice.init}",
-                config.ceilings_path)
+            raise FailgateError(_not_found(config), config.ceilings_path)
         ceilings = load_ceilings(config.ceilings_path, taxonomies)
         if config.init_taxonomy is not None:
             _same_taxonomy(taxonomy_by_name_or_path(config.init_taxonomy, taxonomies),
@@ -165,6 +165,23 @@ def load(config: GateConfig, taxonomies: Mapping[str, Taxonomy] | None = None,
     choice = taxonomy_choice(taxonomies, given, ceilings)  # the run's: made here, once
     spec = _read_spec(ceilings, choice.run_taxonomy, config, every_reader)
     return GateContext(config, taxonomies, every_reader, ceilings, choice, spec, inline)
+
+
+def _not_found(config: GateConfig) -> str:
+    """The missing ceilings file's error: a file of its name near it (``nearby_ceilings``:
+    run from its folder, or name it), else an init."""
+    import os
+
+    init = f"create it from the current counts with {config.advice.init}"
+    found = nearby_ceilings(config.ceilings_path, config.paths)
+    if found is None:
+        return f"not found; {init}"
+    where = os.path.relpath(found.parent)
+    below = not where.startswith(os.pardir)  # gated from the repository's root, say
+    action = f" (the Action's `working-directory: {where}`)" if below else ""
+    return (f"not found here, but {os.path.relpath(found)} is: run the gate from {where}"
+            f"{action}, or name that file with {config.advice.ceilings}; to start another "
+            f"file here, {init}")
 
 
 def classify(context: GateContext) -> Gate:
@@ -457,7 +474,7 @@ def load_run(paths: tuple[Path, ...], choice: TaxonomyChoice,
         gated.append(ReportGate(ReportFile(file.path, loaded.name), report=loaded))
     gated = _one_run_per_name(gated, skipped)
     if not gated:
-        raise no_report(paths, skipped)
+        raise no_report(paths, skipped, spec.readers)
     skipped.sort(key=lambda s: s.path)
     return gated, skipped
 
@@ -474,12 +491,15 @@ def run_files(paths: tuple[Path, ...], spec: ReadSpec
     return [*(ReportFile(p, glob_name(p)) for p in tables), *datasets(files)], skipped
 
 
-def no_report(paths: tuple[Path, ...], skipped: list[SkippedFile]) -> FailgateError:
-    """A run with no report at all: an error (a gate over nothing would pass)."""
+def no_report(paths: tuple[Path, ...], skipped: list[SkippedFile],
+              readers: Sequence[ReportReader]) -> FailgateError:
+    """A run with no report at all: an error (a gate over nothing would pass), with what
+    the tools of the files it skipped say of writing one."""
     where = ", ".join(display_path(p) for p in paths)
     return FailgateError(
         f"no report found under {where}: a gate over nothing would pass vacuously"
-        + (f"; skipped: {_skipped_text(skipped)}" if skipped else ""))
+        + (f"; skipped: {_skipped_text(skipped)}" if skipped else "")
+        + "".join(f"; {note}" for note in tool_notes(skipped, readers)))
 
 
 def _one_run_per_name(gated: list[ReportGate], skipped: list[SkippedFile]) -> list[ReportGate]:

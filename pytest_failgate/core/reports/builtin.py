@@ -23,8 +23,10 @@ from ..base.classes import dataclass
 from .readers import Reader, ToolRun
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
+    from .model import SkippedFile
     from .readers import ReaderOutput, ReportReader
 
 Row = tuple[str, str, str, tuple[str, ...], str | None, tuple[bytes, ...] | None]
@@ -135,6 +137,17 @@ def tool_run(reader: Any) -> ToolRun | None:
         inner = inner.loaded()
     run = getattr(inner, "run", None)
     return run if isinstance(run, ToolRun) else None
+
+
+def tool_notes(skipped: Sequence[SkippedFile], readers: Sequence[Any]) -> list[str]:
+    """What the tools of the files a folder held but no report of (``SkippedFile.format``)
+    say of writing one (``ToolRun.note``): the next step of a gate that found nothing."""
+    by_name: dict[str, Any] = {}
+    for reader in readers:  # the first of a name reads it (a plugin's before a built-in)
+        by_name.setdefault(reader.name, reader)
+    runs = [tool_run(by_name[name]) for name in dict.fromkeys(
+        file.format for file in skipped if file.format in by_name)]
+    return [f"{run.note} (`{run.command}`)" for run in runs if run is not None and run.note]
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,25 @@ def without_timestamp(stem: str) -> str:
     return match.group("stem") if match else stem
 
 
+def run_order(stem: str) -> tuple[float, ...] | None:
+    """When the run began, from the name's timestamp (``2026-01-21T03-44-18.458309``, the
+    local time lm_eval writes): every run of ``--output_path`` lands in one folder, so a
+    second run beside the first is gated as the latest, the first listed as skipped."""
+    from datetime import datetime
+
+    match = _TIMESTAMPED.fullmatch(stem)
+    if match is None:
+        return None
+    for layout in ("%Y-%m-%dT%H-%M-%S.%f", "%Y-%m-%dT%H-%M-%S"):
+        try:
+            moment = datetime.strptime(match.group("stamp"), layout)
+        except ValueError:
+            continue
+        return (float(moment.toordinal()), moment.hour * 3600.0 + moment.minute * 60.0
+                + moment.second + moment.microsecond / 1e6)
+    return None
+
+
 class LmEvalSamplesReader(Reader):
     """``samples_<task>_<timestamp>.jsonl`` of lm-evaluation-harness (module docstring)."""
 
@@ -84,7 +103,8 @@ class LmEvalSamplesReader(Reader):
         stem = path.name[: -len(path.suffix)]
         task = without_timestamp(stem).removeprefix("samples_")
         directions = _directions(path.parent, task)
-        return ReaderOutput(cases=_cases(path, directions), name=without_timestamp(stem))
+        return ReaderOutput(cases=_cases(path, directions), name=without_timestamp(stem),
+                            run_order=run_order(stem))
 
 
 def _directions(folder: Path, task: str) -> Mapping[str, bool]:

@@ -39,10 +39,12 @@ class ReportFile:
 
 @dataclass(frozen=True)
 class SkippedFile:
-    """A file under a ``--failgate`` directory that no reader recognised."""
+    """A file under a ``--failgate`` directory that no reader recognised, or that a
+    reader recognised as no report of its own (``format``: lm-eval's run aggregates)."""
 
     path: Path
     reason: str
+    format: str | None = None  # the reader that skipped it, whose tool can say what to run
 
 
 @dataclass

@@ -132,7 +132,7 @@ def detect(report: ReportFile, choice: TaxonomyChoice, spec: ReadSpec,
             continue
         output = reader.read(report.path)
         if output is not None and output.skipped is not None:
-            return SkippedFile(report.path, output.skipped)
+            return SkippedFile(report.path, output.skipped, reader.name)
         if output is not None:
             named = renamed(report, output)
             return Detected(file=named, format=reader.name, format_default=reader.taxonomy,
