@@ -18,7 +18,7 @@ from ..engines.load import runs_in_engine
 from ..reports.builtin import builtin_readers
 from ..reports.model import OWN_FORMAT, SkippedFile
 from ..reports.read import ReadSpec, probe_report
-from .runner import no_report, run_files
+from .found import no_report, run_files
 
 if TYPE_CHECKING:
     from pathlib import Path
