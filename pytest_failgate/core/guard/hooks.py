@@ -7,8 +7,12 @@ or tighter, so the guard names every file of the repository pytest loads as a pl
 ``conftest.py``, a module named by ``pytest_plugins``, ``-p NAME`` in ``addopts`` or a CI
 file's options, a ``pytest11`` entry point of the project, a module of the repository a
 ``conftest.py`` imports, which may register its hooks) that this change adds or edits
-and that defines such a hook (``OUTCOME_HOOKS``, or any hook wrapper); the ceilings file's
-top-level ``reason``, written in this change, excuses it. The files are read as syntax
+and that defines such a hook (``OUTCOME_HOOKS``, or any hook wrapper), or whose code
+reaches past its hooks (``REACH``: ``atexit.register(lambda: os._exit(0))`` at import
+leaves the process with 0 after pytest returned 1, and ``__import__`` or ``sys.modules``
+finds failgate's modules to replace their code without naming failgate, in a file that
+defines no hook at all); the ceilings file's top-level ``reason``, written in this change,
+excuses it. The files are read as syntax
 (``ast``), never imported: importing a pull request's code would run it. A file that does
 not parse is named too (pytest would refuse it, or another Python would read it).
 """
@@ -45,6 +49,18 @@ OUTCOME_HOOKS = frozenset({
     "pytest_plugin_registered", "pytest_load_initial_conftests", "pytest_exception_interact",
     "pytest_keyboard_interrupt", "pytest_internalerror",
 })
+# What code needs to reach past the hooks pytest calls it through: leave the process with a
+# status of its choosing (after pytest has returned its own), or find another module's code
+# (failgate's) and replace it without writing its name; as a name, an attribute, an
+# imported module or a string (``getattr(os, "_exit")``). Said as "uses NAME".
+REACH = frozenset({
+    "_exit", "exit", "quit", "abort", "SystemExit", "atexit", "kill", "killpg", "signal",
+    "execv", "execve", "execl", "execle", "execlp", "execvp", "execvpe", "fork",
+    "__import__", "import_module", "importlib", "modules", "exec", "eval", "setattr",
+    "delattr", "getattr", "vars", "globals", "__dict__", "__globals__", "__subclasses__",
+    "__class__", "__code__", "__builtins__", "builtins", "gc", "ctypes", "pluginmanager",
+    "exitstatus", "testsfailed", "shouldfail", "shouldstop",
+})
 _WRAPPERS = ("hookwrapper", "wrapper")
 _SHOWN = 4
 
@@ -67,10 +83,9 @@ def hook_changes(trees: tuple[Tree, Tree], inis: Iterable[IniFile], reason: str 
         before = base.read(relative)
         if before is not None and digest(before) == digest(text):
             continue
-        shown = ", ".join(hooks[:_SHOWN]) + (", ..." if len(hooks) > _SHOWN else "")
         changes.append(Change(
             f"hook {relative}", "none" if before is None else f"source {digest(before)}",
-            f"source {digest(text)} defines {shown}: can change outcomes or the exit status",
+            f"source {digest(text)} {_said(hooks)}: can change outcomes or the exit status",
             None, reason))
     return changes
 
@@ -104,10 +119,25 @@ def plugin_sources(tree: Tree, inis: Iterable[IniFile]) -> set[str]:
     return found
 
 
+def _said(found: list[str]) -> str:
+    """``defines A, B; uses C``: the hooks first, then what the code reaches for."""
+    parts = []
+    for verb, names in (("defines", [n for n in found if not n.startswith(_USES)]),
+                        ("uses", [n[len(_USES):] for n in found if n.startswith(_USES)])):
+        if names:
+            parts.append(f"{verb} " + ", ".join(names[:_SHOWN])
+                         + (", ..." if len(names) > _SHOWN else ""))
+    return "; ".join(parts)
+
+
+_USES = "uses "
+
+
 def outcome_hooks(text: str) -> list[str]:
     """The outcome hooks and hook wrappers a module's source defines (functions at any
-    depth, a class's methods included, and names assigned), in source order; a source that
-    does not parse is ``["(does not parse)"]``."""
+    depth, a class's methods included, and names assigned), in source order, then each
+    ``REACH`` name its code uses (``"uses atexit"``); a source that does not parse is
+    ``["(does not parse)"]``."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -121,7 +151,28 @@ def outcome_hooks(text: str) -> list[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             found += [(node.lineno, t.id) for t in targets
                       if isinstance(t, ast.Name) and t.id in OUTCOME_HOOKS]
-    return list(dict.fromkeys(name for _, name in sorted(found)))
+    reached: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        for name in _names(node):
+            if name in REACH:
+                reached.append((getattr(node, "lineno", 0), _USES + name))
+    return list(dict.fromkeys(name for _, name in [*sorted(found), *sorted(reached)]))
+
+
+def _names(node: ast.AST) -> list[str]:
+    """The names a node spells: a name, an attribute, each part of an imported module and
+    its imported names, a string constant."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [
+            node.module or "", *(a.name for a in node.names)]
+        return [part for module in modules for part in module.split(".")]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    return []
 
 
 def _wraps(decorator: ast.expr) -> bool:

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from ..base.errors import FailgateError, display_path
 from ..base.inifile import IniFile, locate
+from .cifiles import AUTOLOAD_OFF
 from .enforced import Change
 from .settings import setting_changes
 
@@ -101,7 +102,8 @@ def selection(ini: IniFile, table: Table) -> list[str]:
         if name.startswith("--failgate"):
             found.append(token)
             continue
-        if token in _FLAGS or token.startswith("@"):  # @file: more arguments, read there
+        # @file: more arguments, read there; plugin autoloading off: failgate's too
+        if token in _FLAGS or token == AUTOLOAD_OFF or token.startswith("@"):
             found.append(token)
             continue
         for option in _WITH_VALUE:

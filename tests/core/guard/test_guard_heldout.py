@@ -1,0 +1,122 @@
+"""Routes a held-out attacker found around the merged guard: code in a ``conftest.py``
+that defines no hook yet leaves the process with 0 or replaces failgate's code without
+naming it, and a CI file that switches plugin autoloading off (the gate is then not
+loaded, as with ``-p no:failgate``). Each starts from a git repository at ``main`` and makes
+one change as a pull request would; each has its control.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import EXAMPLES, commit, git, run_cli
+
+ROOT = EXAMPLES.parent
+PYPROJECT = '[tool.pytest.ini_options]\nfailgate = "reports"\n'
+WORKFLOW = ("on: pull_request\njobs:\n  gate:\n    runs-on: ubuntu-latest\n{env}"
+            "    steps:\n      - run: {run}pytest\n")
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLES / "reports", project / "reports")
+    shutil.copy(ROOT / "ceilings.yaml", project / "ceilings.yaml")
+    (project / "pyproject.toml").write_text(PYPROJECT)
+    (project / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef answer():\n"
+                                         "    return 42\n")
+    (project / ".github" / "workflows").mkdir(parents=True)
+    (project / ".github" / "workflows" / "gate.yml").write_text(
+        WORKFLOW.format(env="", run=""))
+    git(project, "init", "-q", "-b", "main")
+    commit(project)
+    monkeypatch.chdir(project)
+    return project
+
+
+def _guard(capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code, out, err = run_cli(capsys, "guard", "--base", "main")
+    assert "Traceback" not in err
+    return code, out + err
+
+
+@pytest.mark.parametrize(("source", "uses"), [
+    # pytest returns 1, then the interpreter's exit handlers run: the process exits 0
+    ("import atexit, os\natexit.register(lambda: os._exit(0))\n", "uses atexit, _exit"),
+    ("from os import _exit as leave\nimport atexit\natexit.register(leave, 0)\n",
+     "uses _exit, atexit"),
+    # failgate's code replaced without its name written anywhere
+    ('held = __import__("pytest_fa" + "ilgate.plugin.exitstatus", fromlist=["x"])\n'
+     "held.held_status = lambda stored, floor: 0\n", "uses __import__"),
+    ("import sys\nfor name, module in list(sys.modules.items()):\n"
+     '    if name.endswith("exitstatus"):\n        module.passing = lambda status: True\n',
+     "uses modules, exitstatus"),
+    ('import os\nleave = getattr(os, "_ex" + "it")\n', "uses getattr"),
+])
+def test_conftest_code_that_reaches_past_its_hooks_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], source: str, uses: str) -> None:
+    (repo / "conftest.py").write_text(source)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "hook conftest.py: source" in out
+    assert f"{uses}: can change outcomes or the exit status" in out
+
+
+def test_a_conftest_hook_and_what_it_reaches_for_are_both_said(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "tests").mkdir()
+    (repo / "tests" / "conftest.py").write_text(
+        "def pytest_sessionfinish(session):\n    session.exitstatus = 0\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "defines pytest_sessionfinish; uses exitstatus: can change" in out
+
+
+def test_a_conftest_edit_that_reaches_for_nothing_passes_and_a_reason_excuses(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "conftest.py").write_text("import os\nimport pytest\n\n\n@pytest.fixture\n"
+                                      "def answer():\n    return int(os.environ.get('A', 41))"
+                                      " + 1\n")
+    code, out = _guard(capsys)
+    assert code == 0, out
+    (repo / "conftest.py").write_text("import atexit\natexit.register(print, 'bye')\n")
+    ceilings = repo / "ceilings.yaml"
+    ceilings.write_text('reason: "the conftest prints a farewell"\n' + ceilings.read_text())
+    code, out = _guard(capsys)
+    assert code == 0, out
+    assert "hook conftest.py" in out
+    assert 'reason: "the conftest prints a farewell"' in out
+
+
+@pytest.mark.parametrize(("env", "run", "line"), [
+    ('    env:\n      PYTEST_DISABLE_PLUGIN_AUTOLOAD: "1"\n', "", 6),
+    ("    env:\n      PYTEST_DISABLE_PLUGIN_AUTOLOAD: true\n", "", 6),
+    ("", "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 ", 6),
+    ("", "export PYTEST_DISABLE_PLUGIN_AUTOLOAD=yes && ", 6),
+])
+def test_plugin_autoloading_switched_off_in_a_workflow_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], env: str, run: str,
+        line: int) -> None:
+    """With autoloading off pytest loads no installed plugin: the ini file's ``failgate``
+    key is an unknown key, no gate item runs and the other tests pass with 0."""
+    (repo / ".github" / "workflows" / "gate.yml").write_text(
+        WORKFLOW.format(env=env, run=run))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert f".github/workflows/gate.yml:{line} (" in out
+    assert "addopts: none -> PYTEST_DISABLE_PLUGIN_AUTOLOAD=1" in out
+
+
+def test_plugin_autoloading_in_tox_setenv_is_named_and_an_empty_value_is_not(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / ".github" / "workflows" / "gate.yml").write_text(
+        WORKFLOW.format(env='    env:\n      PYTEST_DISABLE_PLUGIN_AUTOLOAD: ""\n', run=""))
+    code, out = _guard(capsys)
+    assert code == 0, out  # pytest reads an empty value as off
+    (repo / "tox.ini").write_text("[testenv]\nsetenv =\n    PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n"
+                                  "commands = pytest\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "tox.ini:3 (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1)" in out
