@@ -20,6 +20,7 @@ guard run from another workflow, or locally).
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from typing import TYPE_CHECKING, Any
@@ -125,6 +126,7 @@ def step_changes(old: list[Step], new: list[Step], reason: str | None) -> list[C
 def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gate_on: bool
                   ) -> list[Step]:
     events = _events(data.get("on", data.get(True)))
+    workflow_env = data.get("env") if isinstance(data.get("env"), dict) else {}
     jobs = data.get("jobs")
     found: list[Step] = []
     if not isinstance(jobs, dict):
@@ -132,7 +134,8 @@ def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gat
     for job, spec in jobs.items():
         if not isinstance(spec, dict):
             continue
-        job_conditions = _conditions(spec, _STEP_CONDITIONS, "job ")
+        job_env = {**workflow_env, **(spec["env"] if isinstance(spec.get("env"), dict) else {})}
+        job_conditions = _conditions(spec, _STEP_CONDITIONS, "job ", (spec, job_env))
         counts: dict[str, int] = {}
         steps = spec.get("steps")
         for index, step in enumerate(steps if isinstance(steps, list) else []):
@@ -144,7 +147,10 @@ def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gat
             counts[kind] = counts.get(kind, 0) + 1
             found.append(Step(relative, str(job), kind, counts[kind],
                               _line(keys, ("jobs", job, "steps", index)),
-                              (*job_conditions, *_conditions(step, _STEP_CONDITIONS, "step ")),
+                              (*job_conditions, *_conditions(
+                                  step, _STEP_CONDITIONS, "step ", (spec, {**job_env, **(
+                                      step["env"] if isinstance(step.get("env"), dict)
+                                      else {})}))),
                               events))
         uses = spec.get("uses")  # a reusable workflow job: ``uses: ./.github/workflows/x``
         if isinstance(uses, str) and posixpath.basename(uses.split("@", 1)[0]).startswith(
@@ -216,10 +222,41 @@ def _runs(prefix: str) -> bool:
                or word.endswith(("/python", "/python3")) for word in words)
 
 
-def _conditions(spec: dict[Any, Any], names: tuple[str, ...], prefix: str
+def _conditions(spec: dict[Any, Any], names: tuple[str, ...], prefix: str,
+                scope: tuple[dict[Any, Any], dict[Any, Any]] | None = None
                 ) -> tuple[tuple[str, str], ...]:
-    return tuple((prefix + name, _text(spec[name])) for name in names
+    """The conditions written on a step or job, each with the values of the ``matrix`` and
+    ``env`` contexts it reads (``scope``: the job, and the environment at the step), so that
+    ``continue-on-error: ${{ matrix.experimental }}`` kept as written while the matrix
+    turns it on is a changed condition."""
+    return tuple((prefix + name, _resolved(_text(spec[name]), scope)) for name in names
                  if name in spec and _text(spec[name]) != "")
+
+
+# a context a GitHub expression reads that the workflow file itself sets
+_CONTEXT = re.compile(r"\b(matrix|env)\.([A-Za-z_][\w-]*)")
+
+
+def _resolved(text: str, scope: tuple[dict[Any, Any], dict[Any, Any]] | None) -> str:
+    """``text`` with what its ``matrix.NAME`` (the name's values, and the matrix's
+    ``include`` and ``exclude``, which can set or drop any) and ``env.NAME`` read, as
+    written in the file (a matrix from an expression, as its text)."""
+    if scope is None:
+        return text
+    job, env = scope
+    found = []
+    for kind, name in dict.fromkeys(_CONTEXT.findall(text)):
+        if kind == "matrix":
+            strategy = job.get("strategy")
+            matrix = strategy.get("matrix") if isinstance(strategy, dict) else None
+            matrix = matrix if isinstance(matrix, dict) else {"": matrix}
+            # the name's values, and the entries include and exclude add or take away
+            shown = {key: matrix[key] for key in (name, "include", "exclude", "")
+                     if key in matrix}
+            found.append(f"matrix.{name} {json.dumps(shown, sort_keys=True, default=str)}")
+        else:
+            found.append(f"env.{name} {_text(env.get(name, 'not set'))}")
+    return f"{text} ({'; '.join(dict.fromkeys(found))})" if found else text
 
 
 def _text(value: object) -> str:

@@ -120,3 +120,44 @@ def test_plugin_autoloading_in_tox_setenv_is_named_and_an_empty_value_is_not(
     code, out = _guard(capsys)
     assert code == 1, out
     assert "tox.ini:3 (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1)" in out
+
+
+MATRIX = ("on: pull_request\njobs:\n  gate:\n    runs-on: ubuntu-latest\n    strategy:\n"
+          "      matrix:\n        python: [\"3.11\", \"3.12\"]\n        experimental: [false]\n"
+          "    continue-on-error: ${{ matrix.experimental }}\n"
+          "    steps:\n      - run: failgate check reports\n")
+ENV_IF = ("on: pull_request\nenv:\n  GATE: \"on\"\njobs:\n  gate:\n    runs-on: ubuntu-latest\n"
+          "    steps:\n      - run: failgate check reports\n        if: env.GATE == 'on'\n")
+
+
+NARROWED = ('python: ["3.11", "3.12"]', 'python: ["3.11"]')
+UNRELATED = ("jobs:\n", "jobs:\n  lint:\n    runs-on: ubuntu-latest\n    env:\n"
+             "      GATE: \"off\"\n    steps:\n      - run: ruff check\n")
+
+
+@pytest.mark.parametrize(("base", "control", "change", "shown"), [
+    # GitHub's own idiom: the condition stays as written, the matrix turns it on
+    (MATRIX, NARROWED, ("experimental: [false]", "experimental: [true]"),
+     'matrix.experimental {"experimental": [false]}) -> ${{ matrix.experimental }} '
+     '(matrix.experimental {"experimental": [true]})'),
+    (MATRIX, NARROWED, ("experimental: [false]\n",
+                        "experimental: [false]\n        include:\n"
+                        "          - experimental: true\n"),
+     '"include": [{"experimental": true}]'),
+    (ENV_IF, UNRELATED, ('GATE: "on"', 'GATE: "off"'),
+     "step if: env.GATE == 'on' (env.GATE on) -> env.GATE == 'on' (env.GATE off)"),
+])
+def test_a_gate_condition_kept_while_what_it_reads_changes_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], base: str,
+        control: tuple[str, str], change: tuple[str, str], shown: str) -> None:
+    workflow = repo / ".github" / "workflows" / "gate.yml"
+    workflow.write_text(base)
+    commit(repo)
+    workflow.write_text(base.replace(*control))
+    code, out = _guard(capsys)
+    assert code == 0, out  # another matrix name, or another job's env, changed
+    workflow.write_text(base.replace(*change))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "gate step .github/workflows/gate.yml:" in out
+    assert shown in out
