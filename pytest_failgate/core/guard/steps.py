@@ -126,7 +126,7 @@ def step_changes(old: list[Step], new: list[Step], reason: str | None) -> list[C
 def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gate_on: bool
                   ) -> list[Step]:
     events = _events(data.get("on", data.get(True)))
-    workflow_env = data.get("env") if isinstance(data.get("env"), dict) else {}
+    workflow_env = _env(data)
     jobs = data.get("jobs")
     found: list[Step] = []
     if not isinstance(jobs, dict):
@@ -134,7 +134,7 @@ def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gat
     for job, spec in jobs.items():
         if not isinstance(spec, dict):
             continue
-        job_env = {**workflow_env, **(spec["env"] if isinstance(spec.get("env"), dict) else {})}
+        job_env = {**workflow_env, **_env(spec)}
         job_conditions = _conditions(spec, _STEP_CONDITIONS, "job ", (spec, job_env))
         counts: dict[str, int] = {}
         steps = spec.get("steps")
@@ -148,9 +148,8 @@ def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gat
             found.append(Step(relative, str(job), kind, counts[kind],
                               _line(keys, ("jobs", job, "steps", index)),
                               (*job_conditions, *_conditions(
-                                  step, _STEP_CONDITIONS, "step ", (spec, {**job_env, **(
-                                      step["env"] if isinstance(step.get("env"), dict)
-                                      else {})}))),
+                                  step, _STEP_CONDITIONS, "step ",
+                                  (spec, {**job_env, **_env(step)}))),
                               events))
         uses = spec.get("uses")  # a reusable workflow job: ``uses: ./.github/workflows/x``
         if isinstance(uses, str) and posixpath.basename(uses.split("@", 1)[0]).startswith(
@@ -231,6 +230,12 @@ def _conditions(spec: dict[Any, Any], names: tuple[str, ...], prefix: str,
     turns it on is a changed condition."""
     return tuple((prefix + name, _resolved(_text(spec[name]), scope)) for name in names
                  if name in spec and _text(spec[name]) != "")
+
+
+def _env(spec: dict[Any, Any]) -> dict[Any, Any]:
+    """The ``env:`` a workflow, job or step sets (none when it is not a mapping)."""
+    env = spec.get("env")
+    return env if isinstance(env, dict) else {}
 
 
 # a context a GitHub expression reads that the workflow file itself sets
