@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLES, commit, git, run_cli
+from helpers import EXAMPLES, cases_for, commit, git, run_cli, write_jsonl
 
 ROOT = EXAMPLES.parent
 PYPROJECT = '[tool.pytest.ini_options]\nfailgate = "reports"\n'
@@ -161,3 +161,49 @@ def test_a_gate_condition_kept_while_what_it_reads_changes_is_named(
     assert code == 1, out
     assert "gate step .github/workflows/gate.yml:" in out
     assert shown in out
+
+
+def _initialised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A run's report committed with the ceilings ``failgate init`` set from it (which
+    records its case count under ``instrument:``)."""
+    project = tmp_path / "recorded"
+    cases = cases_for({"retrieval_miss": 30, "generator_hallucination": 10}, passed=100, seed=4)
+    write_jsonl(project / "reports" / "run.jsonl", cases)
+    git(project, "init", "-q", "-b", "main")
+    code, out, _ = run_cli(capsys, "init", str(project / "reports"), "--ceilings",
+                           str(project / "ceilings.yaml"))
+    assert code == 0, out
+    assert 'run: {cases: "140"}' in (project / "ceilings.yaml").read_text()
+    commit(project)
+    return project
+
+
+@pytest.mark.parametrize("told", [True, False])
+def test_a_report_renamed_away_from_its_recorded_case_set_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        told: bool) -> None:
+    """A run cut to 101 of its 140 cases is inconclusive as ``run``; written as ``run2``
+    no recorded case set holds it, and the gate judges it (and passes)."""
+    project = _initialised(tmp_path, capsys)
+    monkeypatch.chdir(project)
+    lines = (project / "reports" / "run.jsonl").read_text().splitlines(keepends=True)
+    (project / "reports" / "run.jsonl").write_text("".join(lines[:101]))
+    assert run_cli(capsys, "check", "reports")[0] == 3  # inconclusive: it stopped
+    (project / "reports" / "run.jsonl").rename(project / "reports" / "run2.jsonl")
+    assert run_cli(capsys, "check", "reports")[0] == 0  # the route: judged, and passes
+    code, out, err = run_cli(capsys, "guard", *(["reports"] if told else []), "--base", "main")
+    assert "Traceback" not in err
+    assert code == 1, out
+    assert "instrument.run: applies to a report of the run -> applies to no report" in out
+    assert "is judged now, not inconclusive" in out
+
+
+def test_a_recorded_report_left_in_place_passes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    project = _initialised(tmp_path, capsys)
+    monkeypatch.chdir(project)
+    (project / "notes.txt").write_text("an unrelated file\n")
+    for args in (["reports"], []):
+        code, out, _ = run_cli(capsys, "guard", *args, "--base", "main")
+        assert code == 0, out
