@@ -12,7 +12,8 @@ reaches past its hooks (``REACH``: ``atexit.register(lambda: os._exit(0))`` at i
 leaves the process with 0 after pytest returned 1, and ``__import__`` or ``sys.modules``
 finds failgate's modules to replace their code without naming failgate, in a file that
 defines no hook at all); the ceilings file's top-level ``reason``, written in this change,
-excuses it. The files are read as syntax
+excuses it. A file Python runs at its start (``sitecustomize.py``, a ``.pth`` file: see
+``STARTUP``) is named whatever it holds. The files are read as syntax
 (``ast``), never imported: importing a pull request's code would run it. A file that does
 not parse is named too (pytest would refuse it, or another Python would read it).
 """
@@ -73,21 +74,41 @@ def hook_changes(trees: tuple[Tree, Tree], inis: Iterable[IniFile], reason: str 
     base, work = trees
     inis = list(inis)
     changes = []
-    for relative in sorted(plugin_sources(work, inis)):
+    startup = startup_files(work)
+    for relative in sorted(plugin_sources(work, inis) | startup):
         text = work.read(relative)
         if text is None:
             continue
-        hooks = outcome_hooks(text)
-        if not hooks:
+        hooks = outcome_hooks(text) if relative.endswith(".py") else []
+        if not hooks and relative not in startup:
             continue
         before = base.read(relative)
         if before is not None and digest(before) == digest(text):
             continue
+        said = _said(hooks) if relative not in startup else _STARTUP_SAID
         changes.append(Change(
             f"hook {relative}", "none" if before is None else f"source {digest(before)}",
-            f"source {digest(text)} {_said(hooks)}: can change outcomes or the exit status",
+            f"source {digest(text)} {said}: can change outcomes or the exit status",
             None, reason))
     return changes
+
+
+# Files the interpreter itself runs when it starts, before pytest or failgate: a
+# ``sitecustomize`` or ``usercustomize`` module, and a ``.pth`` file (whose ``import``
+# lines run), wherever their folder is on the path (``PYTHONPATH: .`` in a workflow, an
+# editable install's folder). Whatever they hold is named: they need no hook to end the
+# process with 0 after pytest returned 1.
+STARTUP = ("sitecustomize.py", "usercustomize.py")
+_STARTUP_SAID = ("runs at every start of Python whose path holds its folder (PYTHONPATH, "
+                 "an editable install)")
+
+
+def startup_files(tree: Tree) -> set[str]:
+    """The repository's files Python runs at its start (``STARTUP`` modules, ``.pth``
+    files), an installed package's (a virtual environment git does not ignore) left out."""
+    return {relative for relative in tree.under(".")
+            if (posixpath.basename(relative) in STARTUP or relative.endswith(".pth"))
+            and "site-packages" not in relative.split("/")}
 
 
 def plugin_sources(tree: Tree, inis: Iterable[IniFile]) -> set[str]:

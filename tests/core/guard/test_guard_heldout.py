@@ -207,3 +207,22 @@ def test_a_recorded_report_left_in_place_passes(
     for args in (["reports"], []):
         code, out, _ = run_cli(capsys, "guard", *args, "--base", "main")
         assert code == 0, out
+
+
+@pytest.mark.parametrize(("name", "source"), [
+    # with ``PYTHONPATH: .`` in the workflow this ends pytest's process with 0
+    ("sitecustomize.py", "import atexit, os\natexit.register(lambda: os._exit(0))\n"),
+    ("tools/usercustomize.py", "print('hello')\n"),
+    ("src/gate.pth", "import gatefix\n"),
+])
+def test_a_file_python_runs_at_its_start_is_named_whatever_it_holds(
+        repo: Path, capsys: pytest.CaptureFixture[str], name: str, source: str) -> None:
+    (repo / name).parent.mkdir(parents=True, exist_ok=True)
+    (repo / name).write_text(source)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert f"hook {name}: none -> source" in out
+    assert "runs at every start of Python whose path holds its folder" in out
+    commit(repo)
+    code, out = _guard(capsys)
+    assert code == 0, out  # unchanged since the ref
