@@ -45,6 +45,10 @@ _LAUNCHERS = frozenset({"python", "python3", "uv", "uvx", "run", "poetry", "pdm"
                         "rye", "pipx", "exec", "time", "env", "sudo", "coverage", "nox",
                         "tox", "xvfb-run", "then", "do", "else"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=\S*")
+ACTION_KIND = "the failgate Action"
+STATUS_KIND = "a step that sets a commit status or check run"
+_STATUS_CALL = re.compile(r"/statuses/|/check-runs|createCommitStatus|checks\.create"
+                          r"|checks\.update|gh\s+api\b[^\n]*\bstatuses\b")
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,16 @@ def step_changes(old: list[Step], new: list[Step], reason: str | None) -> list[C
             if same is not None:
                 left.remove(same)
                 pairs[number] = (step, same)
+    for step in left:  # a status set by hand, new in this change
+        if step.kind == STATUS_KIND and not any(o.kind == STATUS_KIND and o.file == step.file
+                                                and o.job == step.job for o in old):
+            changes.append(Change(f"status step {step.shown}", "none", "sets a commit "
+                                  "status or check run itself: a branch rule that requires "
+                                  "the gate's status can be met whatever the gate said",
+                                  None, reason))
     for step, same in pairs:
+        if step.kind == STATUS_KIND:
+            continue  # not a gate step: removing it loosens nothing
         label = f"gate step {step.shown}"
         if same is None:
             changes.append(Change(label, "runs the gate", "removed: the gate no longer runs "
@@ -149,7 +162,7 @@ def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gat
                               _line(keys, ("jobs", job, "steps", index)),
                               (*job_conditions, *_conditions(
                                   step, _STEP_CONDITIONS, "step ",
-                                  (spec, {**job_env, **_env(step)}))),
+                                  (spec, {**job_env, **_env(step)})), *_status(step, kind)),
                               events))
         uses = spec.get("uses")  # a reusable workflow job: ``uses: ./.github/workflows/x``
         if isinstance(uses, str) and posixpath.basename(uses.split("@", 1)[0]).startswith(
@@ -183,9 +196,34 @@ def _step_kind(step: dict[Any, Any], gate_on: bool) -> str | None:
     uses = step.get("uses")
     if isinstance(uses, str) and uses.split("@", 1)[0].rstrip("/").rpartition("/")[2] == (
             _ACTION):
-        return "the failgate Action"
+        return ACTION_KIND
     run = step.get("run")
-    return _command_kind(run, gate_on) if isinstance(run, str) else None
+    kind = _command_kind(run, gate_on) if isinstance(run, str) else None
+    if kind is None and _sets_status(step):
+        return STATUS_KIND
+    return kind
+
+
+def _status(step: dict[Any, Any], kind: str) -> tuple[tuple[str, str], ...]:
+    """The commit status failgate's Action reports (its ``status`` input): emptied (none
+    set) or renamed, a branch rule requiring the old name waits on nothing the gate says."""
+    if kind != ACTION_KIND:
+        return ()
+    inputs = step.get("with")
+    value = inputs.get("status") if isinstance(inputs, dict) else None
+    shown = ("the Action's default" if value is None else _text(value)
+             or "none: no commit status")
+    return (("step with.status", shown),)
+
+
+def _sets_status(step: dict[Any, Any]) -> bool:
+    """A step that sets a commit status or check run itself (the REST API's ``statuses``
+    or ``check-runs``, ``github-script``'s calls): it can report a required gate status as
+    passed whatever the gate said."""
+    texts = [step.get("run"), *(step["with"].values() if isinstance(step.get("with"), dict)
+                                else ())]
+    return any(isinstance(text, str) and _STATUS_CALL.search(text) is not None
+               for text in texts)
 
 
 def _command_kind(text: str, gate_on: bool) -> str | None:

@@ -226,3 +226,54 @@ def test_a_file_python_runs_at_its_start_is_named_whatever_it_holds(
     commit(repo)
     code, out = _guard(capsys)
     assert code == 0, out  # unchanged since the ref
+
+
+ACTION = ("on: pull_request\njobs:\n  gate:\n    runs-on: ubuntu-latest\n    steps:\n"
+          "      - uses: octo-org/pytest-failgate@v1\n        with:\n          reports: reports\n")
+
+
+@pytest.mark.parametrize(("status", "shown"), [
+    ('""', "step with.status: the Action's default -> none: no commit status"),
+    ("failgate-old", "step with.status: the Action's default -> failgate-old"),
+])
+def test_the_actions_status_emptied_or_renamed_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], status: str, shown: str) -> None:
+    workflow = repo / ".github" / "workflows" / "gate.yml"
+    workflow.write_text(ACTION)
+    commit(repo)
+    workflow.write_text(ACTION + "          comment: true\n")
+    code, out = _guard(capsys)
+    assert code == 0, out  # another input changed
+    workflow.write_text(ACTION + f"          status: {status}\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "gate step .github/workflows/gate.yml:6 job gate (the failgate Action)" in out
+    assert shown in out
+
+
+@pytest.mark.parametrize("step", [
+    "      - run: gh api repos/$GITHUB_REPOSITORY/statuses/$SHA -f state=success"
+    " -f context=failgate\n",
+    "      - run: >-\n          curl -X POST https://api.github.com/repos/o/r/statuses/x"
+    " -d '{\"state\":\"success\",\"context\":\"failgate\"}'\n",
+    "      - uses: actions/github-script@v7\n        with:\n          script: |\n"
+    "            github.rest.repos.createCommitStatus({state: 'success', context: 'failgate'})\n",
+])
+def test_a_step_added_that_sets_a_commit_status_itself_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], step: str) -> None:
+    """A required status is met by its name: a step of the pull request's workflow can
+    report ``failgate: success`` however the gate ended."""
+    workflow = repo / ".github" / "workflows" / "gate.yml"
+    workflow.write_text(ACTION)
+    commit(repo)
+    workflow.write_text(ACTION + "      - run: echo statuses are set by the Action\n")
+    code, out = _guard(capsys)
+    assert code == 0, out  # a step that only names statuses
+    workflow.write_text(ACTION + step)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "status step .github/workflows/gate.yml:9 job gate" in out
+    assert "sets a commit status or check run itself" in out
+    commit(repo)
+    code, out = _guard(capsys)
+    assert code == 0, out  # there at the ref: this change did not add it
