@@ -45,6 +45,9 @@ _LAUNCHERS = frozenset({"python", "python3", "uv", "uvx", "run", "poetry", "pdm"
                         "rye", "pipx", "exec", "time", "env", "sudo", "coverage", "nox",
                         "tox", "xvfb-run", "then", "do", "else"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=\S*")
+# the shell's stop-on-error switched off, or an exit trap that ends the script with 0
+_ERREXIT_OFF = re.compile(r"\bset\s+\+\w*e\w*\b|\bset\s+\+o\s+errexit\b"
+                          r"|\btrap\b[^\n]*\bexit(?:\s+0)?\b[^\n]*\bEXIT\b")
 ACTION_KIND = "the failgate Action"
 STATUS_KIND = "a step that sets a commit status or check run"
 _STATUS_CALL = re.compile(r"/statuses/|/check-runs|createCommitStatus|checks\.create"
@@ -162,7 +165,8 @@ def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gat
                               _line(keys, ("jobs", job, "steps", index)),
                               (*job_conditions, *_conditions(
                                   step, _STEP_CONDITIONS, "step ",
-                                  (spec, {**job_env, **_env(step)})), *_status(step, kind)),
+                                  (spec, {**job_env, **_env(step)})), *_status(step, kind),
+                               *_kept(step.get("run"), step.get("shell"), gate_on)),
                               events))
         uses = spec.get("uses")  # a reusable workflow job: ``uses: ./.github/workflows/x``
         if isinstance(uses, str) and posixpath.basename(uses.split("@", 1)[0]).startswith(
@@ -188,7 +192,8 @@ def _gitlab_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gat
             counts[kind] = counts.get(kind, 0) + 1
             found.append(Step(relative, str(job), kind, counts[kind],
                               _line(keys, (job,)),
-                              _conditions(spec, _GITLAB_CONDITIONS, "job "), ()))
+                              (*_conditions(spec, _GITLAB_CONDITIONS, "job "),
+                               *_kept("\n".join(str(x) for x in lines), None, gate_on)), ()))
     return found
 
 
@@ -202,6 +207,47 @@ def _step_kind(step: dict[Any, Any], gate_on: bool) -> str | None:
     if kind is None and _sets_status(step):
         return STATUS_KIND
     return kind
+
+
+def _kept(run: object, shell: object, gate_on: bool) -> tuple[tuple[str, str], ...]:
+    """What lets a gate command's failure end its step green: its status read by ``||``,
+    lost in a pipe (a pipe's status is its last command's) or a background ``&``, the
+    shell's stop-on-error switched off (``set +e``, a custom ``shell:`` without ``-e``),
+    a trap that exits 0. GitHub and GitLab run a script with ``-e``: a failing command
+    ends it, so what follows on other lines cannot turn it green."""
+    found: list[str] = []
+    text = run.replace("\\\n", " ") if isinstance(run, str) else ""
+    if isinstance(shell, str) and "{0}" in shell and not re.search(r"\s-\w*e", shell):
+        found.append(f"shell {shell} (no -e)")
+    found += [match.group(0) for match in _ERREXIT_OFF.finditer(text)]
+    for line in text.splitlines():
+        for match in _COMMAND.finditer(line + " "):
+            if not _runs(line[:match.start(1)]):
+                continue
+            operator = _next_operator(line[match.end():])
+            if operator in ("||", "|", "&"):
+                found.append(f"{match.group(1)} ... {operator}")
+    return (("step exit status", "; ".join(dict.fromkeys(found))),) if found else ()
+
+
+def _next_operator(rest: str) -> str:
+    """The first shell operator of ``rest`` outside quotes (``||``, ``|``, ``&&``, ``&``,
+    ``;``), or ``""``."""
+    quote = ""
+    index = 0
+    while index < len(rest):
+        char = rest[index]
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "|&;":
+            double = rest[index:index + 2]
+            return double if double in ("||", "&&") else char
+        elif char == "#" and (index == 0 or rest[index - 1].isspace()):
+            return ""
+        index += 1
+    return ""
 
 
 def _status(step: dict[Any, Any], kind: str) -> tuple[tuple[str, str], ...]:

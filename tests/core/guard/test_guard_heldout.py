@@ -277,3 +277,47 @@ def test_a_step_added_that_sets_a_commit_status_itself_is_named(
     commit(repo)
     code, out = _guard(capsys)
     assert code == 0, out  # there at the ref: this change did not add it
+
+
+CHECK = ("on: pull_request\njobs:\n  gate:\n    runs-on: ubuntu-latest\n    steps:\n"
+         "      - run: {run}\n{more}")
+
+
+@pytest.mark.parametrize(("run", "more", "shown"), [
+    ("failgate check reports || true", "", "failgate ... ||"),
+    ("failgate check reports | tee gate.log", "", "failgate ... |"),
+    ("pytest --failgate reports &", "", "pytest ... &"),
+    ("set +e; failgate check reports; echo done", "", "set +e"),
+    ("trap 'exit 0' EXIT; failgate check reports", "", "trap 'exit 0' EXIT"),
+    ("failgate check reports", "        shell: bash {0}\n", "shell bash {0} (no -e)"),
+])
+def test_a_gate_commands_failure_discarded_in_its_shell_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], run: str, more: str,
+        shown: str) -> None:
+    """GitHub runs a step's script with ``bash -e``: a failing gate ends the step red,
+    unless the script reads its status (``||``), loses it in a pipe, or stops stopping."""
+    workflow = repo / ".github" / "workflows" / "gate.yml"
+    command = "pytest --failgate reports" if run.startswith("pytest") else (
+        "failgate check reports")
+    workflow.write_text(CHECK.format(run=command, more=""))
+    commit(repo)
+    for kept in (f"{command} && echo passed", f'{command} --color "a|b"',
+                 f"{command}  # no || here"):
+        workflow.write_text(CHECK.format(run=kept, more="        shell: bash\n"))
+        code, out = _guard(capsys)
+        assert code == 0, out
+    workflow.write_text(CHECK.format(run=run, more=more))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert f"step exit status: not set -> {shown}" in out
+
+
+def test_a_gitlab_gate_line_whose_failure_is_discarded_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gitlab = repo / ".gitlab-ci.yml"
+    gitlab.write_text("gate:\n  script:\n    - failgate check reports\n")
+    commit(repo)
+    gitlab.write_text("gate:\n  script:\n    - failgate check reports || echo failed\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "gate step .gitlab-ci.yml:1 job gate (failgate check) step exit status" in out
