@@ -7,10 +7,15 @@ of the CI files at the ref and now: GitHub workflows' steps (the failgate Action
 step ``python -m pytest_failgate.ci``, ``failgate check`` or ``guard``, ``pytest
 --failgate``, and ``pytest`` where the ini file turns the gate on) and GitLab jobs' script
 lines of the same commands. A gate step that is gone (its step, its job or its file), or
-whose condition changed (a step's or job's ``if:`` and ``continue-on-error``; a GitLab job's
-``allow_failure``, ``when``, ``rules``, ``only``, ``except``), or a workflow no longer run on
+whose condition changed (a step's or job's ``if:`` and ``continue-on-error``, with the
+``matrix`` and ``env`` values they read; a GitLab job's ``allow_failure``, ``when``,
+``rules``, ``only``, ``except``), whose shell discards its failure (``|| true``, a pipe,
+``set +e``), that runs in another folder, or whose Action reports another commit status
+(or none), or a workflow no longer run on
 an event it ran on (or on it with other filters: ``paths``, ``branches``, ``types``), is a
-loosening unless the ceilings file's top-level ``reason``, written in this change, says why.
+loosening unless the ceilings file's top-level ``reason``, written in this change, says why;
+so is a step added that sets a commit status or check run itself (it can meet the rule that
+requires the gate's status).
 
 The guard runs inside the workflow the pull request edits, so a change that removes the
 guard's own step is never checked by it: that is why the gate must also be a required
@@ -151,6 +156,7 @@ def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gat
         if not isinstance(spec, dict):
             continue
         job_env = {**workflow_env, **_env(spec)}
+        run = {**_run_defaults(data), **_run_defaults(spec)}  # ``defaults: run:``
         job_conditions = _conditions(spec, _STEP_CONDITIONS, "job ", (spec, job_env))
         counts: dict[str, int] = {}
         steps = spec.get("steps")
@@ -166,7 +172,10 @@ def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gat
                               (*job_conditions, *_conditions(
                                   step, _STEP_CONDITIONS, "step ",
                                   (spec, {**job_env, **_env(step)})), *_status(step, kind),
-                               *_kept(step.get("run"), step.get("shell"), gate_on)),
+                               *_kept(step.get("run"), step.get("shell", run.get("shell")),
+                                      gate_on),
+                               *_folder(step.get("working-directory",
+                                                 run.get("working-directory")))),
                               events))
         uses = spec.get("uses")  # a reusable workflow job: ``uses: ./.github/workflows/x``
         if isinstance(uses, str) and posixpath.basename(uses.split("@", 1)[0]).startswith(
@@ -228,6 +237,20 @@ def _kept(run: object, shell: object, gate_on: bool) -> tuple[tuple[str, str], .
             if operator in ("||", "|", "&"):
                 found.append(f"{match.group(1)} ... {operator}")
     return (("step exit status", "; ".join(dict.fromkeys(found))),) if found else ()
+
+
+def _run_defaults(spec: dict[Any, Any]) -> dict[Any, Any]:
+    """A workflow's or job's ``defaults: run:`` (its steps' shell and folder)."""
+    defaults = spec.get("defaults")
+    run = defaults.get("run") if isinstance(defaults, dict) else None
+    return run if isinstance(run, dict) else {}
+
+
+def _folder(value: object) -> tuple[tuple[str, str], ...]:
+    """The folder a gate step runs in: another one finds another ceilings file, pytest
+    configuration and reports (``sub/ceilings.yaml``, written loose), none of which the
+    guard, run from the top, compares."""
+    return (("step working-directory", _text(value)),) if _text(value) else ()
 
 
 def _next_operator(rest: str) -> str:

@@ -321,3 +321,29 @@ def test_a_gitlab_gate_line_whose_failure_is_discarded_is_named(
     code, out = _guard(capsys)
     assert code == 1, out
     assert "gate step .gitlab-ci.yml:1 job gate (failgate check) step exit status" in out
+
+
+@pytest.mark.parametrize(("job", "step", "shown"), [
+    ("", "        working-directory: sub\n", "step working-directory: not set -> sub"),
+    ("    defaults:\n      run:\n        working-directory: sub\n", "",
+     "step working-directory: not set -> sub"),
+    ("    defaults:\n      run:\n        shell: bash {0}\n", "",
+     "step exit status: not set -> shell bash {0} (no -e)"),
+])
+def test_a_gate_step_moved_to_another_folder_or_shell_by_defaults_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], job: str, step: str,
+        shown: str) -> None:
+    """In ``sub/`` the gate reads ``sub/ceilings.yaml`` (written loose by the same change)
+    and ``sub/reports``; the guard, run from the top, compares the top's file."""
+    workflow = repo / ".github" / "workflows" / "gate.yml"
+    workflow.write_text(CHECK.format(run="failgate check reports", more=""))
+    commit(repo)
+    (repo / "sub").mkdir()
+    shutil.copytree(repo / "reports", repo / "sub" / "reports")
+    (repo / "sub" / "ceilings.yaml").write_text("version: 1\ntaxonomy: rag\nceilings:\n"
+                                                "  unknown: 1000\n")
+    workflow.write_text(CHECK.format(run="failgate check reports", more=step).replace(
+        "    steps:\n", job + "    steps:\n"))
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert shown in out
