@@ -83,6 +83,7 @@ def gate_steps(tree: Tree, gate_on: bool) -> list[Step]:
     found: list[Step] = []
     files = [relative for relative in tree.under(WORKFLOWS)
              if relative.endswith((".yml", ".yaml"))]
+    docs = []
     for relative in [*files, GITLAB]:
         text = tree.read(relative)
         if text is None:
@@ -96,7 +97,34 @@ def gate_steps(tree: Tree, gate_on: bool) -> list[Step]:
         if relative == GITLAB:
             found += _gitlab_steps(relative, doc.data, doc.keys, gate_on)
         else:
+            docs.append((relative, doc))
             found += _github_steps(relative, doc.data, doc.keys, gate_on)
+    # a job that calls a reusable workflow of the repository holding a gate step runs the
+    # gate: its ``if:`` skips it, whatever the called file is named
+    gated = {step.file for step in found}
+    for relative, doc in docs:
+        found += _callers(relative, doc.data, doc.keys, gated)
+    return found
+
+
+def _callers(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gated: set[str]
+             ) -> list[Step]:
+    """The jobs of a workflow that call a reusable workflow running the gate (one of
+    ``gated``, or a file named ``gate...``/``failgate...`` elsewhere)."""
+    jobs = data.get("jobs")
+    events = _events(data.get("on", data.get(True)))
+    found: list[Step] = []
+    for job, spec in (jobs.items() if isinstance(jobs, dict) else ()):
+        uses = spec.get("uses") if isinstance(spec, dict) else None
+        if not isinstance(uses, str):
+            continue
+        called = uses.split("@", 1)[0]
+        local = posixpath.normpath(called[2:]) if called.startswith("./") else None
+        if local in gated or posixpath.basename(called).startswith(("failgate", "gate")):
+            found.append(Step(relative, str(job), f"reusable workflow {uses}", 1,
+                              _line(keys, ("jobs", job)),
+                              _conditions(spec, _STEP_CONDITIONS, "job ", (spec, {
+                                  **_env(data), **_env(spec)})), events))
     return found
 
 
@@ -177,11 +205,6 @@ def _github_steps(relative: str, data: dict[Any, Any], keys: dict[Any, Any], gat
                                *_folder(step.get("working-directory",
                                                  run.get("working-directory")))),
                               events))
-        uses = spec.get("uses")  # a reusable workflow job: ``uses: ./.github/workflows/x``
-        if isinstance(uses, str) and posixpath.basename(uses.split("@", 1)[0]).startswith(
-                ("failgate", "gate")):
-            found.append(Step(relative, str(job), f"reusable workflow {uses}", 1,
-                              _line(keys, ("jobs", job)), job_conditions, events))
     return found
 
 

@@ -347,3 +347,25 @@ def test_a_gate_step_moved_to_another_folder_or_shell_by_defaults_is_named(
     code, out = _guard(capsys)
     assert code == 1, out
     assert shown in out
+
+
+def test_a_job_calling_a_reusable_workflow_that_runs_the_gate_skipped_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The called file's name says nothing: it runs the gate because a step of it does."""
+    folder = repo / ".github" / "workflows"
+    (folder / "gate.yml").unlink()
+    (folder / "checks.yml").write_text(
+        "on: workflow_call\njobs:\n  run:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: failgate check reports\n")
+    caller = ("on: pull_request\njobs:\n  lint:\n    uses: ./.github/workflows/lint.yml\n"
+              "  checks:\n    uses: ./.github/workflows/checks.yml\n")
+    (folder / "ci.yml").write_text(caller)
+    commit(repo)
+    (folder / "ci.yml").write_text(caller.replace("lint.yml\n", "lint.yml\n    if: false\n"))
+    code, out = _guard(capsys)
+    assert code == 0, out  # the lint job runs no gate
+    (folder / "ci.yml").write_text(caller + "    if: false\n")
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert ("gate step .github/workflows/ci.yml:5 job checks (reusable workflow "
+            "./.github/workflows/checks.yml) job if: not set -> false") in out
