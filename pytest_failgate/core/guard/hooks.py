@@ -13,7 +13,9 @@ leaves the process with 0 after pytest returned 1, and ``__import__`` or ``sys.m
 finds failgate's modules to replace their code without naming failgate, in a file that
 defines no hook at all); the ceilings file's top-level ``reason``, written in this change,
 excuses it. A file Python runs at its start (``sitecustomize.py``, a ``.pth`` file: see
-``STARTUP``) is named whatever it holds. The files are read as syntax
+``STARTUP``) is named whatever it holds, and a test module pytest collects by default,
+added or edited, when its code ends the process or reaches failgate's (``_TEST_REACH``:
+its top level runs at collection). The files are read as syntax
 (``ast``), never imported: importing a pull request's code would run it. A file that does
 not parse is named too (pytest would refuse it, or another Python would read it).
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 import ast
 import configparser
 import posixpath
+import re
 from typing import TYPE_CHECKING
 
 from ..base.errors import FailgateError
@@ -75,11 +78,15 @@ def hook_changes(trees: tuple[Tree, Tree], inis: Iterable[IniFile], reason: str 
     inis = list(inis)
     changes = []
     startup = startup_files(work)
-    for relative in sorted(plugin_sources(work, inis) | startup):
+    plugins = plugin_sources(work, inis)
+    for relative in sorted(plugins | startup | test_modules(work, base)):
         text = work.read(relative)
         if text is None:
             continue
         hooks = outcome_hooks(text) if relative.endswith(".py") else []
+        if relative not in plugins | startup:  # a test module: no plugin, its code runs
+            hooks = [name for name in hooks if name in _TEST_REACH] + (
+                [_USES + PACKAGE] if PACKAGE in text else [])
         if not hooks and relative not in startup:
             continue
         before = base.read(relative)
@@ -101,6 +108,33 @@ def hook_changes(trees: tuple[Tree, Tree], inis: Iterable[IniFile], reason: str 
 STARTUP = ("sitecustomize.py", "usercustomize.py")
 _STARTUP_SAID = ("runs at every start of Python whose path holds its folder (PYTHONPATH, "
                  "an editable install)")
+
+
+# What a test module's code (run when pytest collects it: its top level, its tests, its
+# fixtures) needs to end the process with 0 after pytest returned 1, or to find failgate's
+# code without naming it; the rest of ``REACH`` (``getattr``, ``setattr``, ``sys.modules``)
+# is what tests do every day, and a test module's hooks are not loaded.
+_TEST_REACH = frozenset("uses " + name for name in (  # ``_USES``
+    "_exit", "atexit", "execv", "execve", "execl", "execle", "execlp", "execvp", "execvpe",
+    "kill", "killpg", "__import__", "import_module", "exitstatus"))
+PACKAGE = "pytest_failgate"  # failgate's code, named in a test module: said as used
+# the module names pytest collects by default (``python_files``)
+_TEST_MODULE = re.compile(r"(?:test_[^/]*|[^/]*_test)\.py")
+
+
+def test_modules(tree: Tree, base: Tree) -> set[str]:
+    """The repository's modules pytest collects by default (``test_*.py``, ``*_test.py``)
+    that differ from ``base`` (one git call, not one a module), an installed package's
+    left out."""
+    from .gitref import git
+
+    listed = [git(["diff", "--name-only", "-z", str(base.ref), "--"], tree.top),
+              git(["ls-files", "-z", "--others", "--exclude-standard"], tree.top)]
+    changed = {path for done in listed if done.returncode == 0
+               for path in done.stdout.split("\0") if path}
+    return {relative for relative in changed
+            if _TEST_MODULE.fullmatch(posixpath.basename(relative))
+            and "site-packages" not in relative.split("/")}
 
 
 def startup_files(tree: Tree) -> set[str]:

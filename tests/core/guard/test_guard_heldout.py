@@ -369,3 +369,31 @@ def test_a_job_calling_a_reusable_workflow_that_runs_the_gate_skipped_is_named(
     assert code == 1, out
     assert ("gate step .github/workflows/ci.yml:5 job checks (reusable workflow "
             "./.github/workflows/checks.yml) job if: not set -> false") in out
+
+
+@pytest.mark.parametrize(("source", "uses"), [
+    ("import atexit, os\n\n\ndef test_fine():\n    atexit.register(os._exit, 0)\n",
+     "uses atexit, _exit"),
+    ("import pytest_failgate.plugin.exitstatus as held\n\nheld.passing = bool\n",
+     "uses exitstatus, pytest_failgate"),
+])
+def test_a_test_module_whose_code_ends_the_process_or_reaches_failgate_is_named(
+        repo: Path, capsys: pytest.CaptureFixture[str], source: str, uses: str) -> None:
+    """pytest imports a test module and runs its tests before it exits: the same exit
+    handler as a conftest's, in a file no plugin list names."""
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_everyday.py").write_text(
+        "import sys\n\n\ndef test_patch(monkeypatch):\n"
+        "    monkeypatch.setitem(sys.modules, 'x', None)\n    assert getattr(sys, 'path')\n")
+    code, out = _guard(capsys)
+    assert code == 0, out  # what tests do every day
+    (repo / "tests" / "test_gate.py").write_text(source)
+    code, out = _guard(capsys)
+    assert code == 1, out
+    assert "hook tests/test_gate.py: none -> source" in out
+    assert f"{uses}: can change outcomes or the exit status" in out
+    commit(repo)
+    (repo / "tests" / "test_gate.py").write_text(source + "\n\ndef test_more():\n    pass\n")
+    code, out = _guard(capsys)
+    assert code == 1, out  # edited since the ref
+    assert "hook tests/test_gate.py: source" in out
