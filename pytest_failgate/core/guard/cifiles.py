@@ -37,6 +37,14 @@ if TYPE_CHECKING:
     from .settings import Table
 
 ENV = "PYTEST_ADDOPTS"
+# A CI file that sets this (to any non-empty value, as pytest reads it) loads no installed
+# plugin, failgate's among them: the gate is off as with ``-p no:failgate``, and its
+# context gets this word after ``addopts`` (``routes.selection`` names it)
+AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+AUTOLOAD_OFF = f"{AUTOLOAD}=1"
+# its assignment in a shell line, an ini ``setenv``, a Makefile, Python or YAML read as text
+_AUTOLOAD_SET = re.compile(rf"{AUTOLOAD}[\"']?\]?[ \t]*(?:[:?+]?=|:)[ \t]*([\"']?)"
+                           r"([^\s\"';&|,}]*)\1")
 CI_FILES = (".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml",
             ".travis.yml", "bitbucket-pipelines.yml", "Jenkinsfile", "tox.ini",
             "noxfile.py", "Makefile")
@@ -126,7 +134,7 @@ def ci_origins(tree: Tree, table: Table) -> dict[str, dict[str, str]]:
                 name, value = given.group(1), _unquote(given.group(2).strip())
                 words = (gate_words(_split(value), table, cli=True, command=CI_STEP_COMMAND)
                          if name == "args" else table.action_words({name: value}))
-            elif ENV in line or _COMMAND.search(line + " ") is not None:
+            elif ENV in line or AUTOLOAD in line or _COMMAND.search(line + " ") is not None:
                 words = [word for value in _text_values(line, table)
                          for word in _split(_unquote(value.strip()))]
             for key in setting_keys(words, table):
@@ -149,7 +157,7 @@ def setting_keys(words: list[str], table: Table) -> list[str]:
             keys.append(words[index + 1].partition("=")[0])
         elif word.startswith("-o") and len(word) > 2 and not word.startswith("--"):
             keys.append(word[2:].partition("=")[0].strip())
-        elif name in _CONFIG_OPTIONS or word.startswith("-pno:"):
+        elif name in _CONFIG_OPTIONS or word.startswith("-pno:") or word == AUTOLOAD_OFF:
             keys.append("addopts")
     return keys
 
@@ -169,7 +177,15 @@ def _text_values(text: str, table: Table) -> list[str]:
     """A file read as text: whole-line assignments, then the other assignments (of the
     lines left) and the gate's command lines."""
     lines = [match.group(1).strip() for match in _LINE.finditer(text)]
-    return lines + assigned(_LINE.sub("", text)) + command_options(text, table)
+    return (lines + assigned(_LINE.sub("", text)) + command_options(text, table)
+            + autoload_off(text))
+
+
+def autoload_off(text: str) -> list[str]:
+    """``[AUTOLOAD_OFF]`` when ``text`` sets ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` to a value
+    pytest reads as on (any but the empty string)."""
+    return [AUTOLOAD_OFF] if any(match.group(2) for match in _AUTOLOAD_SET.finditer(text)
+                                 ) else []
 
 
 def assigned(text: str) -> list[str]:
@@ -327,6 +343,8 @@ def _walk(data: Any, table: Table) -> tuple[list[str], list[str]]:
                     values.append(str(value["value"]))  # GitLab's {value:, description:}
                 elif key == ENV and _scalar(value):
                     values.append(str(value))
+                elif key == AUTOLOAD and (value is True or (_scalar(value) and str(value))):
+                    values.append(AUTOLOAD_OFF)
                 elif key in ("include", "local", "template") and isinstance(value, str):
                     included.append(value)
                 elif key == "include" and isinstance(value, list):
@@ -337,7 +355,7 @@ def _walk(data: Any, table: Table) -> tuple[list[str], list[str]]:
         elif isinstance(node, list):
             stack.extend(node)
         elif isinstance(node, str):
-            values += assigned(node) + command_options(node, table)
+            values += assigned(node) + command_options(node, table) + autoload_off(node)
     return values, included
 
 

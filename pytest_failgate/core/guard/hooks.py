@@ -7,8 +7,15 @@ or tighter, so the guard names every file of the repository pytest loads as a pl
 ``conftest.py``, a module named by ``pytest_plugins``, ``-p NAME`` in ``addopts`` or a CI
 file's options, a ``pytest11`` entry point of the project, a module of the repository a
 ``conftest.py`` imports, which may register its hooks) that this change adds or edits
-and that defines such a hook (``OUTCOME_HOOKS``, or any hook wrapper); the ceilings file's
-top-level ``reason``, written in this change, excuses it. The files are read as syntax
+and that defines such a hook (``OUTCOME_HOOKS``, or any hook wrapper), or whose code
+reaches past its hooks (``REACH``: ``atexit.register(lambda: os._exit(0))`` at import
+leaves the process with 0 after pytest returned 1, and ``__import__`` or ``sys.modules``
+finds failgate's modules to replace their code without naming failgate, in a file that
+defines no hook at all); the ceilings file's top-level ``reason``, written in this change,
+excuses it. A file Python runs at its start (``sitecustomize.py``, a ``.pth`` file: see
+``STARTUP``) is named whatever it holds, and a test module pytest collects by default,
+added or edited, when its code ends the process or reaches failgate's (``_TEST_REACH``:
+its top level runs at collection). The files are read as syntax
 (``ast``), never imported: importing a pull request's code would run it. A file that does
 not parse is named too (pytest would refuse it, or another Python would read it).
 """
@@ -18,6 +25,7 @@ from __future__ import annotations
 import ast
 import configparser
 import posixpath
+import re
 from typing import TYPE_CHECKING
 
 from ..base.errors import FailgateError
@@ -45,6 +53,18 @@ OUTCOME_HOOKS = frozenset({
     "pytest_plugin_registered", "pytest_load_initial_conftests", "pytest_exception_interact",
     "pytest_keyboard_interrupt", "pytest_internalerror",
 })
+# What code needs to reach past the hooks pytest calls it through: leave the process with a
+# status of its choosing (after pytest has returned its own), or find another module's code
+# (failgate's) and replace it without writing its name; as a name, an attribute, an
+# imported module or a string (``getattr(os, "_exit")``). Said as "uses NAME".
+REACH = frozenset({
+    "_exit", "exit", "quit", "abort", "SystemExit", "atexit", "kill", "killpg", "signal",
+    "execv", "execve", "execl", "execle", "execlp", "execvp", "execvpe", "fork",
+    "__import__", "import_module", "importlib", "modules", "exec", "eval", "setattr",
+    "delattr", "getattr", "vars", "globals", "__dict__", "__globals__", "__subclasses__",
+    "__class__", "__code__", "__builtins__", "builtins", "gc", "ctypes", "pluginmanager",
+    "exitstatus", "testsfailed", "shouldfail", "shouldstop",
+})
 _WRAPPERS = ("hookwrapper", "wrapper")
 _SHOWN = 4
 
@@ -57,22 +77,72 @@ def hook_changes(trees: tuple[Tree, Tree], inis: Iterable[IniFile], reason: str 
     base, work = trees
     inis = list(inis)
     changes = []
-    for relative in sorted(plugin_sources(work, inis)):
+    startup = startup_files(work)
+    plugins = plugin_sources(work, inis)
+    for relative in sorted(plugins | startup | test_modules(work, base)):
         text = work.read(relative)
         if text is None:
             continue
-        hooks = outcome_hooks(text)
-        if not hooks:
+        hooks = outcome_hooks(text) if relative.endswith(".py") else []
+        if relative not in plugins | startup:  # a test module: no plugin, its code runs
+            hooks = [name for name in hooks if name in _TEST_REACH] + (
+                [_USES + PACKAGE] if PACKAGE in text else [])
+        if not hooks and relative not in startup:
             continue
         before = base.read(relative)
         if before is not None and digest(before) == digest(text):
             continue
-        shown = ", ".join(hooks[:_SHOWN]) + (", ..." if len(hooks) > _SHOWN else "")
+        said = _said(hooks) if relative not in startup else _STARTUP_SAID
         changes.append(Change(
             f"hook {relative}", "none" if before is None else f"source {digest(before)}",
-            f"source {digest(text)} defines {shown}: can change outcomes or the exit status",
+            f"source {digest(text)} {said}: can change outcomes or the exit status",
             None, reason))
     return changes
+
+
+# Files the interpreter itself runs when it starts, before pytest or failgate: a
+# ``sitecustomize`` or ``usercustomize`` module, and a ``.pth`` file (whose ``import``
+# lines run), wherever their folder is on the path (``PYTHONPATH: .`` in a workflow, an
+# editable install's folder). Whatever they hold is named: they need no hook to end the
+# process with 0 after pytest returned 1.
+STARTUP = ("sitecustomize.py", "usercustomize.py")
+_STARTUP_SAID = ("runs at every start of Python whose path holds its folder (PYTHONPATH, "
+                 "an editable install)")
+
+
+# What a test module's code (run when pytest collects it: its top level, its tests, its
+# fixtures) needs to end the process with 0 after pytest returned 1, or to find failgate's
+# code without naming it; the rest of ``REACH`` (``getattr``, ``setattr``, ``sys.modules``)
+# is what tests do every day, and a test module's hooks are not loaded.
+_TEST_REACH = frozenset("uses " + name for name in (  # ``_USES``
+    "_exit", "atexit", "execv", "execve", "execl", "execle", "execlp", "execvp", "execvpe",
+    "kill", "killpg", "__import__", "import_module", "exitstatus"))
+PACKAGE = "pytest_failgate"  # failgate's code, named in a test module: said as used
+# the module names pytest collects by default (``python_files``)
+_TEST_MODULE = re.compile(r"(?:test_[^/]*|[^/]*_test)\.py")
+
+
+def test_modules(tree: Tree, base: Tree) -> set[str]:
+    """The repository's modules pytest collects by default (``test_*.py``, ``*_test.py``)
+    that differ from ``base`` (one git call, not one a module), an installed package's
+    left out."""
+    from .gitref import git
+
+    listed = [git(["diff", "--name-only", "-z", str(base.ref), "--"], tree.top),
+              git(["ls-files", "-z", "--others", "--exclude-standard"], tree.top)]
+    changed = {path for done in listed if done.returncode == 0
+               for path in done.stdout.split("\0") if path}
+    return {relative for relative in changed
+            if _TEST_MODULE.fullmatch(posixpath.basename(relative))
+            and "site-packages" not in relative.split("/")}
+
+
+def startup_files(tree: Tree) -> set[str]:
+    """The repository's files Python runs at its start (``STARTUP`` modules, ``.pth``
+    files), an installed package's (a virtual environment git does not ignore) left out."""
+    return {relative for relative in tree.under(".")
+            if (posixpath.basename(relative) in STARTUP or relative.endswith(".pth"))
+            and "site-packages" not in relative.split("/")}
 
 
 def plugin_sources(tree: Tree, inis: Iterable[IniFile]) -> set[str]:
@@ -104,10 +174,25 @@ def plugin_sources(tree: Tree, inis: Iterable[IniFile]) -> set[str]:
     return found
 
 
+def _said(found: list[str]) -> str:
+    """``defines A, B; uses C``: the hooks first, then what the code reaches for."""
+    parts = []
+    for verb, names in (("defines", [n for n in found if not n.startswith(_USES)]),
+                        ("uses", [n[len(_USES):] for n in found if n.startswith(_USES)])):
+        if names:
+            parts.append(f"{verb} " + ", ".join(names[:_SHOWN])
+                         + (", ..." if len(names) > _SHOWN else ""))
+    return "; ".join(parts)
+
+
+_USES = "uses "
+
+
 def outcome_hooks(text: str) -> list[str]:
     """The outcome hooks and hook wrappers a module's source defines (functions at any
-    depth, a class's methods included, and names assigned), in source order; a source that
-    does not parse is ``["(does not parse)"]``."""
+    depth, a class's methods included, and names assigned), in source order, then each
+    ``REACH`` name its code uses (``"uses atexit"``); a source that does not parse is
+    ``["(does not parse)"]``."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -121,7 +206,28 @@ def outcome_hooks(text: str) -> list[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             found += [(node.lineno, t.id) for t in targets
                       if isinstance(t, ast.Name) and t.id in OUTCOME_HOOKS]
-    return list(dict.fromkeys(name for _, name in sorted(found)))
+    reached: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        for name in _names(node):
+            if name in REACH:
+                reached.append((getattr(node, "lineno", 0), _USES + name))
+    return list(dict.fromkeys(name for _, name in [*sorted(found), *sorted(reached)]))
+
+
+def _names(node: ast.AST) -> list[str]:
+    """The names a node spells: a name, an attribute, each part of an imported module and
+    its imported names, a string constant."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [
+            node.module or "", *(a.name for a in node.names)]
+        return [part for module in modules for part in module.split(".")]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    return []
 
 
 def _wraps(decorator: ast.expr) -> bool:

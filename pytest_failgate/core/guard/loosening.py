@@ -342,20 +342,29 @@ def _add(found: list[Change], more: list[Change], where: int) -> None:
 
 def _vanished(work: Tree, base: Tree, pair: Pair, reports: Collection[str] | None,
               reason: str | None) -> list[Change]:
-    """``reports:`` overrides that no longer name a report: of the run's reports when the
-    guard was told them, else of the report files of the repository (one of that name there
-    at the ref and gone now was renamed or removed: the gate may have read it)."""
+    """``reports:`` overrides and ``instrument:`` records that no longer name a report: of
+    the run's reports when the guard was told them, else of the report files of the
+    repository (one of that name there at the ref and gone now was renamed or removed: the
+    gate may have read it)."""
     old, new = pair.old, pair.new
     overrides = {name: new.line(("reports", name)) for name in new.model.reports
                  if name in old.model.reports}
     excuses = {name: next((r for entry, ceiling in new.model.reports[name].items()
                            if (r := entry_reason(ceiling.reason, old.model.reports[name].get(
                                entry))) is not None), None) for name in overrides}
+    # the case set and instrument recorded for a report (``instrument:``), kept as it was
+    recorded = {name: new.line(("instrument", name)) for name in new.model.instrument
+                if old.model.instrument.get(name) == new.model.instrument[name]}
     if reports is not None:
-        return vanished(overrides, excuses, set(reports), reason)
-    then, now = report_files(base, overrides), report_files(work, overrides)
-    gone = {name: line for name, line in overrides.items() if then[name] - now[name]}
-    return vanished(gone, excuses, set(), reason)
+        return [*vanished(overrides, excuses, set(reports), reason),
+                *vanished(recorded, {}, set(reports), reason, "instrument")]
+    found = []
+    for section, entries in (("reports", overrides), ("instrument", recorded)):
+        then, now = report_files(base, entries), report_files(work, entries)
+        gone = {name: line for name, line in entries.items() if then[name] - now[name]}
+        found += vanished(gone, excuses if section == "reports" else {}, set(), reason,
+                          section)
+    return found
 
 
 def parse_version(path: Path) -> Version:

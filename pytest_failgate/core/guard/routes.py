@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from ..base.errors import FailgateError, display_path
 from ..base.inifile import IniFile, locate
+from .cifiles import AUTOLOAD_OFF
 from .enforced import Change
 from .settings import setting_changes
 
@@ -101,7 +102,8 @@ def selection(ini: IniFile, table: Table) -> list[str]:
         if name.startswith("--failgate"):
             found.append(token)
             continue
-        if token in _FLAGS or token.startswith("@"):  # @file: more arguments, read there
+        # @file: more arguments, read there; plugin autoloading off: failgate's too
+        if token in _FLAGS or token == AUTOLOAD_OFF or token.startswith("@"):
             found.append(token)
             continue
         for option in _WITH_VALUE:
@@ -336,18 +338,29 @@ def report_files(tree: Tree, names: Collection[str]) -> dict[str, set[str]]:
     return found
 
 
+# what an entry keyed by a report's name no longer does when it names none
+_UNAPPLIED = {
+    "reports": "the defaults govern it now",
+    # the case count and instrument a run is held to: a run cut short is judged now
+    "instrument": "a run of it with fewer cases, or measured otherwise, is judged now, not "
+                  "inconclusive",
+}
+
+
 def vanished(overrides: Mapping[str, int | None], reasons: Mapping[str, str | None],
-             names: Collection[str], reason: str | None) -> list[Change]:
-    """``reports:`` entries that existed at the ref and name no report of this run: the
-    report was renamed or removed, so a looser default governs it now."""
+             names: Collection[str], reason: str | None, section: str = "reports"
+             ) -> list[Change]:
+    """``reports:`` (or ``instrument:``, ``section``) entries that existed at the ref and
+    name no report of this run: the report was renamed or removed, so a looser default
+    governs it now (or no recorded case set holds a run cut short to account)."""
     changes = []
     for report, line in sorted(overrides.items()):
         if report in names:
             continue
         excuse = reasons.get(report) or reason
-        changes.append(Change(f"reports.{report}", "applies to a report of the run",
-                              "applies to no report (renamed or removed? the defaults govern "
-                              "it now)", line, excuse))
+        changes.append(Change(f"{section}.{report}", "applies to a report of the run",
+                              f"applies to no report (renamed or removed? "
+                              f"{_UNAPPLIED[section]})", line, excuse))
     return changes
 
 

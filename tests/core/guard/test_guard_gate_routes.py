@@ -113,7 +113,8 @@ def test_a_conftest_that_resets_the_exit_status_is_named(
     code, out = _guard(capsys)
     assert code == 1, out
     assert "hook conftest.py: none -> source" in out
-    assert "defines pytest_sessionfinish: can change outcomes or the exit status" in out
+    assert ("defines pytest_sessionfinish; uses exitstatus: can change outcomes or the exit "
+            "status") in out
 
 
 def test_a_hook_wrapper_of_any_name_in_a_nested_conftest_is_named(
