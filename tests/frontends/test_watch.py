@@ -305,3 +305,43 @@ def test_watch_against_a_baseline_holding_half_the_cases_compares_them(
     code, out, _ = run(capsys, "watch", "run.jsonl", "--replay", "--baseline", "baseline.jsonl")
     assert code == 0
     assert _settled(out) == ("pass", 100, 100, False)
+
+
+def test_lines_read_in_bulk_settle_and_fail_where_line_by_line_does(project: Path) -> None:
+    """``add_lines`` (a replay's lines classified in bulk) against ``add_raw`` (one line at
+    a time): the same lines printed, the same settled case, the same error at the same
+    line, whether a bad line comes before the verdict settles or after it."""
+    from functools import partial
+
+    from pytest_failgate import api
+    from pytest_failgate.commands.watching import replayed_line
+    from pytest_failgate.core.base.errors import FailgateError
+
+    good = [json.dumps(one).encode() for one in cases_for({"retrieval_miss": 6}, 70, seed=3)]
+    bad_kind = json.dumps(case("odd", answerable="yes")).encode()
+    variants = [good, [*good[:30], b"", b" \r", b"{not json", *good[30:]],
+                [*good[:5], bad_kind, *good[5:]], [*good[:60], good[0], *good[60:]],
+                [b"\xef\xbb\xbf" + good[0], *good[1:]], [*good, bad_kind]]
+    for lines in variants:
+        outcomes = []
+        for bulk in (False, True):
+            gate = api.sequential_gate(len(lines), ceilings=project / "ceilings.yaml")
+            shown: list[str] = []
+            error = None
+            try:
+                if bulk:
+                    for at in range(0, len(lines), 7):
+                        shown += gate.add_lines(lines[at:at + 7], replayed_line)
+                        if gate.settled is not None:
+                            break
+                else:
+                    for raw in lines:
+                        shown += gate.add_raw(raw, partial(replayed_line, line=gate.line))
+                        if gate.settled is not None:
+                            break
+            except FailgateError as exc:
+                error = str(exc)
+            outcomes.append((shown, error, gate.line, gate.cases_read, gate.settled))
+        assert outcomes[0] == outcomes[1]
+    assert outcomes[0][1] is None  # the last variant's bad line: after the settled case
+    assert outcomes[0][4] is not None
