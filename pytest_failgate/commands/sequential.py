@@ -452,12 +452,9 @@ class CaseGate:
                                        form.to_mapping)
                 except self._problem as exc:
                     problem = exc
-                for case_id, category in done:
-                    self.line += 1
-                    self.cases_read += 1
-                    yield from self.finished(case_id, category)
-                    if gate.settled is not None:
-                        return
+                yield from self._gate_all(done)
+                if gate.settled is not None:
+                    return
                 if problem is not None:
                     self.line += 1
                     self.cases_read += 1
@@ -465,6 +462,30 @@ class CaseGate:
             if stop < count:
                 yield from self.add_raw(raws[stop], _text_after(text, self.line))
             at = stop + 1
+
+    def _gate_all(self, done: list[tuple[str, str | None]]) -> Iterator[str]:
+        """Cases classified (``add_lines``), gated in the planned order until the verdict
+        settles. Without a plan or a baseline, and past the first ``PROGRESS_BURST``
+        cases (each shown), a plain gate takes them in bulk (``SequentialGate.advance``:
+        up to the first that may change a state, shown with what it changed); progress
+        is then shown at most once a bulk, still at ``Pace``'s rate."""
+        gate = self.gate
+        bulk = self.plan is None and self._baseline is None and gate.plain
+        at, count = 0, len(done)
+        categories = [category for _, category in done] if bulk else []
+        while at < count and gate.settled is None:
+            if not bulk or gate.n < PROGRESS_BURST:
+                case_id, category = done[at]
+                self.line += 1
+                self.cases_read += 1
+                yield from self.finished(case_id, category)
+                at += 1
+                continue
+            added = gate.advance(categories[at:])
+            at += added
+            self.line += added
+            self.cases_read += added
+            yield from self._changes(*done[at - 1])
 
     def pending(self) -> Iterator[str]:
         """The latest progress line not printed (``Pace``): printed when the run ends, or

@@ -38,8 +38,12 @@ decisions made from the interval compare integers.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from ..base.classes import dataclass
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _LOG_FACTORIALS = [0.0]  # log k!, grown as populations need: a look is table lookups
 
@@ -135,53 +139,98 @@ class CountSequence:
         0, the one there is, as ``StratifiedCount.add`` takes it).
 
         ``narrow=False`` keeps the interval to what is certain and skips the statistics
-        (for a count already decided, whose interval no longer matters). Called for every
-        item at every case (``failgate watch``), so the usual look (both ends still
-        inside: ``_narrowed``) is computed here, in locals, as ``_inside`` computes it."""
+        (for a count already decided, whose interval no longer matters)."""
+        if narrow:
+            self.advance((marked,))
+            return
         population = self.population
         n = self.n
         if n >= population:
             raise ValueError(f"more than the {population} planned cases")
         n = self.n = n + 1
         s = self.s
-        lgamma, a, b = math.lgamma, self.a, self.b
         # lgamma(s + a) changes with s only, lgamma(n - s + b) with n - s: one of them a look
         if marked:
             s = self.s = s + 1
-            self._lgamma_a = lgamma(s + a)
+            self._lgamma_a = math.lgamma(s + self.a)
         else:
-            self._lgamma_b = lgamma(n - s + b)
+            self._lgamma_b = math.lgamma(n - s + self.b)
         top = s + population - n  # the most the prefix allows: every remaining case marked
         low, high = self.low, self.high
         if low < s:
             low = s
         if high > top:
             high = top
-        if not narrow:
-            self.low, self.high = (low, high) if low <= high else (s, top)
-            return
-        lf = self._lf
-        # log BetaBin(s) + log s! (n - s)! N! / (n! (N - n)!), the binomials cancelled
-        bar = self._bar = (
-            self._lgamma_a
-            + self._lgamma_b
-            - lgamma(n + a + b)
-            + lf[population]
-            - lf[population - n]
-            - self._prior_and_threshold
-        )
-        if low <= high:
-            rest = population - low
-            if lf[low] - lf[low - s] + lf[rest] - lf[rest - n + s] > bar:
-                rest = population - high
-                if lf[high] - lf[high - s] + lf[rest] - lf[rest - n + s] > bar:
+        self.low, self.high = (low, high) if low <= high else (s, top)
+
+    def advance(self, marks: Sequence[bool], limit: int | None = None) -> int:
+        """``add`` each of ``marks`` in turn (narrowing), stopping after the first case
+        that moves the interval across ``limit`` (its low end above it, or its high end
+        to it or below, where it was not before): the cases added. The gate's usual
+        look, case after case of one count (``SequentialGate.advance``), so it runs in
+        locals; the usual step (both ends still inside the confidence set) is computed
+        here as ``_inside`` computes it, with one new ``lgamma``."""
+        population, n, s = self.population, self.n, self.s
+        low, high = self.low, self.high
+        lgamma, a, b, lf = math.lgamma, self.a, self.b, self._lf
+        lgamma_a, lgamma_b = self._lgamma_a, self._lgamma_b
+        prior_and_threshold, whole = self._prior_and_threshold, lf[population]
+        if limit is None:  # no stop: ends that never cross
+            over, cleared = population, -1
+        else:
+            over, cleared = limit, limit
+        was_over, was_cleared = low > over, high <= cleared
+        added = 0
+        for marked in marks:
+            if n >= population:
+                self.n, self.s, self.low, self.high = n, s, low, high
+                self._lgamma_a, self._lgamma_b = lgamma_a, lgamma_b
+                raise ValueError(f"more than the {population} planned cases")
+            n += 1
+            added += 1
+            # lgamma(s + a) changes with s only, lgamma(n - s + b) with n - s: one a look
+            if marked:
+                s += 1
+                lgamma_a = lgamma(s + a)
+            else:
+                lgamma_b = lgamma(n - s + b)
+            top = s + population - n  # the most the prefix allows: every remaining marked
+            if low < s:
+                low = s
+            if high > top:
+                high = top
+            # log BetaBin(s) + log s! (n - s)! N! / (n! (N - n)!), the binomials cancelled
+            bar = (lgamma_a + lgamma_b - lgamma(n + a + b) + whole - lf[population - n]
+                   - prior_and_threshold)
+            inside = False
+            if low <= high:
+                rest = population - low
+                if lf[low] - lf[low - s] + lf[rest] - lf[rest - n + s] > bar:
+                    rest = population - high
                     # both ends inside: so is every count between them (the set is an
                     # interval around the mode), and ``_narrowed`` would keep both
-                    self.low, self.high = low, high
-                    return
-        interval = self._narrowed(low, high)
-        # empty: the sequence missed (probability <= alpha); keep what is certain
-        self.low, self.high = interval if interval is not None else (s, top)
+                    inside = lf[high] - lf[high - s] + lf[rest] - lf[rest - n + s] > bar
+            if not inside:
+                self.n, self.s, self._bar = n, s, bar
+                interval = self._narrowed(low, high)
+                # empty: the sequence missed (probability <= alpha); keep what is certain
+                low, high = interval if interval is not None else (s, top)
+            if (low > over) is not was_over or (high <= cleared) is not was_cleared:
+                break
+        self.n, self.s, self.low, self.high = n, s, low, high
+        self._lgamma_a, self._lgamma_b = lgamma_a, lgamma_b
+        if added:
+            self._bar = bar
+        return added
+
+    def mark(self) -> tuple[int, int, int, int, float, float, float]:
+        """Where the sequence is (``restore`` returns it there): all ``advance`` changes."""
+        return (self.n, self.s, self.low, self.high, self._lgamma_a, self._lgamma_b,
+                self._bar)
+
+    def restore(self, mark: tuple[int, int, int, int, float, float, float]) -> None:
+        (self.n, self.s, self.low, self.high, self._lgamma_a, self._lgamma_b,
+         self._bar) = mark
 
     def log_martingale(self, count: int) -> float:
         """``log M_n(count)``: ``+inf`` for a count the prefix rules out."""
