@@ -465,23 +465,35 @@ class CaseGate:
 
     def _gate_all(self, done: list[tuple[str, str | None]]) -> Iterator[str]:
         """Cases classified (``add_lines``), gated in the planned order until the verdict
-        settles. Without a plan or a baseline, and past the first ``PROGRESS_BURST``
-        cases (each shown), a plain gate takes them in bulk (``SequentialGate.advance``:
-        up to the first that may change a state, shown with what it changed); progress
-        is then shown at most once a bulk, still at ``Pace``'s rate."""
-        gate = self.gate
-        bulk = self.plan is None and self._baseline is None and gate.plain
-        at, count = 0, len(done)
+        settles. Without a baseline, and past the first ``PROGRESS_BURST`` cases (each
+        shown), a plain gate takes them in bulk (``SequentialGate.advance``: up to the
+        first that may change a state, shown with what it changed): all of them without
+        a plan, else each run of cases that come in the plan's order (each released
+        alone, ``PlannedOrder.next_is``); the others one at a time, as ``finished``
+        takes them. Progress is then shown at most once a bulk, still at ``Pace``'s
+        rate."""
+        gate, order = self.gate, self.order
+        bulk = self._baseline is None and gate.plain
+        at = ready = 0  # done[at:ready]: released in the plan's order, not yet gated
+        count = len(done)
         categories = [category for _, category in done] if bulk else []
         while at < count and gate.settled is None:
-            if not bulk or gate.n < PROGRESS_BURST:
+            if ready == at and bulk and gate.n >= PROGRESS_BURST:
+                if order is None:
+                    ready = count
+                else:
+                    while ready < count and order.next_is(done[ready][0]):
+                        order.finish(*done[ready])
+                        ready += 1
+            if ready == at:  # one at a time
                 case_id, category = done[at]
                 self.line += 1
                 self.cases_read += 1
                 yield from self.finished(case_id, category)
                 at += 1
+                ready = at
                 continue
-            added = gate.advance(categories[at:])
+            added = gate.advance(categories[at:ready])
             at += added
             self.line += added
             self.cases_read += added

@@ -539,6 +539,11 @@ class PlannedOrder:
     def __len__(self) -> int:
         return len(self._position)
 
+    def next_is(self, case_id: str) -> bool:
+        """Whether ``finish(case_id, ...)`` would release that case alone: it is the next
+        planned case and none after it has finished."""
+        return not self._waiting and self._position.get(case_id) == self.released
+
     def finish(self, case_id: str, category: str | None) -> list[tuple[str, str | None]]:
         """A case finished with ``category``; returns the cases now released (id and
         category), in plan order (none while an earlier planned case is still running)."""
