@@ -7,7 +7,7 @@ import random
 import re
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from helpers import CATEGORY_CASES, CONFIDENCE, case, cases_for, write_ceilings, write_jsonl
@@ -338,7 +338,7 @@ def test_lines_read_in_bulk_settle_and_fail_where_line_by_line_does(project: Pat
                  project / "plan.json"), (swapped, None),
                 ([*(json.dumps(one).encode() for one in cases_for({"retrieval_miss": 9}, 291)),
                   bad_kind], None)]  # fails at its fifth miss: the bad line is not reached
-    outcomes = []
+    outcomes: list[tuple[list[str], str | None, int, int, Any]] = []
     for lines, plan_file in variants:
         outcomes = []
         for bulk in (False, True):
