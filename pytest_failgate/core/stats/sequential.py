@@ -139,29 +139,57 @@ class CountSequence:
         0, the one there is, as ``StratifiedCount.add`` takes it).
 
         ``narrow=False`` keeps the interval to what is certain and skips the statistics
-        (for a count already decided, whose interval no longer matters)."""
-        if narrow:
-            self.advance((marked,))
-            return
+        (for a count already decided, whose interval no longer matters). Called for every
+        item at every case (``failgate watch`` with strata, a baseline or the futility
+        stop), so the usual look (both ends still inside: ``_narrowed``) is computed here,
+        in locals, as ``_inside`` computes it: the step ``advance`` runs case after case,
+        written out in both for speed (a call a case costs a third more), and pinned
+        together by the tests (every bound after every case).
+        """
         population = self.population
         n = self.n
         if n >= population:
             raise ValueError(f"more than the {population} planned cases")
         n = self.n = n + 1
         s = self.s
+        lgamma, a, b = math.lgamma, self.a, self.b
         # lgamma(s + a) changes with s only, lgamma(n - s + b) with n - s: one of them a look
         if marked:
             s = self.s = s + 1
-            self._lgamma_a = math.lgamma(s + self.a)
+            self._lgamma_a = lgamma(s + a)
         else:
-            self._lgamma_b = math.lgamma(n - s + self.b)
+            self._lgamma_b = lgamma(n - s + b)
         top = s + population - n  # the most the prefix allows: every remaining case marked
         low, high = self.low, self.high
         if low < s:
             low = s
         if high > top:
             high = top
-        self.low, self.high = (low, high) if low <= high else (s, top)
+        if not narrow:
+            self.low, self.high = (low, high) if low <= high else (s, top)
+            return
+        lf = self._lf
+        # log BetaBin(s) + log s! (n - s)! N! / (n! (N - n)!), the binomials cancelled
+        bar = self._bar = (
+            self._lgamma_a
+            + self._lgamma_b
+            - lgamma(n + a + b)
+            + lf[population]
+            - lf[population - n]
+            - self._prior_and_threshold
+        )
+        if low <= high:
+            rest = population - low
+            if lf[low] - lf[low - s] + lf[rest] - lf[rest - n + s] > bar:
+                rest = population - high
+                if lf[high] - lf[high - s] + lf[rest] - lf[rest - n + s] > bar:
+                    # both ends inside: so is every count between them (the set is an
+                    # interval around the mode), and ``_narrowed`` would keep both
+                    self.low, self.high = low, high
+                    return
+        interval = self._narrowed(low, high)
+        # empty: the sequence missed (probability <= alpha); keep what is certain
+        self.low, self.high = interval if interval is not None else (s, top)
 
     def advance(self, marks: Sequence[bool], limit: int | None = None) -> int:
         """``add`` each of ``marks`` in turn (narrowing), stopping after the first case
