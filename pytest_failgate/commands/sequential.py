@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from ..core.base.result import GateResult
     from ..core.gate.sequential import ItemLook, Settled
     from ..core.reports.caseset import CaseSet
+    from ..core.reports.jsondecode import Form
     from ..core.reports.sink import CaseSink
     from ..core.taxonomy import Taxonomy
     from .app import Failgate
@@ -292,6 +293,8 @@ class CaseGate:
         self._states = {look.name: look.state for look in self.gate.looks()}
         self.progress = Pace()
         self._decode: Callable[[bytes], Any] | None = None  # ``add_raw``'s: ``check``'s
+        # ``add_lines``': ``check``'s decoder of a line (a struct with ``[fast]``), its form
+        self._bulk: tuple[Callable[[bytes], Any], Form] | None = None
         from ..core.reports.jsondecode import JsonSyntaxError, ShapeError
         from ..core.reports.sink import CaseProblem
 
@@ -413,6 +416,89 @@ class CaseGate:
                 return
         yield from self.add_line(text(raw))
 
+    def add_lines(self, raws: list[bytes], text: Callable[[bytes, int], str]
+                  ) -> Iterator[str]:
+        """Lines of a JSON Lines report already read (bytes), as ``add_raw`` takes each one,
+        stopping at the settled verdict: each run of lines the decoder takes is decoded,
+        then classified in bulk by ``check``'s generated loop (``CaseSink.classify``), then
+        gated case by case, so the verdict settles on the same case as one line at a time
+        (the cases after it were classified, never gated: the result is the gate's alone).
+        A blank or refused line goes to ``add_raw``, with ``text(raw, lines before it)``;
+        a case refused is the error ``add_raw`` raises, once the cases before it are gated."""
+        if self._bulk is None:
+            from ..core.reports.jsondecode import decoder
+
+            found = decoder()
+            self._bulk = (found.case_decoder(self.sink.fields), found.form(self.sink.fields))
+        decode, form = self._bulk
+        refused, gate = self._refused, self.gate
+        at, count = 0, len(raws)
+        while at < count and gate.settled is None:
+            cases: list[Any] = []
+            stop = at
+            for raw in raws[at:]:
+                if not raw or raw.isspace():
+                    break
+                try:
+                    cases.append(decode(raw))
+                except refused:
+                    break
+                stop += 1
+            if cases:
+                done: list[tuple[str, str | None]] = []
+                problem = None
+                try:
+                    self.sink.classify(cases, done, form.struct, form.missing,
+                                       form.to_mapping)
+                except self._problem as exc:
+                    problem = exc
+                yield from self._gate_all(done)
+                if gate.settled is not None:
+                    return
+                if problem is not None:
+                    self.line += 1
+                    self.cases_read += 1
+                    raise FailgateError(str(problem), self.path, self.line) from None
+            if stop < count:
+                yield from self.add_raw(raws[stop], _text_after(text, self.line))
+            at = stop + 1
+
+    def _gate_all(self, done: list[tuple[str, str | None]]) -> Iterator[str]:
+        """Cases classified (``add_lines``), gated in the planned order until the verdict
+        settles. Without a baseline, and past the first ``PROGRESS_BURST`` cases (each
+        shown), a plain gate takes them in bulk (``SequentialGate.advance``: up to the
+        first that may change a state, shown with what it changed): all of them without
+        a plan, else each run of cases that come in the plan's order (each released
+        alone, ``PlannedOrder.next_is``); the others one at a time, as ``finished``
+        takes them. Progress is then shown at most once a bulk, still at ``Pace``'s
+        rate."""
+        gate, order = self.gate, self.order
+        bulk = self._baseline is None and gate.plain
+        at = ready = 0  # done[at:ready]: released in the plan's order, not yet gated
+        count = len(done)
+        categories = [category for _, category in done] if bulk else []
+        while at < count and gate.settled is None:
+            if ready == at and bulk and gate.n >= PROGRESS_BURST:
+                if order is None:
+                    ready = count
+                else:
+                    while ready < count and order.next_is(done[ready][0]):
+                        order.finish(*done[ready])
+                        ready += 1
+            if ready == at:  # one at a time
+                case_id, category = done[at]
+                self.line += 1
+                self.cases_read += 1
+                yield from self.finished(case_id, category)
+                at += 1
+                ready = at
+                continue
+            added = gate.advance(categories[at:ready])
+            at += added
+            self.line += added
+            self.cases_read += added
+            yield from self._changes(*done[at - 1])
+
     def pending(self) -> Iterator[str]:
         """The latest progress line not printed (``Pace``): printed when the run ends, or
         stops on an error, so the last case gated is always shown."""
@@ -438,6 +524,11 @@ class CaseGate:
 
 PROGRESS_BURST = 100  # progress lines printed one a case before the rate applies
 PROGRESS_RATE = 10.0  # progress lines a second after the burst: what a person reads
+
+
+def _text_after(text: Callable[[bytes, int], str], line: int) -> Callable[[bytes], str]:
+    """``text`` of a line read after ``line`` lines, as ``add_raw`` takes it."""
+    return lambda raw: text(raw, line)
 
 
 def _case_line(n: int, planned: int, case_id: str, category: str | None) -> str:

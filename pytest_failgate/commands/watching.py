@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 LINE_BYTES = 64 << 20  # the longest line of a followed report: one case, however verbose
 CHUNK = 1 << 20  # read this much at a time: memory stays bounded whatever the report holds
 DRAIN_BYTES = 64 << 20  # read at most this much more to count the cases a stopped run paid for
+# lines classified at a time (``batches``): the generated loop's set-up spread over them,
+# the cases after a settled verdict's few (they are classified, not gated)
+BATCH = 256
 
 
 class Follow:
@@ -125,6 +128,30 @@ def replayed_text(raw: bytes, first: bool) -> str:
     return raw.decode("utf-8-sig" if first else "utf-8", errors="replace").rstrip("\r\n")
 
 
+def replayed_line(raw: bytes, line: int) -> str:
+    """A replayed line's text, after ``line`` lines (``CaseGate.add_lines``)."""
+    return replayed_text(raw, first=line == 0)
+
+
+def batches(lines: Iterator[bytes], size: int = BATCH) -> Iterator[list[bytes]]:
+    """``lines`` in lists of ``size`` (``CaseGate.add_lines`` classifies each in bulk); an
+    error reading them comes after the lines before it, so those are gated first (a
+    verdict settled on them ends the run before the error is reached, as line by line)."""
+    held: list[bytes] = []
+    try:
+        for line in lines:
+            held.append(line)
+            if len(held) >= size:
+                yield held
+                held = []
+    except FailgateError:
+        if held:
+            yield held
+        raise
+    if held:
+        yield held
+
+
 def replayed(path: Path, limit: int | None = None) -> Iterator[bytes]:
     """A finished report's lines as read (without their ``\\n``), each bounded as a
     followed report's are: read ``CHUNK`` bytes at a time and split in native code (a
@@ -171,8 +198,8 @@ def watch(config: Config | Failgate, request: Watch) -> Iterator[str | Watched]:
     limit = app.read_spec().max_bytes
     if request.replay:
         try:
-            for raw in replayed(request.report, limit):
-                yield from feed.add_raw(raw, partial(replayed_text, first=feed.line == 0))
+            for lines in batches(replayed(request.report, limit)):
+                yield from feed.add_lines(lines, replayed_line)
                 if feed.gate.settled is not None:
                     break
         except FailgateError:

@@ -7,7 +7,7 @@ import random
 import re
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from helpers import CATEGORY_CASES, CONFIDENCE, case, cases_for, write_ceilings, write_jsonl
@@ -305,3 +305,68 @@ def test_watch_against_a_baseline_holding_half_the_cases_compares_them(
     code, out, _ = run(capsys, "watch", "run.jsonl", "--replay", "--baseline", "baseline.jsonl")
     assert code == 0
     assert _settled(out) == ("pass", 100, 100, False)
+
+
+def test_lines_read_in_bulk_settle_and_fail_where_line_by_line_does(project: Path) -> None:
+    """``add_lines`` (a replay's lines classified and gated in bulk) against ``add_raw``
+    (one line at a time): the same lines printed (progress aside: past the first 100
+    cases it is at a rate), the same settled case, the same error at the same line, a bad
+    line before the verdict settles or after it; with a plan too, cases out of its order
+    among them (each then released as ``PlannedOrder`` releases it)."""
+    from functools import partial
+
+    from pytest_failgate import api
+    from pytest_failgate.commands.watching import replayed_line
+    from pytest_failgate.core.base.errors import FailgateError
+
+    cases = cases_for({"retrieval_miss": 3, "generator_hallucination": 1}, 296, seed=3)
+    good = [json.dumps(one).encode() for one in cases]
+    bad_kind = json.dumps(case("odd", answerable="yes")).encode()
+    swapped = [*good[:150], good[152], good[150], good[151], *good[153:]]
+    write_jsonl(project / "cases.jsonl", cases)
+    assert main(["plan", str(project / "cases.jsonl"), "--seed", "1", "--out",
+                 str(project / "plan.json")]) == 0
+    plan = json.loads((project / "plan.json").read_text())["cases"]
+    by_id = {one["id"]: line for one, line in zip(cases, good, strict=True)}
+    planned = [by_id[case_id] for case_id in plan]
+    variants = [(good, None), ([*good[:130], b"", b" \r", b"{not json", *good[130:]], None),
+                ([*good[:140], bad_kind, *good[140:]], None),
+                ([*good[:160], good[0], *good[160:]], None),
+                ([b"\xef\xbb\xbf" + good[0], *good[1:]], None), ([*good, bad_kind], None),
+                (planned, project / "plan.json"),
+                ([*planned[:120], planned[125], *planned[120:125], *planned[126:]],
+                 project / "plan.json"), (swapped, None),
+                ([*(json.dumps(one).encode() for one in cases_for({"retrieval_miss": 9}, 291)),
+                  bad_kind], None)]  # fails at its fifth miss: the bad line is not reached
+    outcomes: list[tuple[list[str], str | None, int, int, Any]] = []
+    for lines, plan_file in variants:
+        outcomes = []
+        for bulk in (False, True):
+            gate = api.sequential_gate(len(lines), ceilings=project / "ceilings.yaml",
+                                       plan=plan_file)
+            shown: list[str] = []
+            error = None
+            try:
+                if bulk:
+                    for at in range(0, len(lines), 37):
+                        shown += gate.add_lines(lines[at:at + 37], replayed_line)
+                        if gate.settled is not None:
+                            break
+                else:
+                    for raw in lines:
+                        shown += gate.add_raw(raw, partial(replayed_line, line=gate.line))
+                        if gate.settled is not None:
+                            break
+            except FailgateError as exc:
+                error = str(exc)
+            outcomes.append((shown, error, gate.line, gate.cases_read, gate.settled))
+        assert outcomes[0][1:] == outcomes[1][1:]
+        changed = [[line for i, line in enumerate(got[0]) if line.startswith("  ") or
+                    (i + 1 < len(got[0]) and got[0][i + 1].startswith("  "))]
+                   for got in outcomes]
+        assert changed[0] == changed[1]
+        assert outcomes[0][0][:100] == outcomes[1][0][:100]
+    assert outcomes[0][1] is None  # the last variant's bad line: after the settled case
+    assert outcomes[0][4] is not None
+    assert outcomes[0][4].verdict == "fail"
+    assert 100 < outcomes[0][4].n < 291

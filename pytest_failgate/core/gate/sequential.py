@@ -41,14 +41,14 @@ from ..base.formatting import format_number
 from ..base.result import Sequential
 from ..ceilings.limit import refuse_unhandled
 from ..ceilings.model import DEFAULT_SHARE
-from ..stats.sequential import RiseRuledOut, count_sequence
+from ..stats.sequential import CountSequence, RiseRuledOut, count_sequence
 from ..taxonomy.model import GROUP_PREFIX, TOTAL
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..ceilings.load import Ceilings
-    from ..stats.sequential import CountSequence, StratifiedCount
+    from ..stats.sequential import StratifiedCount
     from ..taxonomy import Taxonomy
 
 ItemState = Literal["open", "over", "cleared"]
@@ -273,6 +273,66 @@ class SequentialGate:
         self._settled = self._decide()
         return self._settled
 
+    @property
+    def plain(self) -> bool:
+        """Whether ``advance`` may take the cases: one order (no strata), no baseline, no
+        futility stop, so that a look's states decide alone (``_decide``)."""
+        return self.strata == 1 and not self.paired and self._futile is None
+
+    def advance(self, categories: Sequence[str | None]) -> int:
+        """``add`` the first cases of ``categories`` (a ``plain`` gate), up to and with the
+        first that may change a state (or the last): how many were added. The same as
+        ``add`` case by case, in bulk: each item's sequence is advanced over the cases
+        (``CountSequence.advance``) until it crosses its limit. States decide alone,
+        and after the first case every look so far left them undecided, so no case
+        before the first crossing can settle the verdict or change what is printed; the
+        items that went past it are put back (``mark``) and advanced to it, then the
+        case is looked at as ``add`` looks at it."""
+        if self.n == 0 or self._settled is not None:  # the first look: ``add`` decides it
+            self.add(categories[0])
+            return 1
+        cases = categories[:self.planned - self.n]  # more than planned: ``add`` refuses
+        if not cases:
+            self.add(categories[0])
+            return 1
+        states, ran = self._states, []
+        end = len(cases)
+        for index, (members, limit, sequence) in enumerate(self._gated):
+            if states[index] == "cleared":
+                continue
+            assert isinstance(sequence, CountSequence)  # one order: ``plain``
+            marks = [category is not None and category in members for category in cases]
+            mark = sequence.mark()
+            added = sequence.advance(marks[:end], limit)
+            ran.append((index, marks, mark, added))
+            if added < end or self._crossed(index):
+                end = added
+        for index, marks, mark, added in ran:  # those that went past the first crossing
+            if added > end:
+                sequence = self._gated[index][2]
+                assert isinstance(sequence, CountSequence)
+                sequence.restore(mark)
+                sequence.advance(marks[:end], None)
+        changed = False
+        for index, (members, limit, sequence) in enumerate(self._gated):
+            if states[index] == "cleared":
+                for category in cases[:end]:
+                    sequence.add(category is not None and category in members, narrow=False)
+                continue
+            looked: ItemState = _state(sequence.low, sequence.high, limit)
+            if looked != states[index]:
+                states[index], changed = looked, True
+        self.n += end
+        self.failed += sum(category is not None for category in cases[:end])
+        self.changed = changed
+        self._settled = self._decide()
+        return end
+
+    def _crossed(self, index: int) -> bool:
+        """Whether item ``index``'s interval now says another state than it had."""
+        _, limit, sequence = self._gated[index]
+        return _state(sequence.low, sequence.high, limit) != self._states[index]
+
     def _futility_looks(self, category: str | None, stratum: int) -> None:
         """Update the futility sequences; an open item whose regression of ``margin``
         cases is ruled out is futile (its confidence sequence still gates it)."""
@@ -478,6 +538,11 @@ class PlannedOrder:
 
     def __len__(self) -> int:
         return len(self._position)
+
+    def next_is(self, case_id: str) -> bool:
+        """Whether ``finish(case_id, ...)`` would release that case alone: it is the next
+        planned case and none after it has finished."""
+        return not self._waiting and self._position.get(case_id) == self.released
 
     def finish(self, case_id: str, category: str | None) -> list[tuple[str, str | None]]:
         """A case finished with ``category``; returns the cases now released (id and

@@ -251,6 +251,53 @@ class CaseSink:
 
         scan.function(rest, self._state(scan), slow, count)
 
+    def classify(self, cases: list[Any], out: list[tuple[str, str | None]],
+                 struct: type | None = None, missing: Any = MISSING,
+                 to_mapping: Callable[[Any], Any] | None = None) -> None:
+        """``add`` each case (as ``add_all`` takes them) in order, through the generated
+        loop where the taxonomy has one, appending each one's id and category (None:
+        passed) to ``out``: what ``add`` returns, for a reader of cases already there in
+        bulk (``failgate watch``).
+        Unlike ``add_all``, a case a rule cannot decide raises, as ``add`` does; on a
+        ``CaseProblem`` ``out`` holds the cases before the one refused.
+
+        The loop returns nothing a case; it records every case's id in ``_seen`` in the
+        cases' order (the position it maps to rising) and every failed case's id at the
+        end of its category's list, so those, read from their ends, are what it decided."""
+        scan = _scan(self, struct, missing)
+        convert = to_mapping or (lambda case: case)
+        seen, before = self._seen, len(self._seen)
+        lists = list(self.tallier.id_lists.items())
+        marks = [len(ids) for _, ids in lists]
+        refused: CaseProblem | None = None
+        try:
+            if scan is None:
+                for case in cases:
+                    self.add(convert(case))
+            else:
+                tallier, add = self.tallier, self.add
+
+                def slow(case: Any, n_cases: int) -> int:
+                    tallier.n_cases = n_cases
+                    add(convert(case))
+                    return tallier.n_cases
+
+                def count(n_cases: int) -> None:
+                    tallier.n_cases = n_cases
+
+                scan.function(cases, self._state(scan), slow, count)
+        except CaseProblem as exc:
+            refused = exc
+            raise
+        finally:
+            failed = {key: name for (name, ids), mark in zip(lists, marks, strict=True)
+                      for key in ids[mark:]}
+            keys = list(islice(reversed(seen), len(seen) - before))
+            keys.reverse()
+            if refused is not None:  # ``add`` may have seen the refused case's id
+                keys = [key for key in keys if seen[key] < refused.position]
+            out.extend((key, failed.get(key)) for key in keys)
+
     def _state(self, scan: Scan) -> LoopState:
         """What the generated loop updates, and the sink's own code it calls where a case
         needs it (views of a case for examples, metrics and dotted ids)."""

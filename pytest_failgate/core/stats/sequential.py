@@ -38,8 +38,12 @@ decisions made from the interval compare integers.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from ..base.classes import dataclass
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _LOG_FACTORIALS = [0.0]  # log k!, grown as populations need: a look is table lookups
 
@@ -136,8 +140,12 @@ class CountSequence:
 
         ``narrow=False`` keeps the interval to what is certain and skips the statistics
         (for a count already decided, whose interval no longer matters). Called for every
-        item at every case (``failgate watch``), so the usual look (both ends still
-        inside: ``_narrowed``) is computed here, in locals, as ``_inside`` computes it."""
+        item at every case (``failgate watch`` with strata, a baseline or the futility
+        stop), so the usual look (both ends still inside: ``_narrowed``) is computed here,
+        in locals, as ``_inside`` computes it: the step ``advance`` runs case after case,
+        written out in both for speed (a call a case costs a third more), and pinned
+        together by the tests (every bound after every case).
+        """
         population = self.population
         n = self.n
         if n >= population:
@@ -182,6 +190,75 @@ class CountSequence:
         interval = self._narrowed(low, high)
         # empty: the sequence missed (probability <= alpha); keep what is certain
         self.low, self.high = interval if interval is not None else (s, top)
+
+    def advance(self, marks: Sequence[bool], limit: int | None = None) -> int:
+        """``add`` each of ``marks`` in turn (narrowing), stopping after the first case
+        that moves the interval across ``limit`` (its low end above it, or its high end
+        to it or below, where it was not before): the cases added. The gate's usual
+        look, case after case of one count (``SequentialGate.advance``), so it runs in
+        locals; the usual step (both ends still inside the confidence set) is computed
+        here as ``_inside`` computes it, with one new ``lgamma``."""
+        population, n, s = self.population, self.n, self.s
+        low, high = self.low, self.high
+        lgamma, a, b, lf = math.lgamma, self.a, self.b, self._lf
+        lgamma_a, lgamma_b = self._lgamma_a, self._lgamma_b
+        prior_and_threshold, whole = self._prior_and_threshold, lf[population]
+        if limit is None:  # no stop: ends that never cross
+            over, cleared = population, -1
+        else:
+            over, cleared = limit, limit
+        was_over, was_cleared = low > over, high <= cleared
+        added = 0
+        for marked in marks:
+            if n >= population:
+                self.n, self.s, self.low, self.high = n, s, low, high
+                self._lgamma_a, self._lgamma_b = lgamma_a, lgamma_b
+                raise ValueError(f"more than the {population} planned cases")
+            n += 1
+            added += 1
+            # lgamma(s + a) changes with s only, lgamma(n - s + b) with n - s: one a look
+            if marked:
+                s += 1
+                lgamma_a = lgamma(s + a)
+            else:
+                lgamma_b = lgamma(n - s + b)
+            top = s + population - n  # the most the prefix allows: every remaining marked
+            if low < s:
+                low = s
+            if high > top:
+                high = top
+            # log BetaBin(s) + log s! (n - s)! N! / (n! (N - n)!), the binomials cancelled
+            bar = (lgamma_a + lgamma_b - lgamma(n + a + b) + whole - lf[population - n]
+                   - prior_and_threshold)
+            inside = False
+            if low <= high:
+                rest = population - low
+                if lf[low] - lf[low - s] + lf[rest] - lf[rest - n + s] > bar:
+                    rest = population - high
+                    # both ends inside: so is every count between them (the set is an
+                    # interval around the mode), and ``_narrowed`` would keep both
+                    inside = lf[high] - lf[high - s] + lf[rest] - lf[rest - n + s] > bar
+            if not inside:
+                self.n, self.s, self._bar = n, s, bar
+                interval = self._narrowed(low, high)
+                # empty: the sequence missed (probability <= alpha); keep what is certain
+                low, high = interval if interval is not None else (s, top)
+            if (low > over) is not was_over or (high <= cleared) is not was_cleared:
+                break
+        self.n, self.s, self.low, self.high = n, s, low, high
+        self._lgamma_a, self._lgamma_b = lgamma_a, lgamma_b
+        if added:
+            self._bar = bar
+        return added
+
+    def mark(self) -> tuple[int, int, int, int, float, float, float]:
+        """Where the sequence is (``restore`` returns it there): all ``advance`` changes."""
+        return (self.n, self.s, self.low, self.high, self._lgamma_a, self._lgamma_b,
+                self._bar)
+
+    def restore(self, mark: tuple[int, int, int, int, float, float, float]) -> None:
+        (self.n, self.s, self.low, self.high, self._lgamma_a, self._lgamma_b,
+         self._bar) = mark
 
     def log_martingale(self, count: int) -> float:
         """``log M_n(count)``: ``+inf`` for a count the prefix rules out."""

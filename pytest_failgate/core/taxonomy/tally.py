@@ -242,6 +242,11 @@ class Tallier:
         except Exception as exc:  # a user's predicate may raise anything
             raise self._culprit(case, exc) from None
 
+    @property
+    def id_lists(self) -> dict[str, list[str]]:
+        """Each category's failed case ids, in the order counted (lists kept growing)."""
+        return self._ids
+
     def target(self) -> TallyTarget:
         """This tally's counters, for a caller recording cases itself (``TallyTarget``)."""
 

@@ -281,3 +281,47 @@ def test_a_ceilings_file_that_decides_more_than_counts_is_refused(
     with pytest.raises(FailgateError, match=f"also uses {named}") as raised:
         gate_items(ceilings.taxonomy, ceilings, "run", 100)
     assert raised.value.path == path
+
+
+def test_advance_in_bulk_is_add_case_by_case() -> None:
+    """``SequentialGate.advance`` against ``add``: the same case where each state changed
+    and the verdict settled, the same looks there (every bound), on runs that pass, fail,
+    go inconclusive, miss (a tiny delta's sequences cross often) or run to the last case;
+    chunks of every size, so crossings fall at a chunk's start, middle and end."""
+    rng = random.Random(48)
+    for trial in range(40):
+        planned = rng.choice([30, 200, 700])
+        rate = rng.choice([0.02, 0.1, 0.3])
+        items = [SequentialItem("a", frozenset({"a"}), int(planned * rng.uniform(0, 0.4))),
+                 SequentialItem("b", frozenset({"b"}), int(planned * rng.uniform(0, 0.3))),
+                 SequentialItem("total", frozenset({"a", "b", "o"}),
+                                int(planned * rng.uniform(0.1, 0.6))),
+                 SequentialItem(OUTSIDE_SHARE, frozenset({"o"}), planned // 20, outside=True),
+                 SequentialItem("all", frozenset({"a"}), planned)]  # cleared from the start
+        cases = [rng.choice(["a", "b", "o"]) if rng.random() < rate * 3 else None
+                 for _ in range(planned)]
+        delta = Fraction(1, 10**rng.choice([1, 3, 9]))
+        one, bulk = SequentialGate(items, planned, delta), SequentialGate(items, planned, delta)
+        assert bulk.plain
+        by_case = []
+        for case in cases:
+            one.add(case)
+            if one.changed or one.settled is not None:
+                by_case.append((one.n, one.looks(), one.settled))
+            if one.settled is not None:
+                break
+        in_bulk, size = [], 1 + trial % 9
+        while bulk.settled is None and bulk.n < planned:
+            bulk.advance(cases[bulk.n:bulk.n + size])
+            if bulk.changed or bulk.settled is not None:
+                in_bulk.append((bulk.n, bulk.looks(), bulk.settled))
+        assert in_bulk == by_case
+        assert bulk.n == one.n
+        assert bulk.failed == one.failed
+
+
+def test_a_gate_with_futility_strata_or_a_baseline_is_not_advanced_in_bulk() -> None:
+    items = _items(2, 10)
+    assert SequentialGate(items, 100).plain
+    assert not SequentialGate(items, 100, strata=[50, 50]).plain
+    assert not SequentialGate(items, 100, paired=items).plain

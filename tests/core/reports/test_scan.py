@@ -359,3 +359,50 @@ def test_the_loops_check_refuses_what_the_module_does_not_emit() -> None:
                 "def scan(_l_a):\n    import os\n", "def scan(_l_a):\n    __builtins__\n"):
         with pytest.raises(AssertionError):
             scan._check(ast.parse(bad), {**namespace, "__builtins__": {}})
+
+
+def classified(taxonomy: Taxonomy, cases: list[dict[str, Any]], how: str) -> Any:
+    """Each case's id and category as ``add`` returns them (``add``) or as
+    ``CaseSink.classify`` recovers them from the generated loop (``dicts``, ``structs``),
+    and the error that stopped them (message, case, field), if one did."""
+    target = CaseSink(ReportFile(Path("r.json"), "r"), taxonomy, ReadSpec())
+    done: list[tuple[str, str | None]] = []
+    try:
+        if how == "add":
+            for case in cases:
+                done.append(target.add(case))
+        elif how == "dicts":
+            half = len(cases) // 2  # two calls: the second reads on from the first's end
+            target.classify(cases[:half], done)
+            target.classify(cases[half:], done)
+        else:
+            _, array, _, form = FAST._decoders(target.fields, ())
+            structs = array.decode(json.dumps(cases).encode())
+            target.classify(structs, done, form.struct, form.missing, form.to_mapping)
+    except CaseProblem as exc:
+        return done, (str(exc), exc.position, exc.field)
+    return done, None
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(rag=cases_of(RAG_FIELDS, ()), features=cases_of(FEATURE_FIELDS, ()))
+def test_classify_gives_each_case_what_add_returns(rag: list[dict[str, Any]],
+                                                   features: list[dict[str, Any]]) -> None:
+    for taxonomy, cases in ((RAG, rag), (FEATURES, features)):
+        reference = classified(taxonomy, cases, "add")
+        assert classified(taxonomy, cases, "dicts") == reference
+        assert classified(taxonomy, cases, "structs") == reference
+
+
+def test_classify_stops_at_the_case_refused_with_the_cases_before_it() -> None:
+    from helpers import CATEGORY_CASES, case
+
+    cases = [case(f"c{i}", **fields) for i, fields in enumerate(CATEGORY_CASES.values())]
+    cases.append(case(f"c{len(cases)}"))  # one that passed
+    done, error = classified(RAG, [*cases, case("c1"), case("z")], "dicts")
+    refused = len(cases) + 1
+    assert error == (f"case #{refused}: duplicate case id 'c1' (also case #2)", refused, None)
+    assert [case_id for case_id, _ in done] == [f"c{i}" for i in range(len(cases))]
+    assert [category for _, category in done] == [*CATEGORY_CASES, None]
+    assert classified(RAG, cases, "dicts") == classified(RAG, cases, "add")

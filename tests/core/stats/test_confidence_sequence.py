@@ -152,3 +152,43 @@ def test_a_sequence_needs_cases_and_a_level_strictly_inside_0_and_1(population: 
                                                                     message: str) -> None:
     with pytest.raises(ValueError, match=message):
         CountSequence(population, alpha)
+
+
+def test_advance_is_add_case_after_case_at_every_bound() -> None:
+    """``CountSequence.advance`` (the bulk gate's) and ``add`` (one case a call) write out
+    the same narrowing step: after every case the same interval, on sequences that settle,
+    that miss (a level near 1 empties the set: the certain range is kept) and that run to
+    the last case; ``advance`` stops after the first case that crosses its limit."""
+    rng = random.Random(5)
+    for _ in range(60):
+        population = rng.choice([1, 7, 60, 400])
+        alpha = rng.choice([0.05, 1e-6, 0.999])
+        prior = (rng.choice([0.5, 1.0, 7.5]), rng.choice([0.5, 2.0, 12.5]))
+        rate = rng.random()
+        marks = [rng.random() < rate for _ in range(population)]
+        one = CountSequence(population, alpha, *prior)
+        bulk = CountSequence(population, alpha, *prior)
+        step = rng.randint(1, 9)
+        for at in range(0, population, step):
+            chunk = marks[at:at + step]
+            expected = []
+            for marked in chunk:
+                one.add(marked)
+                expected.append((one.n, one.s, one.low, one.high))
+            got = []
+            for marked in chunk:  # one at a time here: each bound seen
+                assert bulk.advance([marked]) == 1
+                got.append((bulk.n, bulk.s, bulk.low, bulk.high))
+            assert got == expected
+        limit = rng.randint(0, population)
+        fresh = CountSequence(population, alpha, *prior)
+        added = fresh.advance(marks, limit)
+        reference = CountSequence(population, alpha, *prior)
+        crossed_at = population
+        for index, marked in enumerate(marks):
+            reference.add(marked)
+            if (reference.low > limit, reference.high <= limit) != (False, population <= limit):
+                crossed_at = index + 1
+                break
+        assert added == crossed_at
+        assert (fresh.low, fresh.high, fresh.n) == (reference.low, reference.high, reference.n)
