@@ -292,3 +292,27 @@ def commit(repo: Path, message: str = "change") -> None:
     git(repo, "add", "-A")
     git(repo, "-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-q", "-m",
         message)
+
+
+def example_repo(project: Path, files: Mapping[str, str], message: str = "change") -> Path:
+    """A git repository at ``project`` on ``main`` holding the example reports, the
+    repository's ceilings file and ``files`` (relative path: text), all committed: what the
+    guard's tests change as a pull request would."""
+    import shutil
+
+    shutil.copytree(EXAMPLES / "reports", project / "reports")
+    shutil.copy(EXAMPLES.parent / "ceilings.yaml", project / "ceilings.yaml")
+    for name, text in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    git(project, "init", "-q", "-b", "main")
+    commit(project, message)
+    return project
+
+
+def guard_cli(capsys: Any, base: str = "main") -> tuple[int, str]:
+    """``failgate guard --base main`` in the working directory: its exit code and output
+    (never a traceback)."""
+    code, out, err = run_cli(capsys, "guard", "--base", base)
+    assert "Traceback" not in err
+    return code, out + err

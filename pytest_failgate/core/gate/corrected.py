@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from ..ceilings.check import Check
     from ..ceilings.load import Ceilings
-    from ..compare.labels import Label
+    from ..compare.labels import Label, Labels
     from ..reports.model import Report
     from ..stats.ppi import Corrected, Sample, StratifiedTest
     from .checked import GateConfig, ReportGate
@@ -109,12 +109,7 @@ def correct_counts(path: Path, gated: Sequence[ReportGate], ceilings: Ceilings |
 
     reports = [g.report for g in gated if g.report is not None and g.report.kind == "cases"]
     labels = read_labels(path, reports, limit)
-    by_report: dict[str, list[Label]] = {}
-    for label in labels.labels:
-        by_report.setdefault(label.report, []).append(label)
-    unknown: dict[str, list[str]] = {}
-    for report_name, case in labels.unknown:
-        unknown.setdefault(report_name, []).append(case)
+    by_report, unknown = _by_report(labels)
     notes = labels.notes()
     _trust(gated, by_report)
     targets: list[_Target] = []
@@ -188,6 +183,17 @@ def correct_counts(path: Path, gated: Sequence[ReportGate], ceilings: Ceilings |
     return notes
 
 
+def _by_report(labels: Labels) -> tuple[dict[str, list[Label]], dict[str, list[str]]]:
+    """Each report's usable labels, and its drawn cases without one."""
+    by_report: dict[str, list[Label]] = {}
+    for label in labels.labels:
+        by_report.setdefault(label.report, []).append(label)
+    unknown: dict[str, list[str]] = {}
+    for report_name, case in labels.unknown:
+        unknown.setdefault(report_name, []).append(case)
+    return by_report, unknown
+
+
 def _trust(gated: Sequence[ReportGate], by_report: dict[str, list[Label]]) -> None:
     """How far to trust the judge, beside what the labels correct (``core.gate.trust``)."""
     from .trust import judge_agreement
@@ -209,12 +215,7 @@ def init_true_counts(path: Path, gated: Sequence[ReportGate], ceilings: Ceilings
 
     reports = [g.report for g in gated if g.report is not None and g.report.kind == "cases"]
     labels = read_labels(path, reports, limit)
-    by_report: dict[str, list[Label]] = {}
-    for label in labels.labels:
-        by_report.setdefault(label.report, []).append(label)
-    unknown: dict[str, list[str]] = {}
-    for report_name, case in labels.unknown:
-        unknown.setdefault(report_name, []).append(case)
+    by_report, unknown = _by_report(labels)
     names = [(report, name) for report in reports if report.n_cases
              and (report.name in by_report or report.name in unknown)
              for name in (*report.taxonomy.category_names, TOTAL)]

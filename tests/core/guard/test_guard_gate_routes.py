@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLES, commit, git, run_cli
+from helpers import EXAMPLES, commit, example_repo, git, guard_cli, run_cli
 
 ROOT = EXAMPLES.parent
 RAG_GATE = Path(__file__).resolve().parents[2] / "data" / "rag-gate"
@@ -21,20 +21,12 @@ REASON = 'reason: "the baseline is the new release, measured on 2026-12-01"\n'
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    project = tmp_path / "project"
-    shutil.copytree(EXAMPLES / "reports", project / "reports")
-    shutil.copy(ROOT / "ceilings.yaml", project / "ceilings.yaml")
-    (project / "pyproject.toml").write_text(PYPROJECT)
-    git(project, "init", "-q", "-b", "main")
-    commit(project)
+    project = example_repo(tmp_path / "project", {"pyproject.toml": PYPROJECT})
     monkeypatch.chdir(project)
     return project
 
 
-def _guard(capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code, out, err = run_cli(capsys, "guard", "--base", "main")
-    assert "Traceback" not in err
-    return code, out + err
+_guard = guard_cli
 
 
 def _workflow(repo: Path, steps: str, name: str = "gate.yml") -> Path:

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLES, cases_for, commit, git, run_cli, write_jsonl
+from helpers import EXAMPLES, cases_for, commit, git, guard_cli, run_cli, write_jsonl
 
 ROOT = EXAMPLES.parent
 PYPROJECT = '[tool.pytest.ini_options]\nfailgate = "reports"\n'
@@ -36,10 +36,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return project
 
 
-def _guard(capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code, out, err = run_cli(capsys, "guard", "--base", "main")
-    assert "Traceback" not in err
-    return code, out + err
+_guard = guard_cli
 
 
 @pytest.mark.parametrize(("source", "uses"), [

@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLES, run_cli
+from helpers import EXAMPLES, guard_cli
 
 from pytest_failgate.core.guard import loosening
 from pytest_failgate.options import OPTIONS
@@ -60,10 +60,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return project
 
 
-def _guard(capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code, out, err = run_cli(capsys, "guard", "--base", "main")
-    assert "Traceback" not in err
-    return code, out + err
+_guard = guard_cli
 
 
 def _ini(repo: Path, text: str) -> None:

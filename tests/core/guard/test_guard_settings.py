@@ -10,13 +10,12 @@ control: the same kind of change that does not loosen passes.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLES, commit, git, run_cli
+from helpers import EXAMPLES, commit, example_repo, git, guard_cli, run_cli
 
 from pytest_failgate import options
 from pytest_failgate.core.base.reasons import DEFAULT_IGNORABLE, reason_words
@@ -28,20 +27,12 @@ HANGUL_FILLERS = "\u3164\u115f\u1160\uffa0"
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    project = tmp_path / "project"
-    shutil.copytree(EXAMPLES / "reports", project / "reports")
-    shutil.copy(ROOT / "ceilings.yaml", project / "ceilings.yaml")
-    (project / "pyproject.toml").write_text(PYPROJECT)
-    git(project, "init", "-q", "-b", "main")
-    commit(project)
+    project = example_repo(tmp_path / "project", {"pyproject.toml": PYPROJECT})
     monkeypatch.chdir(project)
     return project
 
 
-def _guard(capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code, out, err = run_cli(capsys, "guard", "--base", "main")
-    assert "Traceback" not in err
-    return code, out + err
+_guard = guard_cli
 
 
 def _workflow(repo: Path, run: str, name: str = "gate.yml") -> None:
