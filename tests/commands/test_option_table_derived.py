@@ -182,7 +182,7 @@ def test_an_mcp_tool_refuses_an_argument_it_does_not_take() -> None:
 def test_the_generated_copies_are_the_tables() -> None:
     """plugin/hooks.py's PYTEST_OPTIONS and docs/options.md's table, as
     ``python -m pytest_failgate.options`` writes them."""
-    root = Path(options.__file__).parents[1]
+    root = Path(__file__).resolve().parents[2]  # the checkout (the package may be installed)
     hooks = (root / "pytest_failgate" / "plugin" / "hooks.py").read_text(encoding="utf-8")
     docs = (root / "docs" / "options.md").read_text(encoding="utf-8")
     assert options.pytest_source() in hooks, "run python -m pytest_failgate.options"
