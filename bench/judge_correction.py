@@ -95,17 +95,7 @@ def simulate(rng: random.Random, s: Scenario, rates: tuple[float, ...] | None = 
                 chosen = category
                 break
         gold.append(chosen)
-    judge: list[Any] = []
-    for truth in gold:
-        if truth is None:
-            judge.append(rng.choice(s.categories) if rng.random() < false_fail else None)
-        elif rng.random() < miss:
-            judge.append(None)
-        elif len(s.categories) > 1 and rng.random() < s.confuse:
-            judge.append(rng.choice([c for c in s.categories if c != truth]))
-        else:
-            judge.append(truth)
-    return gold, judge
+    return gold, _verdicts(rng, s, gold, false_fail, miss)
 
 
 def rerun(rng: random.Random, s: Scenario, gold: list[Any], flaky: float, day: float,
@@ -129,6 +119,13 @@ def _judge(rng: random.Random, s: Scenario, gold: list[Any], day: float
     if day:
         false_fail *= math.exp(rng.gauss(0, 3 * day))
         miss = min(0.9, miss * math.exp(rng.gauss(0, 3 * day)))
+    return gold, _verdicts(rng, s, gold, false_fail, miss)
+
+
+def _verdicts(rng: random.Random, s: Scenario, gold: list[Any], false_fail: float,
+              miss: float) -> list[Any]:
+    """The judge's category of each case: a passing case failed at ``false_fail``, a
+    failing one missed at ``miss``, else confused with another category at ``s.confuse``."""
     judge: list[Any] = []
     for truth in gold:
         if truth is None:
@@ -139,7 +136,7 @@ def _judge(rng: random.Random, s: Scenario, gold: list[Any], day: float
             judge.append(rng.choice([c for c in s.categories if c != truth]))
         else:
             judge.append(truth)
-    return gold, judge
+    return judge
 
 
 def draw(rng: random.Random, judge: list[Any], size: int, category: str | None = None,

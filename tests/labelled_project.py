@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from helpers import cases_for, write_ceilings, write_jsonl
+from helpers import cases_for, run_cli, write_ceilings, write_jsonl
 
 from pytest_failgate.cli import main
 
@@ -53,3 +53,12 @@ def write_gold(root: Path, sample: dict[str, Any], missed_share: float = 0.0,
     path = root / name
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def check_json(capsys: Any, *args: str) -> tuple[int, str, dict[str, Any]]:
+    """``failgate check reports --json gate.json`` in the working directory (a project of
+    ``make_project``): its exit code, its output, and the JSON result (empty if none)."""
+    code, out, err = run_cli(capsys, "check", "reports", "--json", "gate.json", *args)
+    assert "Traceback" not in err
+    document = json.loads(Path("gate.json").read_text()) if Path("gate.json").exists() else {}
+    return code, out + err, document

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from helpers import run_cli
-from labelled_project import draw, make_project, write_gold
+from labelled_project import check_json, draw, make_project, write_gold
 
 CEILINGS = {"retrieval_miss": 80, "generator_hallucination": 40}
 
@@ -23,11 +23,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return make_project(tmp_path, CEILINGS)
 
 
-def _check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, dict[str, Any]]:
-    code, out, err = run_cli(capsys, "check", "reports", "--json", "gate.json", *args)
-    assert "Traceback" not in err
-    document = json.loads(Path("gate.json").read_text()) if Path("gate.json").exists() else {}
-    return code, out + err, document
+_check = check_json
 
 
 def _rows(document: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from helpers import case, cases_for, run_cli, write_jsonl
-from labelled_project import COUNTS, draw, judge_of, make_project, write_gold
+from labelled_project import COUNTS, check_json, draw, judge_of, make_project, write_gold
 
 from pytest_failgate.core.compare.labels import read_labels
 
@@ -27,11 +27,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return make_project(tmp_path, CEILINGS)
 
 
-def _check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, dict[str, Any]]:
-    code, out, err = run_cli(capsys, "check", "reports", "--json", "gate.json", *args)
-    assert "Traceback" not in err
-    document = json.loads(Path("gate.json").read_text()) if Path("gate.json").exists() else {}
-    return code, out + err, document
+_check = check_json
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
